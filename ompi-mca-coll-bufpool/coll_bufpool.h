@@ -1,0 +1,212 @@
+/*
+ * coll/bufpool: blocking intra-communicator collectives with pipelined
+ * segmentation whose scratch memory comes from the regpar pool, so that
+ * temporary memory stays bounded by pipeline_depth x segment_size and is
+ * reused (already registered) call after call.
+ *
+ * Whatever bufpool does not handle goes to the module that was selected
+ * before it for that function; its pointers are saved and retained at
+ * enable.
+ */
+#ifndef MCA_COLL_BUFPOOL_H
+#define MCA_COLL_BUFPOOL_H
+
+#include "ompi_config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/coll/coll.h"
+#include "opal/mca/mpool/mpool.h"
+
+#include "mpool_regpar_ext.h"
+
+BEGIN_C_DECLS
+
+#if OMPI_MAJOR_VERSION != 4
+#error "coll/bufpool is written against the Open MPI 4.1 coll interface (module 2.3.0)"
+#endif
+
+/* The collectives bufpool implements: X(name). */
+#define BUFPOOL_FOREACH_COLL(X)                                                                    \
+    X(allreduce)                                                                                   \
+    X(reduce)                                                                                      \
+    X(bcast)                                                                                       \
+    X(allgather)                                                                                   \
+    X(reduce_scatter)                                                                              \
+    X(reduce_scatter_block)                                                                        \
+    X(alltoall)                                                                                    \
+    X(gather)                                                                                      \
+    X(scatter)                                                                                     \
+    X(scan)                                                                                        \
+    X(exscan)
+
+#define BUFPOOL_COLL_ID(name) BUFPOOL_COLL_##name,
+typedef enum { BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_ID) BUFPOOL_NCOLLS } bufpool_coll_id_t;
+#undef BUFPOOL_COLL_ID
+
+/* Upper bound of coll_bufpool_pipeline_depth. */
+#define BUFPOOL_MAX_DEPTH 64
+/* Upper bound on the algorithms of one collective, "auto" included. */
+#define BUFPOOL_MAX_ALGORITHMS 8
+/* Algorithm 0 of every collective is "auto". */
+#define BUFPOOL_ALG_AUTO 0
+
+/* Algorithms of each collective; the names, in the same order, are in
+ * coll_bufpool_component.c (mca_coll_bufpool_algorithm_names). */
+enum { BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING = 1, BUFPOOL_ALLREDUCE_RSAG };
+enum { BUFPOOL_REDUCE_CHAIN = 1, BUFPOOL_REDUCE_BINARY };
+enum { BUFPOOL_BCAST_BINOMIAL = 1, BUFPOOL_BCAST_CHAIN, BUFPOOL_BCAST_SCATTER_ALLGATHER };
+enum { BUFPOOL_ALLGATHER_RING = 1, BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING, BUFPOOL_ALLGATHER_DIRECT };
+enum { BUFPOOL_REDUCE_SCATTER_PAIRWISE = 1 };
+enum { BUFPOOL_REDUCE_SCATTER_BLOCK_PAIRWISE = 1 };
+enum { BUFPOOL_ALLTOALL_PAIRWISE = 1, BUFPOOL_ALLTOALL_LINEAR };
+enum { BUFPOOL_GATHER_BINOMIAL = 1, BUFPOOL_GATHER_LINEAR };
+enum { BUFPOOL_SCATTER_BINOMIAL = 1, BUFPOOL_SCATTER_LINEAR };
+enum { BUFPOOL_SCAN_CHAIN = 1, BUFPOOL_SCAN_RECURSIVE_DOUBLING };
+enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
+
+/* Per-collective settings. */
+typedef struct bufpool_coll_params {
+    char *enable_text;    /* as typed: on|off                           */
+    char *algorithm_text; /* as typed: auto|<name>                      */
+    bool enabled;
+    int algorithm; /* index into the collective's algorithm names */
+} bufpool_coll_params_t;
+
+typedef struct mca_coll_bufpool_component {
+    mca_coll_base_component_2_0_0_t super;
+
+    /* Parameters (text ones are parsed at open with clear messages). */
+    int priority;
+    int verbose;
+    int pipeline_depth;
+    char *segment_size_text;
+    char *min_size_text;
+    char *small_size_text;
+    size_t segment_size;
+    size_t min_size;
+    size_t small_size; /* below: latency-bound algorithms */
+    bufpool_coll_params_t coll[BUFPOOL_NCOLLS];
+
+    /* The pool, looked up once (first communicator). */
+    opal_mutex_t pool_lock;
+    volatile bool pool_looked_up;
+    mca_mpool_base_module_t *mpool;    /* NULL: plain malloc       */
+    const mca_mpool_regpar_ext_t *ext; /* NULL if mpool is not ours */
+
+    /* Counters behind the MPI_T variables. */
+    uint64_t calls[BUFPOOL_NCOLLS];
+    uint64_t fallbacks[BUFPOOL_NCOLLS];
+    uint64_t scratch_bytes_in_use;
+    uint64_t scratch_bytes_peak;
+    uint64_t scratch_requests;
+    uint64_t scratch_plain_allocs;
+} mca_coll_bufpool_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;
+
+/* The module: our entry points plus the previous module's, per function. */
+typedef struct mca_coll_bufpool_module {
+    mca_coll_base_module_t super;
+#define BUFPOOL_PREV_MEMBERS(name)                                                                 \
+    mca_coll_base_module_##name##_fn_t prev_##name;                                                \
+    mca_coll_base_module_t *prev_##name##_module;
+    BUFPOOL_FOREACH_COLL(BUFPOOL_PREV_MEMBERS)
+#undef BUFPOOL_PREV_MEMBERS
+    /* Requests of the sends of one call.  MPI forbids two collectives at
+     * once on one communicator, so the module can keep them from call to
+     * call instead of allocating per call. */
+    ompi_request_t **req_cache;
+    size_t req_cache_cap;
+} mca_coll_bufpool_module_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);
+
+/* Component entry points. */
+int mca_coll_bufpool_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *comm,
+                                                    int *priority);
+
+/* Algorithm names of a collective ("auto" first, NULL-terminated). */
+extern const char *const *const mca_coll_bufpool_algorithm_names[BUFPOOL_NCOLLS];
+extern const char *const mca_coll_bufpool_coll_names[BUFPOOL_NCOLLS];
+
+/* ---------------------------------------------------------------------- */
+/* Counting and falling back. */
+
+static inline void bufpool_count_call(bufpool_coll_id_t id)
+{
+    (void)__atomic_fetch_add(&mca_coll_bufpool_component.calls[id], 1, __ATOMIC_RELAXED);
+}
+
+static inline void bufpool_count_fallback(bufpool_coll_id_t id)
+{
+    (void)__atomic_fetch_add(&mca_coll_bufpool_component.fallbacks[id], 1, __ATOMIC_RELAXED);
+}
+
+/* Hand the call to the previously selected module and count it. */
+#define BUFPOOL_FALLBACK(bp_module, name, ...)                                                     \
+    (bufpool_count_fallback(BUFPOOL_COLL_##name),                                                  \
+     (bp_module)->prev_##name(__VA_ARGS__, (bp_module)->prev_##name##_module))
+
+/* The algorithm forced for a collective, or BUFPOOL_ALG_AUTO. */
+static inline int bufpool_forced_algorithm(bufpool_coll_id_t id)
+{
+    return mca_coll_bufpool_component.coll[id].algorithm;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Scratch memory (coll_bufpool_scratch.c). */
+
+/* Look the pool up once; safe to call from any thread. */
+void mca_coll_bufpool_pool_lookup(void);
+
+/* At least bytes of page-aligned scratch, from the pool when it is there,
+ * else malloc.  NULL only if the system is out of memory. */
+void *mca_coll_bufpool_scratch_get(size_t bytes);
+void mca_coll_bufpool_scratch_put(void *buf, size_t bytes);
+
+/* ---------------------------------------------------------------------- */
+/* The collectives (one file per family). */
+
+int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, int count,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module);
+int mca_coll_bufpool_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                    struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *module);
+int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                          struct ompi_communicator_t *comm,
+                                          mca_coll_base_module_t *module);
+int mca_coll_bufpool_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                          mca_coll_base_module_t *module);
+int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_BUFPOOL_H */

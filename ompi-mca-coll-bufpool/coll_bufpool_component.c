@@ -1,0 +1,351 @@
+/*
+ * coll/bufpool component: parameters (checked with clear messages), MPI_T
+ * variables and the component structure.
+ */
+#include "coll_bufpool.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "ompi/mca/coll/base/base.h"
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/util/output.h"
+
+#include "regpar_size.h"
+
+static int bufpool_register(void);
+static int bufpool_open(void);
+static int bufpool_close(void);
+
+mca_coll_bufpool_component_t mca_coll_bufpool_component = {
+    .super =
+        {
+            .collm_version =
+                {
+                    MCA_COLL_BASE_VERSION_2_0_0,
+                    .mca_component_name = "bufpool",
+                    MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+                    .mca_open_component = bufpool_open,
+                    .mca_close_component = bufpool_close,
+                    .mca_register_component_params = bufpool_register,
+                },
+            .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+            .collm_init_query = mca_coll_bufpool_init_query,
+            .collm_comm_query = mca_coll_bufpool_comm_query,
+        },
+};
+
+#define COMPONENT (&mca_coll_bufpool_component)
+
+/* Above tuned (30) so that loading the component is enough to use it;
+ * adapt, han and sm default lower still. */
+#define DEFAULT_PRIORITY 40
+/* A segment near the bandwidth-delay product of a 100-200 Gb/s network
+ * (a few us x 25 GB/s) and large enough that per-message costs stay small
+ * on shared memory. */
+#define DEFAULT_SEGMENT_SIZE   "128K"
+#define DEFAULT_PIPELINE_DEPTH 4
+#define DEFAULT_MIN_SIZE       "0"
+#define DEFAULT_SMALL_SIZE     "16K"
+
+#define NAMES(...)                                                                                 \
+    (const char *const[])                                                                          \
+    {                                                                                              \
+        "auto", __VA_ARGS__, NULL                                                                  \
+    }
+
+const char *const *const mca_coll_bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
+    [BUFPOOL_COLL_allreduce] = NAMES("recursive_doubling", "rsag"),
+    [BUFPOOL_COLL_reduce] = NAMES("chain", "binary"),
+    [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather"),
+    [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct"),
+    [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise"),
+    [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise"),
+    [BUFPOOL_COLL_alltoall] = NAMES("pairwise", "linear"),
+    [BUFPOOL_COLL_gather] = NAMES("binomial", "linear"),
+    [BUFPOOL_COLL_scatter] = NAMES("binomial", "linear"),
+    [BUFPOOL_COLL_scan] = NAMES("chain", "recursive_doubling"),
+    [BUFPOOL_COLL_exscan] = NAMES("chain", "recursive_doubling"),
+};
+
+/* What each algorithm is, for the help text of its parameter. */
+static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
+    [BUFPOOL_COLL_allreduce] =
+        "recursive_doubling (latency-bound, small messages; scratch = message), rsag "
+        "(pipelined pairwise reduce-scatter then allgather; scratch = depth segments)",
+    [BUFPOOL_COLL_reduce] = "chain (pipelined chain in rank order; also non-commutative "
+                            "operations), binary (pipelined binary tree)",
+    [BUFPOOL_COLL_bcast] = "binomial (small messages), chain (pipelined chain), "
+                           "scatter_allgather (large messages, many processes)",
+    [BUFPOOL_COLL_allgather] = "ring, recursive_doubling (power-of-two sizes), direct (every "
+                               "block sent to every rank at once)",
+    [BUFPOOL_COLL_reduce_scatter] = "pairwise (pipelined; scratch = depth segments)",
+    [BUFPOOL_COLL_reduce_scatter_block] = "pairwise (pipelined; scratch = depth segments)",
+    [BUFPOOL_COLL_alltoall] = "pairwise (one peer per step; MPI_IN_PLACE through pooled "
+                              "segments), linear (all transfers posted at once)",
+    [BUFPOOL_COLL_gather] = "binomial (tree; intermediate ranks stream through pooled "
+                            "segments), linear",
+    [BUFPOOL_COLL_scatter] = "binomial (tree; intermediate ranks stream through pooled "
+                             "segments), linear",
+    [BUFPOOL_COLL_scan] = "chain (pipelined, any operation), recursive_doubling (small "
+                          "messages, commutative operations)",
+    [BUFPOOL_COLL_exscan] = "chain (pipelined, any operation), recursive_doubling (small "
+                            "messages, commutative operations)",
+};
+
+#define BUFPOOL_COLL_NAME(name) [BUFPOOL_COLL_##name] = #name,
+const char *const mca_coll_bufpool_coll_names[BUFPOOL_NCOLLS] = {
+    BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_NAME)};
+#undef BUFPOOL_COLL_NAME
+
+static void register_var(const char *name, const char *help, mca_base_var_type_t type, int level,
+                         mca_base_var_scope_t scope, void *storage)
+{
+    (void)mca_base_component_var_register(&COMPONENT->super.collm_version, name, help, type, NULL,
+                                          0, 0, level, scope, storage);
+}
+
+/* Only the priority is writable at run time: the other values are checked
+ * once, at open. */
+
+/* ---------------------------------------------------------------------- */
+/* MPI_T performance variables. */
+
+static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void)obj;
+    *(unsigned long long *)value = __atomic_load_n((const uint64_t *)pvar->ctx, __ATOMIC_RELAXED);
+    return OPAL_SUCCESS;
+}
+
+static void register_pvar(const char *name, const char *help, int var_class, uint64_t *counter)
+{
+    (void)mca_base_component_pvar_register(
+        &COMPONENT->super.collm_version, name, help, OPAL_INFO_LVL_4, var_class,
+        MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
+        counter);
+}
+
+static int bufpool_register(void)
+{
+    char name[64], help[512];
+
+    COMPONENT->priority = DEFAULT_PRIORITY;
+    /* Writable at run time through MPI_T: it applies to communicators
+     * created afterwards, which lets one job compare bufpool with the
+     * default selection communicator by communicator. */
+    register_var("priority",
+                 "Priority of coll bufpool. The default 40 is above tuned (30), so loading the "
+                 "component is enough to use it; a value below 30 lets tuned win every "
+                 "function, a negative value disables bufpool. Applies to communicators "
+                 "created after it is set (it may be changed at run time with MPI_T)",
+                 MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
+                 &COMPONENT->priority);
+    COMPONENT->verbose = 0;
+    register_var("verbose",
+                 "Verbosity: 0 errors and warnings only, 1 says where scratch memory comes "
+                 "from and prints the counters at finalize, 2 explains every algorithm choice",
+                 MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+                 &COMPONENT->verbose);
+    COMPONENT->segment_size_text = DEFAULT_SEGMENT_SIZE;
+    register_var("segment_size",
+                 "Bytes per pipeline segment (suffixes K, M, G), from 4K to 64M. Scratch "
+                 "memory of one call is at most pipeline_depth x segment_size. Near the "
+                 "network's bandwidth-delay product is best: tens to hundreds of KiB",
+                 MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                 &COMPONENT->segment_size_text);
+    COMPONENT->pipeline_depth = DEFAULT_PIPELINE_DEPTH;
+    snprintf(help, sizeof(help),
+             "Segments in flight per stream (1 to %d): how far the transfer of later segments "
+             "runs ahead of the reduction of the current one",
+             BUFPOOL_MAX_DEPTH);
+    register_var("pipeline_depth", help, MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5,
+                 MCA_BASE_VAR_SCOPE_READONLY, &COMPONENT->pipeline_depth);
+    COMPONENT->min_size_text = DEFAULT_MIN_SIZE;
+    register_var("min_size",
+                 "Messages smaller than this (bytes per process, suffixes K, M, G) go to the "
+                 "previously selected module; 0 lets bufpool handle every size",
+                 MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                 &COMPONENT->min_size_text);
+    COMPONENT->small_size_text = DEFAULT_SMALL_SIZE;
+    register_var("small_size",
+                 "Messages up to this size (bytes, suffixes K, M, G) use latency-bound "
+                 "algorithms (recursive doubling, binomial trees) when the algorithm is auto; "
+                 "at most segment_size",
+                 MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+                 &COMPONENT->small_size_text);
+
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        const char *coll = mca_coll_bufpool_coll_names[id];
+        bufpool_coll_params_t *p = &COMPONENT->coll[id];
+
+        p->enable_text = "on";
+        snprintf(name, sizeof(name), "%s_enable", coll);
+        snprintf(help, sizeof(help),
+                 "Let bufpool run MPI_%s (on|off); off hands every call to the previously "
+                 "selected module",
+                 coll);
+        register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
+                     MCA_BASE_VAR_SCOPE_READONLY, &p->enable_text);
+
+        p->algorithm_text = "auto";
+        snprintf(name, sizeof(name), "%s_algorithm", coll);
+        snprintf(help, sizeof(help),
+                 "Algorithm of MPI_%s: auto (chosen by message and communicator size), %s. A "
+                 "forced algorithm that cannot serve a call (for example a non-commutative "
+                 "operation) hands it to the previous module",
+                 coll, algorithm_help[id]);
+        register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
+                     MCA_BASE_VAR_SCOPE_READONLY, &p->algorithm_text);
+
+        snprintf(name, sizeof(name), "%s_calls", coll);
+        snprintf(help, sizeof(help), "Calls to MPI_%s served by bufpool's own algorithms", coll);
+        register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->calls[id]);
+        snprintf(name, sizeof(name), "%s_fallbacks", coll);
+        snprintf(help, sizeof(help),
+                 "Calls to MPI_%s handed to the previously selected module (disabled, below "
+                 "min_size, or not applicable)",
+                 coll);
+        register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->fallbacks[id]);
+    }
+    register_pvar("scratch_bytes_in_use", "Scratch bytes bufpool's collectives hold now",
+                  MCA_BASE_PVAR_CLASS_SIZE, &COMPONENT->scratch_bytes_in_use);
+    register_pvar("scratch_bytes_peak",
+                  "High-water mark of scratch bytes held at once by bufpool's collectives",
+                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &COMPONENT->scratch_bytes_peak);
+    register_pvar("scratch_requests", "Scratch buffers taken (from the pool or malloc)",
+                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->scratch_requests);
+    register_pvar("scratch_plain_allocs",
+                  "Scratch buffers that came from malloc because the regpar pool was absent or "
+                  "out of memory",
+                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->scratch_plain_allocs);
+    return OMPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Checking the values, with one message per bad value. */
+
+static void report_bad_value(const char *param, const char *value, const char *why,
+                             const char *expected, const char *fallback)
+{
+    opal_output(0,
+                "coll_bufpool_%s: invalid value \"%s\" (%s); expected %s. Using %s instead "
+                "(pid %d).",
+                param, NULL == value ? "" : value, why, expected, fallback, (int)getpid());
+}
+
+static size_t checked_size(const char *param, const char *text, const char *dflt, uint64_t lo,
+                           uint64_t hi, const char *expected)
+{
+    char why[128];
+    uint64_t value, fallback;
+    (void)regpar_parse_size(dflt, &fallback, why, sizeof(why));
+    if (0 != regpar_parse_size(text, &value, why, sizeof(why))) {
+        report_bad_value(param, text, why, expected, dflt);
+        return (size_t)fallback;
+    }
+    if (value < lo || value > hi) {
+        report_bad_value(param, text, "out of range", expected, dflt);
+        return (size_t)fallback;
+    }
+    return (size_t)value;
+}
+
+static void check_params(void)
+{
+    char why[64];
+
+    if (COMPONENT->pipeline_depth < 1 || COMPONENT->pipeline_depth > BUFPOOL_MAX_DEPTH) {
+        char value[32], expected[64];
+        snprintf(value, sizeof(value), "%d", COMPONENT->pipeline_depth);
+        snprintf(expected, sizeof(expected), "an integer from 1 to %d", BUFPOOL_MAX_DEPTH);
+        report_bad_value("pipeline_depth", value, "out of range", expected, "4");
+        COMPONENT->pipeline_depth = DEFAULT_PIPELINE_DEPTH;
+    }
+    COMPONENT->segment_size =
+        checked_size("segment_size", COMPONENT->segment_size_text, DEFAULT_SEGMENT_SIZE,
+                     (uint64_t)4 << 10, (uint64_t)64 << 20, "a size from 4K to 64M");
+    COMPONENT->min_size = checked_size("min_size", COMPONENT->min_size_text, DEFAULT_MIN_SIZE, 0,
+                                       UINT64_MAX, "a size such as 0, 64K or 1M");
+    COMPONENT->small_size =
+        checked_size("small_size", COMPONENT->small_size_text, DEFAULT_SMALL_SIZE, 0,
+                     COMPONENT->segment_size, "a size from 0 to segment_size");
+
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        bufpool_coll_params_t *p = &COMPONENT->coll[id];
+        const char *coll = mca_coll_bufpool_coll_names[id];
+        char param[64];
+        bool enabled;
+
+        snprintf(param, sizeof(param), "%s_enable", coll);
+        if (0 == regpar_parse_bool(p->enable_text, &enabled)) {
+            p->enabled = enabled;
+        } else {
+            report_bad_value(param, p->enable_text, "not a switch", "on or off", "on");
+            p->enabled = true;
+        }
+
+        snprintf(param, sizeof(param), "%s_algorithm", coll);
+        p->algorithm = -1;
+        for (int a = 0; NULL != mca_coll_bufpool_algorithm_names[id][a]; a++) {
+            if (NULL != p->algorithm_text &&
+                0 == strcasecmp(p->algorithm_text, mca_coll_bufpool_algorithm_names[id][a])) {
+                p->algorithm = a;
+            }
+        }
+        if (p->algorithm < 0) {
+            char expected[256] = "one of";
+            for (int a = 0; NULL != mca_coll_bufpool_algorithm_names[id][a]; a++) {
+                strncat(expected, a ? ", " : " ", sizeof(expected) - strlen(expected) - 1);
+                strncat(expected, mca_coll_bufpool_algorithm_names[id][a],
+                        sizeof(expected) - strlen(expected) - 1);
+            }
+            snprintf(why, sizeof(why), "unknown algorithm");
+            report_bad_value(param, p->algorithm_text, why, expected, "auto");
+            p->algorithm = BUFPOOL_ALG_AUTO;
+        }
+    }
+}
+
+static int bufpool_open(void)
+{
+    OBJ_CONSTRUCT(&COMPONENT->pool_lock, opal_mutex_t);
+    COMPONENT->pool_looked_up = false;
+    COMPONENT->mpool = NULL;
+    COMPONENT->ext = NULL;
+    check_params();
+    return OMPI_SUCCESS;
+}
+
+static void print_report(void)
+{
+    char line[256];
+    opal_output(0,
+                "coll_bufpool report (pid %d): scratch from %s; peak %llu bytes in %llu "
+                "requests (%llu from malloc)",
+                (int)getpid(), NULL != COMPONENT->mpool ? "the regpar pool" : "malloc",
+                (unsigned long long)COMPONENT->scratch_bytes_peak,
+                (unsigned long long)COMPONENT->scratch_requests,
+                (unsigned long long)COMPONENT->scratch_plain_allocs);
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        if (0 == COMPONENT->calls[id] && 0 == COMPONENT->fallbacks[id]) {
+            continue;
+        }
+        snprintf(line, sizeof(line), "  %-22s %12llu calls %12llu fallbacks",
+                 mca_coll_bufpool_coll_names[id], (unsigned long long)COMPONENT->calls[id],
+                 (unsigned long long)COMPONENT->fallbacks[id]);
+        opal_output(0, "%s", line);
+    }
+}
+
+static int bufpool_close(void)
+{
+    if (COMPONENT->verbose >= 1) {
+        print_report();
+    }
+    OBJ_DESTRUCT(&COMPONENT->pool_lock);
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,118 @@
+/*
+ * coll/bufpool module: selection per communicator, and the saved entry
+ * points of the module selected before us, to which we hand what we do
+ * not handle.
+ */
+#include "coll_bufpool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ompi/mca/coll/base/base.h"
+#include "opal/util/output.h"
+
+#define COMPONENT (&mca_coll_bufpool_component)
+
+static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
+{
+#define BUFPOOL_CLEAR_PREV(name)                                                                   \
+    module->prev_##name = NULL;                                                                    \
+    module->prev_##name##_module = NULL;
+    BUFPOOL_FOREACH_COLL(BUFPOOL_CLEAR_PREV)
+#undef BUFPOOL_CLEAR_PREV
+    module->req_cache = NULL;
+    module->req_cache_cap = 0;
+}
+
+static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
+{
+#define BUFPOOL_RELEASE_PREV(name)                                                                 \
+    if (NULL != module->prev_##name##_module) {                                                    \
+        OBJ_RELEASE(module->prev_##name##_module);                                                 \
+    }
+    BUFPOOL_FOREACH_COLL(BUFPOOL_RELEASE_PREV)
+#undef BUFPOOL_RELEASE_PREV
+    free(module->req_cache);
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_bufpool_module_t, mca_coll_base_module_t, bufpool_module_construct,
+                   bufpool_module_destruct);
+
+int mca_coll_bufpool_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads; /* every path is thread-safe: nothing to turn off */
+    return OMPI_SUCCESS;
+}
+
+/*
+ * Save the previous layer's function and module for every collective we
+ * took over.  Open MPI enables modules in ascending priority and copies a
+ * module's non-NULL functions over the communicator's table after its
+ * enable returns, so comm->c_coll still holds the layer below us here.
+ */
+static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
+{
+    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    const char *missing = NULL;
+
+#define BUFPOOL_SAVE_PREV(name)                                                                    \
+    if (NULL != module->super.coll_##name) {                                                       \
+        if (NULL == comm->c_coll->coll_##name || NULL == comm->c_coll->coll_##name##_module) {     \
+            missing = #name;                                                                       \
+        } else {                                                                                   \
+            module->prev_##name = comm->c_coll->coll_##name;                                       \
+            module->prev_##name##_module = comm->c_coll->coll_##name##_module;                     \
+            OBJ_RETAIN(module->prev_##name##_module);                                              \
+        }                                                                                          \
+    }
+    BUFPOOL_FOREACH_COLL(BUFPOOL_SAVE_PREV)
+#undef BUFPOOL_SAVE_PREV
+
+    if (NULL != missing) {
+        /* Without a module below us there is nothing to fall back to for the
+         * cases we do not cover: stay out of this communicator (the
+         * destructor releases what was retained). */
+        opal_output_verbose(1, ompi_coll_base_framework.framework_output,
+                            "coll:bufpool: no module below bufpool provides %s on "
+                            "communicator %s; bufpool disabled there",
+                            missing, comm->c_name);
+        if (COMPONENT->verbose >= 1) {
+            opal_output(0,
+                        "coll_bufpool: no module below bufpool provides %s on communicator "
+                        "%s; bufpool disabled there",
+                        missing, comm->c_name);
+        }
+        return OMPI_ERROR;
+    }
+    return OMPI_SUCCESS;
+}
+
+mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    /* Read at every new communicator: the priority may change at run time. */
+    int my_priority = COMPONENT->priority;
+
+    if (my_priority < 0 || OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2) {
+        return NULL;
+    }
+    mca_coll_bufpool_pool_lookup();
+
+    mca_coll_bufpool_module_t *module = OBJ_NEW(mca_coll_bufpool_module_t);
+    if (NULL == module) {
+        return NULL;
+    }
+    module->super.coll_module_enable = bufpool_module_enable;
+    module->super.ft_event = NULL;
+
+    /* A disabled collective keeps the previous module's pointer in the
+     * communicator: it costs nothing per call. */
+#define BUFPOOL_INSTALL(name)                                                                      \
+    module->super.coll_##name =                                                                    \
+        COMPONENT->coll[BUFPOOL_COLL_##name].enabled ? mca_coll_bufpool_##name : NULL;
+    BUFPOOL_FOREACH_COLL(BUFPOOL_INSTALL)
+#undef BUFPOOL_INSTALL
+
+    *priority = my_priority;
+    return &module->super;
+}

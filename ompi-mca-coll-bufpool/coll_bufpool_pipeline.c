@@ -1,0 +1,254 @@
+/*
+ * The pipelining toolkit shared by every bufpool collective.
+ */
+#include "coll_bufpool_pipeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ompi/mca/pml/pml.h"
+
+size_t bufpool_span(struct ompi_datatype_t *dtype, size_t n, ptrdiff_t *gap)
+{
+    return (size_t)opal_datatype_span(&dtype->super, n, gap);
+}
+
+void bufpool_segs_init(bufpool_segs_t *segs, size_t count, struct ompi_datatype_t *dtype,
+                       size_t seg_bytes)
+{
+    ptrdiff_t lb, extent, true_lb, true_extent;
+
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    segs->count = count;
+    segs->extent = extent;
+    segs->gap = true_lb;
+    if (0 == count) {
+        segs->seg_count = 0;
+        segs->nseg = 0;
+        segs->seg_span = 0;
+        return;
+    }
+    /* span(n) = true_extent + (n - 1) * extent must fit seg_bytes. */
+    size_t per = 1;
+    if (extent > 0 && (size_t)true_extent < seg_bytes) {
+        per = 1 + (seg_bytes - (size_t)true_extent) / (size_t)extent;
+    }
+    if (per > count) {
+        per = count;
+    }
+    /* PML counts are ints. */
+    if (per > (size_t)INT32_MAX) {
+        per = (size_t)INT32_MAX;
+    }
+    segs->seg_count = per;
+    segs->nseg = (count + per - 1) / per;
+    segs->seg_span = (size_t)true_extent + (per - 1) * (size_t)extent;
+}
+
+int bufpool_depth_for(size_t nseg)
+{
+    int depth = mca_coll_bufpool_component.pipeline_depth;
+    if (nseg < (size_t)depth) {
+        depth = nseg > 0 ? (int)nseg : 1;
+    }
+    return depth;
+}
+
+int bufpool_slots_get(bufpool_slots_t *slots, int n, size_t slot_span, ptrdiff_t gap)
+{
+    slots->n = n;
+    slots->slot_span = slot_span;
+    slots->gap = gap;
+    slots->mem_bytes = (size_t)n * slot_span;
+    slots->mem = NULL;
+    if (0 == slots->mem_bytes) {
+        return OMPI_SUCCESS;
+    }
+    slots->mem = mca_coll_bufpool_scratch_get(slots->mem_bytes);
+    return NULL == slots->mem ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
+}
+
+void bufpool_slots_put(bufpool_slots_t *slots)
+{
+    if (NULL != slots->mem) {
+        mca_coll_bufpool_scratch_put(slots->mem, slots->mem_bytes);
+        slots->mem = NULL;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
+void bufpool_reqs_init(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
+                       struct ompi_communicator_t *comm)
+{
+    reqs->cache = &module->req_cache;
+    reqs->cache_cap = &module->req_cache_cap;
+    reqs->n = 0;
+    reqs->comm = comm;
+}
+
+/* Room for one more request, growing the module's array when needed (only
+ * the first calls of a communicator grow it). */
+static ompi_request_t **reqs_next(bufpool_reqs_t *reqs)
+{
+    if (reqs->n == *reqs->cache_cap) {
+        size_t cap = 0 == *reqs->cache_cap ? 64 : 2 * *reqs->cache_cap;
+        ompi_request_t **grown = realloc(*reqs->cache, cap * sizeof(**reqs->cache));
+        if (NULL == grown) {
+            return NULL;
+        }
+        *reqs->cache = grown;
+        *reqs->cache_cap = cap;
+    }
+    return &(*reqs->cache)[reqs->n];
+}
+
+int bufpool_reqs_send(bufpool_reqs_t *reqs, const void *buf, size_t count,
+                      struct ompi_datatype_t *dtype, int peer, int tag)
+{
+    ompi_request_t **req = reqs_next(reqs);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    int rc = MCA_PML_CALL(
+        isend(buf, count, dtype, peer, tag, MCA_PML_BASE_SEND_STANDARD, reqs->comm, req));
+    if (OMPI_SUCCESS == rc) {
+        reqs->n++;
+    }
+    return rc;
+}
+
+int bufpool_reqs_recv(bufpool_reqs_t *reqs, void *buf, size_t count, struct ompi_datatype_t *dtype,
+                      int peer, int tag)
+{
+    ompi_request_t **req = reqs_next(reqs);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    int rc = MCA_PML_CALL(irecv(buf, count, dtype, peer, tag, reqs->comm, req));
+    if (OMPI_SUCCESS == rc) {
+        reqs->n++;
+    }
+    return rc;
+}
+
+int bufpool_reqs_wait(bufpool_reqs_t *reqs)
+{
+    int rc = OMPI_SUCCESS;
+    if (reqs->n > 0) {
+        rc = ompi_request_wait_all(reqs->n, *reqs->cache, MPI_STATUSES_IGNORE);
+        reqs->n = 0;
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int rwin_post(bufpool_rwin_t *w, size_t unit)
+{
+    bufpool_recv_unit_t u;
+    size_t slot = unit % w->depth;
+
+    w->describe(w->ctx, unit, &u);
+    w->buf[slot] = NULL != u.buf ? u.buf : bufpool_slot(w->slots, (int)slot);
+    int rc =
+        MCA_PML_CALL(irecv(w->buf[slot], u.count, u.dtype, u.peer, w->tag, w->comm, &w->req[slot]));
+    if (OMPI_SUCCESS == rc) {
+        w->posted = unit + 1;
+    }
+    return rc;
+}
+
+int bufpool_rwin_start(bufpool_rwin_t *w, struct ompi_communicator_t *comm, int tag,
+                       const bufpool_slots_t *slots, size_t depth, size_t nunits,
+                       bufpool_describe_fn describe, void *ctx)
+{
+    w->comm = comm;
+    w->tag = tag;
+    w->slots = slots;
+    w->nunits = nunits;
+    w->depth = depth < 1 ? 1 : (depth > BUFPOOL_MAX_DEPTH ? BUFPOOL_MAX_DEPTH : depth);
+    w->posted = 0;
+    w->describe = describe;
+    w->ctx = ctx;
+    for (size_t i = 0; i < w->depth; i++) {
+        w->req[i] = MPI_REQUEST_NULL;
+    }
+    for (size_t unit = 0; unit < nunits && unit < w->depth; unit++) {
+        int rc = rwin_post(w, unit);
+        if (OMPI_SUCCESS != rc) {
+            bufpool_rwin_abort(w);
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+int bufpool_rwin_wait(bufpool_rwin_t *w, size_t unit, void **buf)
+{
+    size_t slot = unit % w->depth;
+    int rc = ompi_request_wait(&w->req[slot], MPI_STATUS_IGNORE);
+    *buf = w->buf[slot];
+    return rc;
+}
+
+int bufpool_rwin_release(bufpool_rwin_t *w, size_t unit)
+{
+    size_t next = unit + w->depth;
+    if (next < w->nunits) {
+        return rwin_post(w, next);
+    }
+    return OMPI_SUCCESS;
+}
+
+void bufpool_rwin_abort(bufpool_rwin_t *w)
+{
+    for (size_t i = 0; i < w->depth; i++) {
+        if (MPI_REQUEST_NULL != w->req[i]) {
+            (void)ompi_request_cancel(w->req[i]);
+            (void)ompi_request_wait(&w->req[i], MPI_STATUS_IGNORE);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
+void bufpool_reduce3(struct ompi_op_t *op, const void *left, const void *right, void *out,
+                     size_t count, struct ompi_datatype_t *dtype)
+{
+    /* ompi_3buff_op_reduce only handles C callbacks for user operations and
+     * predefined datatypes: use it for intrinsic operations only. */
+    if (ompi_op_is_intrinsic(op) && ompi_datatype_is_predefined(dtype) && count <= INT32_MAX) {
+        ompi_3buff_op_reduce(op, (void *)left, (void *)right, out, (int)count, dtype);
+        return;
+    }
+    (void)bufpool_copy(out, right, count, dtype);
+    ompi_op_reduce(op, (void *)left, out, count, dtype);
+}
+
+int bufpool_copy(void *dst, const void *src, size_t count, struct ompi_datatype_t *dtype)
+{
+    if (dst == src || 0 == count) {
+        return OMPI_SUCCESS;
+    }
+    return ompi_datatype_copy_content_same_ddt(dtype, count, dst, (char *)src);
+}
+
+int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sdtype, int dst,
+                     void *rbuf, size_t rcount, struct ompi_datatype_t *rdtype, int src, int tag,
+                     struct ompi_communicator_t *comm)
+{
+    ompi_request_t *req = MPI_REQUEST_NULL;
+    int rc = MCA_PML_CALL(irecv(rbuf, rcount, rdtype, src, tag, comm, &req));
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    rc = MCA_PML_CALL(send(sbuf, scount, sdtype, dst, tag, MCA_PML_BASE_SEND_STANDARD, comm));
+    if (OMPI_SUCCESS != rc) {
+        (void)ompi_request_cancel(req);
+        (void)ompi_request_wait(&req, MPI_STATUS_IGNORE);
+        return rc;
+    }
+    return ompi_request_wait(&req, MPI_STATUS_IGNORE);
+}

@@ -1,0 +1,85 @@
+/*
+ * mpool/regpar: the MCA adapter over the regpar pool core.
+ *
+ * The component registers the parameters and MPI_T variables, answers
+ * mca_mpool_base_module_lookup() for hints naming it, and creates the one
+ * pool of the process on first use (so that jobs which never ask for it
+ * map nothing).
+ */
+#ifndef MCA_MPOOL_REGPAR_H
+#define MCA_MPOOL_REGPAR_H
+
+#include "opal_config.h"
+
+#include "opal/mca/mpool/mpool.h"
+#include "opal/threads/mutex.h"
+
+#include "mpool_regpar_ext.h"
+#include "regpar_pool.h"
+#include "regpar_reg.h"
+
+BEGIN_C_DECLS
+
+typedef struct mca_mpool_regpar_module {
+    /* Must stay first: coll/bufpool reads these through the ext header. */
+    mca_mpool_regpar_module_head_t head;
+    regpar_pool_t *pool;
+    regpar_reg_engine_t *engine;
+} mca_mpool_regpar_module_t;
+
+/* Raw MCA parameter values as the user typed them; parsed and checked in
+ * mca_mpool_regpar_settings(). */
+typedef struct mca_mpool_regpar_params {
+    int priority;
+    int verbose;
+    char *bucket_min;
+    char *bucket_max;
+    double bucket_factor;
+    char *slab_size;
+    char *max_capacity;
+    char *gc_age;
+    char *hugepages;
+    char *numa;
+    char *reg_backend;
+    char *reg_parallel;
+    int reg_threads;
+    char *reg_chunk_size;
+    char *reg_threshold;
+    char *prefault;
+    char *bind_threads;
+    char *ofi_provider;
+    char *verbs_device;
+} mca_mpool_regpar_params_t;
+
+typedef struct mca_mpool_regpar_component {
+    mca_mpool_base_component_t super;
+    mca_mpool_regpar_params_t params;
+    int output;                       /* opal_output stream for messages   */
+    opal_mutex_t lock;                /* guards creation of the module     */
+    bool module_ready;                /* module holds a working pool       */
+    bool module_failed;               /* creation failed: do not retry     */
+    bool progress_registered;
+    mca_mpool_regpar_module_t module; /* the one pool of the process       */
+} mca_mpool_regpar_component_t;
+
+OPAL_DECLSPEC extern mca_mpool_regpar_component_t mca_mpool_regpar_component;
+
+/* Build the pool/engine configuration from the MCA parameters, printing one
+ * message per invalid value and using that value's default instead. */
+void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config_t *reg_cfg);
+
+/* The configuration parsed at component open. */
+const regpar_pool_config_t *mca_mpool_regpar_pool_config(void);
+const regpar_reg_config_t *mca_mpool_regpar_reg_config(void);
+
+/* Create the pool and engine into module; returns OPAL_SUCCESS or an error
+ * after printing why. */
+int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module);
+void mca_mpool_regpar_module_fini(mca_mpool_regpar_module_t *module);
+
+/* Print the one-screen report of counters (verbose >= 1, at finalize). */
+void mca_mpool_regpar_report(mca_mpool_regpar_module_t *module);
+
+END_C_DECLS
+
+#endif /* MCA_MPOOL_REGPAR_H */

@@ -1,0 +1,513 @@
+/*
+ * mpool/regpar component: parameters, MPI_T variables, hint matching and the
+ * life cycle of the process's pool.
+ */
+#include "opal_config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "opal/mca/base/base.h"
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/mca/mpool/base/base.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/argv.h"
+#include "opal/util/output.h"
+
+#include "mpool_regpar.h"
+#include "regpar_size.h"
+
+static int regpar_register(void);
+static int regpar_open(void);
+static int regpar_close(void);
+static int regpar_query(const char *hints, int *priority, mca_mpool_base_module_t **module);
+
+mca_mpool_regpar_component_t mca_mpool_regpar_component = {
+    .super = {
+        .mpool_version = {
+            MCA_MPOOL_BASE_VERSION_3_0_0,
+            .mca_component_name = "regpar",
+            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+            .mca_open_component = regpar_open,
+            .mca_close_component = regpar_close,
+            .mca_register_component_params = regpar_register,
+        },
+        .mpool_data = {
+            MCA_BASE_METADATA_PARAM_CHECKPOINT
+        },
+        .mpool_query = regpar_query,
+    },
+};
+
+#define COMPONENT (&mca_mpool_regpar_component)
+#define PARAMS (&mca_mpool_regpar_component.params)
+
+/* Defaults, as the user would type them.  Chosen for collective scratch:
+ * segments are tens to hundreds of KiB, so buckets up to 64M cover every
+ * sensible segment; slabs of 32M keep a handful of registrations per bucket;
+ * 256M idle per process bounds the footprint on a many-core node. */
+#define DEFAULT_BUCKET_MIN "4K"
+#define DEFAULT_BUCKET_MAX "64M"
+#define DEFAULT_BUCKET_FACTOR 2.0
+#define DEFAULT_SLAB_SIZE "32M"
+#define DEFAULT_MAX_CAPACITY "256M"
+#define DEFAULT_GC_AGE "10s"
+#define DEFAULT_REG_CHUNK_SIZE "1G"
+#define DEFAULT_REG_THRESHOLD "64M"
+
+/* The configuration parsed at open; the pool is created from it on first
+ * use. */
+static regpar_pool_config_t regpar_pool_cfg;
+static regpar_reg_config_t regpar_reg_cfg;
+
+static void register_string(const char *name, const char *help, const char *dflt, char **storage)
+{
+    *storage = (char *)dflt;
+    (void)mca_base_component_var_register(&COMPONENT->super.mpool_version, name, help,
+                                          MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                          MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static void register_int(const char *name, const char *help, int dflt, int *storage)
+{
+    *storage = dflt;
+    (void)mca_base_component_var_register(&COMPONENT->super.mpool_version, name, help,
+                                          MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                          MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+/* ---------------------------------------------------------------------- */
+/* MPI_T performance variables: each reads one counter of a stats snapshot. */
+
+typedef struct regpar_pvar {
+    const char *name;
+    const char *help;
+    int var_class;
+    size_t offset; /* of a uint64_t inside regpar_pool_stats_t */
+} regpar_pvar_t;
+
+#define POOL_STAT(f) offsetof(regpar_pool_stats_t, f)
+#define REG_STAT(f) (offsetof(regpar_pool_stats_t, reg) + offsetof(regpar_reg_stats_t, f))
+
+static const regpar_pvar_t regpar_pvars[] = {
+    {"allocs", "Buffers handed out by the pool", MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(allocs)},
+    {"frees", "Buffers given back to the pool", MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(frees)},
+    {"hits", "Allocations served from a free buffer (no system call)",
+     MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(hits)},
+    {"misses", "Allocations that had to map (and register) a new slab",
+     MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(misses)},
+    {"direct_allocs", "Requests above mpool_regpar_bucket_max, served by a direct mapping",
+     MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(direct_allocs)},
+    {"over_capacity", "Allocations served although they took the pool above max_capacity",
+     MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(over_capacity)},
+    {"slabs_mapped", "Slabs mapped from the system", MCA_BASE_PVAR_CLASS_COUNTER,
+     POOL_STAT(slabs_mapped)},
+    {"slabs_released", "Slabs given back to the system", MCA_BASE_PVAR_CLASS_COUNTER,
+     POOL_STAT(slabs_released)},
+    {"bytes_held", "Bytes of slabs the pool holds now (in use and idle)",
+     MCA_BASE_PVAR_CLASS_SIZE, POOL_STAT(bytes_held)},
+    {"bytes_in_use", "Bytes of buffers out now", MCA_BASE_PVAR_CLASS_SIZE,
+     POOL_STAT(bytes_in_use)},
+    {"bytes_peak", "High-water mark of bytes_held", MCA_BASE_PVAR_CLASS_HIGHWATERMARK,
+     POOL_STAT(bytes_peak)},
+    {"bytes_in_use_peak", "High-water mark of bytes_in_use", MCA_BASE_PVAR_CLASS_HIGHWATERMARK,
+     POOL_STAT(bytes_in_use_peak)},
+    {"bytes_collected", "Bytes released because they were cold or above max_capacity",
+     MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(bytes_collected)},
+    {"alloc_failures", "Requests that failed because the system was out of memory",
+     MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(alloc_failures)},
+    {"reg_regions", "Slabs registered with the network", MCA_BASE_PVAR_CLASS_COUNTER,
+     REG_STAT(regions_registered)},
+    {"dereg_regions", "Slabs deregistered", MCA_BASE_PVAR_CLASS_COUNTER,
+     REG_STAT(regions_deregistered)},
+    {"reg_chunks", "Registration chunks (one registration call each)",
+     MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(chunks_registered)},
+    {"reg_bytes", "Bytes registered now", MCA_BASE_PVAR_CLASS_SIZE, REG_STAT(bytes_registered)},
+    {"reg_failures", "Slabs whose registration failed (served unregistered)",
+     MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(reg_failures)},
+    {"reg_time_ns", "Cumulative wall time of registrations, pre-fault included (ns)",
+     MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(reg_time_ns)},
+    {"prefault_time_ns", "Cumulative wall time of pre-faulting (ns)",
+     MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(prefault_time_ns)},
+    {"dereg_time_ns", "Cumulative wall time of deregistrations (ns)",
+     MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(dereg_time_ns)},
+    {"reg_parallel_regions", "Slabs registered with more than one thread",
+     MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(parallel_regions)},
+};
+
+static int regpar_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    const regpar_pvar_t *desc = (const regpar_pvar_t *)pvar->ctx;
+    regpar_pool_stats_t stats;
+    (void)obj;
+
+    memset(&stats, 0, sizeof(stats));
+    /* Before first use there is no pool: every counter is zero. */
+    if (COMPONENT->module_ready) {
+        regpar_pool_get_stats(COMPONENT->module.pool, &stats);
+    }
+    memcpy(value, (const char *)&stats + desc->offset, sizeof(uint64_t));
+    return OPAL_SUCCESS;
+}
+
+static void register_pvars(void)
+{
+    for (size_t i = 0; i < sizeof(regpar_pvars) / sizeof(regpar_pvars[0]); i++) {
+        (void)mca_base_component_pvar_register(
+            &COMPONENT->super.mpool_version, regpar_pvars[i].name, regpar_pvars[i].help,
+            OPAL_INFO_LVL_4, regpar_pvars[i].var_class, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG,
+            NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, regpar_pvar_read, NULL,
+            NULL, (void *)&regpar_pvars[i]);
+    }
+}
+
+static int regpar_register(void)
+{
+    register_int("priority",
+                 "Priority of the regpar pool when a lookup does not name an mpool (a hint "
+                 "mpool=regpar always selects it with priority 100). The default 0 keeps "
+                 "MPI_Alloc_mem without hints on Open MPI's default allocator",
+                 0, &PARAMS->priority);
+    register_int("verbose",
+                 "Verbosity: 0 errors and warnings only, 1 adds a report of the counters at "
+                 "finalize, 2 explains decisions, 3 traces every slab",
+                 0, &PARAMS->verbose);
+    register_string("bucket_min",
+                    "Smallest bucket (bytes; suffixes K, M, G). A page multiple, at least one "
+                    "page, at most bucket_max",
+                    DEFAULT_BUCKET_MIN, &PARAMS->bucket_min);
+    register_string("bucket_max",
+                    "Largest bucket (bytes; suffixes K, M, G). A page multiple. Larger requests "
+                    "are served by a direct mapping that is released on free",
+                    DEFAULT_BUCKET_MAX, &PARAMS->bucket_max);
+    PARAMS->bucket_factor = DEFAULT_BUCKET_FACTOR;
+    (void)mca_base_component_var_register(
+        &COMPONENT->super.mpool_version, "bucket_factor",
+        "Growth factor between consecutive bucket sizes (each rounded up to a page), "
+        "greater than 1.0 and at most 16. 2.0 wastes at most half a buffer; smaller "
+        "factors waste less and keep more buckets",
+        MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &PARAMS->bucket_factor);
+    register_string("slab_size",
+                    "Largest slab the pool maps at once (bytes; suffixes K, M, G; a multiple of "
+                    "2M). A bucket's slabs start at 2M (or one buffer) and double up to this",
+                    DEFAULT_SLAB_SIZE, &PARAMS->slab_size);
+    register_string("max_capacity",
+                    "Bytes the pool keeps while idle (suffixes K, M, G). Above it, wholly free "
+                    "slabs are released; requests beyond it are still served. At least "
+                    "bucket_min",
+                    DEFAULT_MAX_CAPACITY, &PARAMS->max_capacity);
+    register_string("gc_age",
+                    "Idle time after which a wholly free slab is released (units ns, us, ms, s, "
+                    "m, h; a bare number is seconds; 0 disables collection by age)",
+                    DEFAULT_GC_AGE, &PARAMS->gc_age);
+    register_string("hugepages",
+                    "Ask for transparent huge pages on slabs with madvise(MADV_HUGEPAGE) "
+                    "(on|off): fewer page faults and fewer NIC translation entries",
+                    "on", &PARAMS->hugepages);
+    register_string("numa",
+                    "NUMA placement of slabs: off (first touch decides), local (the node of the "
+                    "CPU that creates the pool) or a node number",
+                    "off", &PARAMS->numa);
+    register_string("reg_backend",
+                    "How slabs are registered: auto (verbs if a device exists, else ofi if a "
+                    "provider needs local registration, else none), verbs (ibv_reg_mr), ofi "
+                    "(fi_mr_reg), pin (mlock: real pinning, counts against RLIMIT_MEMLOCK), or "
+                    "none",
+                    "auto", &PARAMS->reg_backend);
+    register_string("reg_parallel",
+                    "Register large slabs with several threads: auto (only where it helps: "
+                    "several cores, slab at least reg_threshold, pre-fault done), on, off",
+                    "auto", &PARAMS->reg_parallel);
+    register_int("reg_threads",
+                 "Registration threads (0 = one per core, at most 16); created once", 0,
+                 &PARAMS->reg_threads);
+    register_string("reg_chunk_size",
+                    "Bytes per registration chunk of a large slab (suffixes K, M, G; a page "
+                    "multiple). Keep below 4G for EFA",
+                    DEFAULT_REG_CHUNK_SIZE, &PARAMS->reg_chunk_size);
+    register_string("reg_threshold",
+                    "Slabs at least this large are split into chunks and may be registered in "
+                    "parallel (suffixes K, M, G)",
+                    DEFAULT_REG_THRESHOLD, &PARAMS->reg_threshold);
+    register_string("prefault",
+                    "Pre-fault slabs when they are created, before registration (on|off), so "
+                    "that no collective pays a page fault on pool memory",
+                    "on", &PARAMS->prefault);
+    register_string("bind_threads", "Bind registration threads to cores (on|off)", "off",
+                    &PARAMS->bind_threads);
+    register_string("ofi_provider",
+                    "libfabric provider for reg_backend ofi (for example verbs, efa, tcp, shm); "
+                    "empty = the first provider found",
+                    "", &PARAMS->ofi_provider);
+    register_string("verbs_device",
+                    "RDMA device for reg_backend verbs (for example mlx5_0); empty = the first",
+                    "", &PARAMS->verbs_device);
+    register_pvars();
+    return OPAL_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Parsing with one clear message per bad value. */
+
+static void report_bad_value(const char *param, const char *value, const char *why,
+                             const char *expected, const char *fallback)
+{
+    opal_output(0,
+                "mpool_regpar_%s: invalid value \"%s\" (%s); expected %s. Using %s instead "
+                "(pid %d).",
+                param, NULL == value ? "" : value, why, expected, fallback, (int)getpid());
+}
+
+static uint64_t settings_size(const char *param, const char *value, const char *dflt)
+{
+    char why[128];
+    uint64_t out;
+    if (0 == regpar_parse_size(value, &out, why, sizeof(why))) {
+        return out;
+    }
+    report_bad_value(param, value, why, "a size such as 64K, 2M or 1G", dflt);
+    (void)regpar_parse_size(dflt, &out, why, sizeof(why));
+    return out;
+}
+
+static bool settings_bool(const char *param, const char *value, bool dflt)
+{
+    bool out;
+    if (0 == regpar_parse_bool(value, &out)) {
+        return out;
+    }
+    report_bad_value(param, value, "not a switch", "on or off", dflt ? "on" : "off");
+    return dflt;
+}
+
+static int settings_numa(const char *value)
+{
+    if (NULL == value || 0 == strcasecmp(value, "off") || '\0' == value[0]) {
+        return -1;
+    }
+    if (0 == strcasecmp(value, "local")) {
+        unsigned cpu, node;
+        /* getcpu reports the node directly, without libnuma or hwloc. */
+        return 0 == getcpu(&cpu, &node) ? (int)node : -1;
+    }
+    char *end;
+    errno = 0;
+    long node = strtol(value, &end, 10);
+    if (0 == errno && '\0' == *end && end != value && node >= 0 && node < 4096) {
+        return (int)node;
+    }
+    report_bad_value("numa", value, "not a node", "off, local or a node number 0..4095", "off");
+    return -1;
+}
+
+void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config_t *reg_cfg)
+{
+    char why[256];
+
+    regpar_pool_config_defaults(pool_cfg);
+    pool_cfg->bucket_min = settings_size("bucket_min", PARAMS->bucket_min, DEFAULT_BUCKET_MIN);
+    pool_cfg->bucket_max = settings_size("bucket_max", PARAMS->bucket_max, DEFAULT_BUCKET_MAX);
+    pool_cfg->bucket_factor = PARAMS->bucket_factor;
+    pool_cfg->slab_size = settings_size("slab_size", PARAMS->slab_size, DEFAULT_SLAB_SIZE);
+    pool_cfg->max_capacity =
+        settings_size("max_capacity", PARAMS->max_capacity, DEFAULT_MAX_CAPACITY);
+    if (0 != regpar_parse_duration(PARAMS->gc_age, &pool_cfg->gc_age_ns, why, sizeof(why))) {
+        report_bad_value("gc_age", PARAMS->gc_age, why, "a duration such as 10s or 500ms",
+                         DEFAULT_GC_AGE);
+        (void)regpar_parse_duration(DEFAULT_GC_AGE, &pool_cfg->gc_age_ns, why, sizeof(why));
+    }
+    pool_cfg->hugepages = settings_bool("hugepages", PARAMS->hugepages, true);
+    pool_cfg->numa_node = settings_numa(PARAMS->numa);
+    pool_cfg->verbose = PARAMS->verbose < 0 ? 0 : PARAMS->verbose;
+
+    /* Values that parse but do not fit together (min above max, not a page
+     * multiple, capacity below one bucket...): the core names the field;
+     * all pool sizes then return to their defaults, which are consistent. */
+    if (0 != regpar_pool_config_check(pool_cfg, (size_t)sysconf(_SC_PAGESIZE), why,
+                                      sizeof(why))) {
+        opal_output(0,
+                    "mpool_regpar: %s. Using the defaults for all pool sizes (bucket_min %s, "
+                    "bucket_max %s, bucket_factor %.1f, slab_size %s, max_capacity %s) "
+                    "(pid %d).",
+                    why, DEFAULT_BUCKET_MIN, DEFAULT_BUCKET_MAX, DEFAULT_BUCKET_FACTOR,
+                    DEFAULT_SLAB_SIZE, DEFAULT_MAX_CAPACITY, (int)getpid());
+        (void)regpar_parse_size(DEFAULT_BUCKET_MIN, &pool_cfg->bucket_min, why, sizeof(why));
+        (void)regpar_parse_size(DEFAULT_BUCKET_MAX, &pool_cfg->bucket_max, why, sizeof(why));
+        (void)regpar_parse_size(DEFAULT_SLAB_SIZE, &pool_cfg->slab_size, why, sizeof(why));
+        (void)regpar_parse_size(DEFAULT_MAX_CAPACITY, &pool_cfg->max_capacity, why,
+                                sizeof(why));
+        pool_cfg->bucket_factor = DEFAULT_BUCKET_FACTOR;
+    }
+
+    regpar_reg_config_defaults(reg_cfg);
+    if (0 != regpar_reg_backend_parse(PARAMS->reg_backend, &reg_cfg->backend)) {
+        report_bad_value("reg_backend", PARAMS->reg_backend, "unknown backend",
+                         "auto, verbs, ofi, pin or none", "auto");
+        reg_cfg->backend = REGPAR_REG_AUTO;
+    }
+    if (0 != regpar_reg_parallel_parse(PARAMS->reg_parallel, &reg_cfg->parallel)) {
+        report_bad_value("reg_parallel", PARAMS->reg_parallel, "unknown policy",
+                         "auto, on or off", "auto");
+        reg_cfg->parallel = REGPAR_PAR_AUTO;
+    }
+    if (PARAMS->reg_threads < 0 || PARAMS->reg_threads > 256) {
+        char value[32];
+        snprintf(value, sizeof(value), "%d", PARAMS->reg_threads);
+        report_bad_value("reg_threads", value, "out of range", "0 (one per core) to 256", "0");
+        reg_cfg->threads = 0;
+    } else {
+        reg_cfg->threads = (unsigned)PARAMS->reg_threads;
+    }
+    reg_cfg->chunk_size =
+        settings_size("reg_chunk_size", PARAMS->reg_chunk_size, DEFAULT_REG_CHUNK_SIZE);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (0 == reg_cfg->chunk_size || 0 != reg_cfg->chunk_size % page) {
+        char value[32];
+        regpar_format_size(reg_cfg->chunk_size, value, sizeof(value));
+        report_bad_value("reg_chunk_size", value, "not a positive page multiple",
+                         "a multiple of the page size", DEFAULT_REG_CHUNK_SIZE);
+        (void)regpar_parse_size(DEFAULT_REG_CHUNK_SIZE, &reg_cfg->chunk_size, why, sizeof(why));
+    }
+    reg_cfg->threshold =
+        settings_size("reg_threshold", PARAMS->reg_threshold, DEFAULT_REG_THRESHOLD);
+    reg_cfg->prefault = settings_bool("prefault", PARAMS->prefault, true);
+    reg_cfg->bind_threads = settings_bool("bind_threads", PARAMS->bind_threads, false);
+    reg_cfg->ofi_provider = PARAMS->ofi_provider;
+    reg_cfg->verbs_device = PARAMS->verbs_device;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int regpar_open(void)
+{
+    OBJ_CONSTRUCT(&COMPONENT->lock, opal_mutex_t);
+    COMPONENT->module_ready = false;
+    COMPONENT->module_failed = false;
+    COMPONENT->progress_registered = false;
+    /* Parse now, at MPI_Init, so that a bad value is reported even by jobs
+     * that end up never using the pool. */
+    mca_mpool_regpar_settings(&regpar_pool_cfg, &regpar_reg_cfg);
+    return OPAL_SUCCESS;
+}
+
+/* Collection from the progress engine: cheap enough to run on every
+ * low-priority progress call, since the pool itself returns at once unless
+ * a quarter of gc_age has passed. */
+static int regpar_progress(void)
+{
+    static unsigned calls;
+    if (COMPONENT->module_ready && 0 == (++calls & 63)) {
+        (void)regpar_pool_collect(COMPONENT->module.pool, false);
+    }
+    return 0;
+}
+
+static int regpar_close(void)
+{
+    if (COMPONENT->progress_registered) {
+        opal_progress_unregister(regpar_progress);
+        COMPONENT->progress_registered = false;
+    }
+    if (COMPONENT->module_ready) {
+        if (PARAMS->verbose >= 1) {
+            mca_mpool_regpar_report(&COMPONENT->module);
+        }
+        COMPONENT->module_ready = false;
+        mca_mpool_regpar_module_fini(&COMPONENT->module);
+    }
+    OBJ_DESTRUCT(&COMPONENT->lock);
+    return OPAL_SUCCESS;
+}
+
+/* Does the hint string name us ("mpool=regpar"), name another mpool, or
+ * not name any? */
+typedef enum { HINT_NONE, HINT_US, HINT_OTHER } hint_match_t;
+
+static hint_match_t match_hints(const char *hints)
+{
+    hint_match_t match = HINT_NONE;
+    if (NULL == hints) {
+        return match;
+    }
+    char **pairs = opal_argv_split(hints, ',');
+    for (int i = 0; NULL != pairs && NULL != pairs[i]; i++) {
+        char *value = strchr(pairs[i], '=');
+        if (NULL == value) {
+            continue;
+        }
+        *value++ = '\0';
+        if (0 == strcasecmp(pairs[i], "mpool")) {
+            match = 0 == strcasecmp(value, "regpar") ? HINT_US : HINT_OTHER;
+        }
+    }
+    opal_argv_free(pairs);
+    return match;
+}
+
+/* Create the pool on first use; later calls only check the flag. */
+static bool ensure_module(void)
+{
+    if (COMPONENT->module_ready) {
+        return true;
+    }
+    OPAL_THREAD_LOCK(&COMPONENT->lock);
+    if (!COMPONENT->module_ready && !COMPONENT->module_failed) {
+        if (OPAL_SUCCESS == mca_mpool_regpar_module_init(&COMPONENT->module)) {
+            opal_atomic_wmb();
+            COMPONENT->module_ready = true;
+            if (OPAL_SUCCESS == opal_progress_register_lp(regpar_progress)) {
+                COMPONENT->progress_registered = true;
+            }
+        } else {
+            COMPONENT->module_failed = true;
+        }
+    }
+    OPAL_THREAD_UNLOCK(&COMPONENT->lock);
+    return COMPONENT->module_ready;
+}
+
+static int regpar_query(const char *hints, int *priority, mca_mpool_base_module_t **module)
+{
+    int my_priority;
+    switch (match_hints(hints)) {
+        case HINT_US:
+            my_priority = 100;
+            break;
+        case HINT_OTHER:
+            return OPAL_ERR_NOT_FOUND;
+        default:
+            my_priority = PARAMS->priority;
+            /* Not asked for by name and not preferred: do not create a pool
+             * that will not be used. */
+            if (my_priority <= mca_mpool_base_default_priority) {
+                return OPAL_ERR_NOT_FOUND;
+            }
+    }
+    if (!ensure_module()) {
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    if (priority) {
+        *priority = my_priority;
+    }
+    if (module) {
+        *module = &COMPONENT->module.head.super;
+    }
+    return OPAL_SUCCESS;
+}
+
+const regpar_pool_config_t *mca_mpool_regpar_pool_config(void)
+{
+    return &regpar_pool_cfg;
+}
+
+const regpar_reg_config_t *mca_mpool_regpar_reg_config(void)
+{
+    return &regpar_reg_cfg;
+}

@@ -1,0 +1,177 @@
+/*
+ * mpool/regpar module: the mpool entry points over the pool core.
+ */
+#include "opal_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opal/mca/mpool/base/base.h"
+#include "opal/util/output.h"
+
+#include "mpool_regpar.h"
+
+#define COMPONENT (&mca_mpool_regpar_component)
+
+static regpar_pool_t *pool_of(mca_mpool_base_module_t *mpool)
+{
+    return ((mca_mpool_regpar_module_t *)mpool)->pool;
+}
+
+static void *regpar_module_alloc(mca_mpool_base_module_t *mpool, size_t size, size_t align,
+                                 uint32_t flags)
+{
+    (void)flags;
+    return regpar_pool_alloc_aligned(pool_of(mpool), size, align);
+}
+
+static void regpar_module_free(mca_mpool_base_module_t *mpool, void *addr)
+{
+    if (NULL == addr) {
+        return;
+    }
+    if (0 != regpar_pool_free(pool_of(mpool), addr)) {
+        /* Freeing it with free() could corrupt the heap and keeping quiet would
+         * hide a bug in the caller: say it, leak it. */
+        opal_output(0,
+                    "mpool_regpar: free of %p, which is not a buffer of this pool (double free "
+                    "or foreign pointer); ignored (pid %d)",
+                    addr, (int)getpid());
+    }
+}
+
+static void *regpar_module_realloc(mca_mpool_base_module_t *mpool, void *addr, size_t size)
+{
+    regpar_buffer_info_t info;
+    if (NULL == addr) {
+        return regpar_pool_alloc(pool_of(mpool), size);
+    }
+    if (0 != regpar_pool_buffer_info(pool_of(mpool), addr, &info)) {
+        return NULL;
+    }
+    if (size <= info.size) {
+        return addr;
+    }
+    void *bigger = regpar_pool_alloc(pool_of(mpool), size);
+    if (NULL != bigger) {
+        memcpy(bigger, addr, info.size);
+        (void)regpar_pool_free(pool_of(mpool), addr);
+    }
+    return bigger;
+}
+
+static void *regpar_module_base(mca_mpool_base_module_t *mpool)
+{
+    (void)mpool;
+    return NULL;
+}
+
+static void regpar_module_finalize(mca_mpool_base_module_t *mpool)
+{
+    (void)mpool; /* the component destroys the pool at close */
+}
+
+static int regpar_ext_buffer_info(mca_mpool_base_module_t *mpool, const void *addr,
+                                  regpar_buffer_info_t *info)
+{
+    return regpar_pool_buffer_info(pool_of(mpool), addr, info);
+}
+
+static void regpar_ext_get_stats(mca_mpool_base_module_t *mpool, regpar_pool_stats_t *stats)
+{
+    regpar_pool_get_stats(pool_of(mpool), stats);
+}
+
+static size_t regpar_ext_bucket_size(mca_mpool_base_module_t *mpool, size_t size)
+{
+    return regpar_pool_bucket_size(pool_of(mpool), size);
+}
+
+/* Messages of the core and the engine, through Open MPI's output. */
+static void regpar_module_log(void *arg, int level, const char *msg)
+{
+    (void)arg;
+    if (level <= 1 || level <= COMPONENT->params.verbose) {
+        opal_output(0, "mpool_regpar: %s (pid %d)", msg, (int)getpid());
+    }
+}
+
+int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module)
+{
+    char err[256];
+    regpar_pool_config_t pool_cfg = *mca_mpool_regpar_pool_config();
+    regpar_reg_config_t reg_cfg = *mca_mpool_regpar_reg_config();
+
+    memset(module, 0, sizeof(*module));
+    reg_cfg.log = regpar_module_log;
+    if (0 != regpar_reg_engine_create(&reg_cfg, &module->engine, err, sizeof(err))) {
+        opal_output(0, "mpool_regpar: cannot start the registration engine: %s (pid %d)", err,
+                    (int)getpid());
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    pool_cfg.log = regpar_module_log;
+    pool_cfg.reg = module->engine;
+    if (0 != regpar_pool_create(&pool_cfg, &module->pool, err, sizeof(err))) {
+        opal_output(0, "mpool_regpar: cannot create the pool: %s (pid %d)", err, (int)getpid());
+        regpar_reg_engine_destroy(module->engine);
+        module->engine = NULL;
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+
+    mca_mpool_base_module_t *super = &module->head.super;
+    super->mpool_component = &COMPONENT->super;
+    super->mpool_base = regpar_module_base;
+    super->mpool_alloc = regpar_module_alloc;
+    super->mpool_realloc = regpar_module_realloc;
+    super->mpool_free = regpar_module_free;
+    super->mpool_finalize = regpar_module_finalize;
+    super->mpool_ft_event = NULL;
+    super->flags = 0;
+    super->mpool_allocation_unit = (size_t)sysconf(_SC_PAGESIZE);
+    super->mpool_name = "regpar";
+
+    module->head.ext.version = MCA_MPOOL_REGPAR_EXT_VERSION;
+    module->head.ext.buffer_info = regpar_ext_buffer_info;
+    module->head.ext.get_stats = regpar_ext_get_stats;
+    module->head.ext.bucket_size = regpar_ext_bucket_size;
+
+    if (COMPONENT->params.verbose >= 2) {
+        opal_output(0, "mpool_regpar: pool created, registration backend %s (pid %d)",
+                    regpar_reg_backend_name(regpar_reg_engine_backend(module->engine)),
+                    (int)getpid());
+    }
+    return OPAL_SUCCESS;
+}
+
+void mca_mpool_regpar_module_fini(mca_mpool_regpar_module_t *module)
+{
+    if (NULL != module->pool) {
+        regpar_pool_destroy(module->pool);
+        module->pool = NULL;
+    }
+    if (NULL != module->engine) {
+        regpar_reg_engine_destroy(module->engine);
+        module->engine = NULL;
+    }
+}
+
+void mca_mpool_regpar_report(mca_mpool_regpar_module_t *module)
+{
+    char stack_buf[4096];
+    int needed = regpar_pool_report(module->pool, stack_buf, sizeof(stack_buf));
+    char *text = stack_buf;
+    if (needed >= (int)sizeof(stack_buf)) {
+        text = malloc((size_t)needed + 1);
+        if (NULL == text) {
+            text = stack_buf;
+        } else {
+            (void)regpar_pool_report(module->pool, text, (size_t)needed + 1);
+        }
+    }
+    opal_output(0, "mpool_regpar report (pid %d):\n%s", (int)getpid(), text);
+    if (text != stack_buf) {
+        free(text);
+    }
+}
