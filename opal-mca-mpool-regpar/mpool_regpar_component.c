@@ -200,8 +200,8 @@ static int regpar_register(void)
                     DEFAULT_SLAB_SIZE, &PARAMS->slab_size);
     register_string("max_capacity",
                     "Bytes the pool keeps while idle (suffixes K, M, G). Above it, wholly free "
-                    "slabs are released; requests beyond it are still served. At least "
-                    "bucket_min",
+                    "slabs are released; requests beyond it are still served. At least one "
+                    "slab of the smallest bucket (2M with the defaults)",
                     DEFAULT_MAX_CAPACITY, &PARAMS->max_capacity);
     register_string("gc_age",
                     "Idle time after which a wholly free slab is released (units ns, us, ms, s, "

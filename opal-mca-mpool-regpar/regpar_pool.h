@@ -74,16 +74,16 @@ typedef struct regpar_pool_config {
                                  disables collection by age                   */
     bool hugepages;           /* madvise(MADV_HUGEPAGE) on slabs              */
     int numa_node;            /* bind slabs to this node; -1 = no binding     */
-    regpar_clock_fn clock;    /* NULL = CLOCK_MONOTONIC                       */
+    regpar_clock_fn clock;    /* NULL = CLOCK_MONOTONIC_COARSE                */
     void *clock_arg;
     regpar_log_fn log;        /* NULL = stderr for errors and warnings only   */
     void *log_arg;
-    int verbose;              /* 0 quiet, 1 summary, 2+ every slab            */
+    int verbose;              /* 0 quiet, 1 summary, 2 decisions, 3 slabs    */
     regpar_reg_engine_t *reg; /* registers each slab; NULL = none (not owned) */
     const regpar_sys_ops_t *sys; /* NULL = real system calls                  */
 } regpar_pool_config_t;
 
-/* Fill in the defaults documented in the README. */
+/* Fill in the defaults (documented in docs/pool.md). */
 void regpar_pool_config_defaults(regpar_pool_config_t *cfg);
 
 /*
