@@ -30,11 +30,13 @@ typedef struct mca_mpool_regpar_module {
 /* Raw MCA parameter values as the user typed them; parsed and checked in
  * mca_mpool_regpar_settings(). */
 typedef struct mca_mpool_regpar_params {
-    int priority;
+    char *priority_text;
+    char *verbose_text;
+    int priority; /* parsed from the texts at open */
     int verbose;
     char *bucket_min;
     char *bucket_max;
-    double bucket_factor;
+    char *bucket_factor;
     char *slab_size;
     char *max_capacity;
     char *gc_age;
@@ -42,7 +44,7 @@ typedef struct mca_mpool_regpar_params {
     char *numa;
     char *reg_backend;
     char *reg_parallel;
-    int reg_threads;
+    char *reg_threads;
     char *reg_chunk_size;
     char *reg_threshold;
     char *prefault;

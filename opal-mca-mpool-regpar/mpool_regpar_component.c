@@ -18,6 +18,7 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
 
 #include "mpool_regpar.h"
 #include "regpar_size.h"
@@ -28,37 +29,39 @@ static int regpar_close(void);
 static int regpar_query(const char *hints, int *priority, mca_mpool_base_module_t **module);
 
 mca_mpool_regpar_component_t mca_mpool_regpar_component = {
-    .super = {
-        .mpool_version = {
-            MCA_MPOOL_BASE_VERSION_3_0_0,
-            .mca_component_name = "regpar",
-            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
-            .mca_open_component = regpar_open,
-            .mca_close_component = regpar_close,
-            .mca_register_component_params = regpar_register,
+    .super =
+        {
+            .mpool_version =
+                {
+                    MCA_MPOOL_BASE_VERSION_3_0_0,
+                    .mca_component_name = "regpar",
+                    MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+                    .mca_open_component = regpar_open,
+                    .mca_close_component = regpar_close,
+                    .mca_register_component_params = regpar_register,
+                },
+            .mpool_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+            .mpool_query = regpar_query,
         },
-        .mpool_data = {
-            MCA_BASE_METADATA_PARAM_CHECKPOINT
-        },
-        .mpool_query = regpar_query,
-    },
 };
 
 #define COMPONENT (&mca_mpool_regpar_component)
-#define PARAMS (&mca_mpool_regpar_component.params)
+#define PARAMS    (&mca_mpool_regpar_component.params)
 
 /* Defaults, as the user would type them.  Chosen for collective scratch:
  * segments are tens to hundreds of KiB, so buckets up to 64M cover every
  * sensible segment; slabs of 32M keep a handful of registrations per bucket;
  * 256M idle per process bounds the footprint on a many-core node. */
-#define DEFAULT_BUCKET_MIN "4K"
-#define DEFAULT_BUCKET_MAX "64M"
-#define DEFAULT_BUCKET_FACTOR 2.0
-#define DEFAULT_SLAB_SIZE "32M"
-#define DEFAULT_MAX_CAPACITY "256M"
-#define DEFAULT_GC_AGE "10s"
+#define DEFAULT_BUCKET_MIN     "4K"
+#define DEFAULT_BUCKET_MAX     "64M"
+#define DEFAULT_BUCKET_FACTOR  "2"
+#define DEFAULT_PRIORITY       "0"
+#define DEFAULT_VERBOSE        "0"
+#define DEFAULT_SLAB_SIZE      "32M"
+#define DEFAULT_MAX_CAPACITY   "256M"
+#define DEFAULT_GC_AGE         "10s"
 #define DEFAULT_REG_CHUNK_SIZE "1G"
-#define DEFAULT_REG_THRESHOLD "64M"
+#define DEFAULT_REG_THRESHOLD  "64M"
 
 /* The configuration parsed at open; the pool is created from it on first
  * use. */
@@ -73,14 +76,6 @@ static void register_string(const char *name, const char *help, const char *dflt
                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
-static void register_int(const char *name, const char *help, int dflt, int *storage)
-{
-    *storage = dflt;
-    (void)mca_base_component_var_register(&COMPONENT->super.mpool_version, name, help,
-                                          MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                          MCA_BASE_VAR_SCOPE_READONLY, storage);
-}
-
 /* ---------------------------------------------------------------------- */
 /* MPI_T performance variables: each reads one counter of a stats snapshot. */
 
@@ -92,15 +87,15 @@ typedef struct regpar_pvar {
 } regpar_pvar_t;
 
 #define POOL_STAT(f) offsetof(regpar_pool_stats_t, f)
-#define REG_STAT(f) (offsetof(regpar_pool_stats_t, reg) + offsetof(regpar_reg_stats_t, f))
+#define REG_STAT(f)  (offsetof(regpar_pool_stats_t, reg) + offsetof(regpar_reg_stats_t, f))
 
 static const regpar_pvar_t regpar_pvars[] = {
     {"allocs", "Buffers handed out by the pool", MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(allocs)},
     {"frees", "Buffers given back to the pool", MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(frees)},
-    {"hits", "Allocations served from a free buffer (no system call)",
-     MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(hits)},
-    {"misses", "Allocations that had to map (and register) a new slab",
-     MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(misses)},
+    {"hits", "Allocations served from a free buffer (no system call)", MCA_BASE_PVAR_CLASS_COUNTER,
+     POOL_STAT(hits)},
+    {"misses", "Allocations that had to map (and register) a new slab", MCA_BASE_PVAR_CLASS_COUNTER,
+     POOL_STAT(misses)},
     {"direct_allocs", "Requests above mpool_regpar_bucket_max, served by a direct mapping",
      MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(direct_allocs)},
     {"over_capacity", "Allocations served although they took the pool above max_capacity",
@@ -109,10 +104,9 @@ static const regpar_pvar_t regpar_pvars[] = {
      POOL_STAT(slabs_mapped)},
     {"slabs_released", "Slabs given back to the system", MCA_BASE_PVAR_CLASS_COUNTER,
      POOL_STAT(slabs_released)},
-    {"bytes_held", "Bytes of slabs the pool holds now (in use and idle)",
-     MCA_BASE_PVAR_CLASS_SIZE, POOL_STAT(bytes_held)},
-    {"bytes_in_use", "Bytes of buffers out now", MCA_BASE_PVAR_CLASS_SIZE,
-     POOL_STAT(bytes_in_use)},
+    {"bytes_held", "Bytes of slabs the pool holds now (in use and idle)", MCA_BASE_PVAR_CLASS_SIZE,
+     POOL_STAT(bytes_held)},
+    {"bytes_in_use", "Bytes of buffers out now", MCA_BASE_PVAR_CLASS_SIZE, POOL_STAT(bytes_in_use)},
     {"bytes_peak", "High-water mark of bytes_held", MCA_BASE_PVAR_CLASS_HIGHWATERMARK,
      POOL_STAT(bytes_peak)},
     {"bytes_in_use_peak", "High-water mark of bytes_in_use", MCA_BASE_PVAR_CLASS_HIGHWATERMARK,
@@ -125,17 +119,17 @@ static const regpar_pvar_t regpar_pvars[] = {
      REG_STAT(regions_registered)},
     {"dereg_regions", "Slabs deregistered", MCA_BASE_PVAR_CLASS_COUNTER,
      REG_STAT(regions_deregistered)},
-    {"reg_chunks", "Registration chunks (one registration call each)",
-     MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(chunks_registered)},
+    {"reg_chunks", "Registration chunks (one registration call each)", MCA_BASE_PVAR_CLASS_COUNTER,
+     REG_STAT(chunks_registered)},
     {"reg_bytes", "Bytes registered now", MCA_BASE_PVAR_CLASS_SIZE, REG_STAT(bytes_registered)},
     {"reg_failures", "Slabs whose registration failed (served unregistered)",
      MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(reg_failures)},
     {"reg_time_ns", "Cumulative wall time of registrations, pre-fault included (ns)",
      MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(reg_time_ns)},
-    {"prefault_time_ns", "Cumulative wall time of pre-faulting (ns)",
-     MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(prefault_time_ns)},
-    {"dereg_time_ns", "Cumulative wall time of deregistrations (ns)",
-     MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(dereg_time_ns)},
+    {"prefault_time_ns", "Cumulative wall time of pre-faulting (ns)", MCA_BASE_PVAR_CLASS_COUNTER,
+     REG_STAT(prefault_time_ns)},
+    {"dereg_time_ns", "Cumulative wall time of deregistrations (ns)", MCA_BASE_PVAR_CLASS_COUNTER,
+     REG_STAT(dereg_time_ns)},
     {"reg_parallel_regions", "Slabs registered with more than one thread",
      MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(parallel_regions)},
 };
@@ -160,8 +154,8 @@ static void register_pvars(void)
     for (size_t i = 0; i < sizeof(regpar_pvars) / sizeof(regpar_pvars[0]); i++) {
         (void)mca_base_component_pvar_register(
             &COMPONENT->super.mpool_version, regpar_pvars[i].name, regpar_pvars[i].help,
-            OPAL_INFO_LVL_4, regpar_pvars[i].var_class, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG,
-            NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            OPAL_INFO_LVL_4, regpar_pvars[i].var_class, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+            MCA_BASE_VAR_BIND_NO_OBJECT,
             MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, regpar_pvar_read, NULL,
             NULL, (void *)&regpar_pvars[i]);
     }
@@ -169,15 +163,16 @@ static void register_pvars(void)
 
 static int regpar_register(void)
 {
-    register_int("priority",
-                 "Priority of the regpar pool when a lookup does not name an mpool (a hint "
-                 "mpool=regpar always selects it with priority 100). The default 0 keeps "
-                 "MPI_Alloc_mem without hints on Open MPI's default allocator",
-                 0, &PARAMS->priority);
-    register_int("verbose",
-                 "Verbosity: 0 errors and warnings only, 1 adds a report of the counters at "
-                 "finalize, 2 explains decisions, 3 traces every slab",
-                 0, &PARAMS->verbose);
+    register_string("priority",
+                    "Priority of the regpar pool when a lookup does not name an mpool (an "
+                    "integer; a hint mpool=regpar always selects it with priority 100). The "
+                    "default 0 keeps MPI_Alloc_mem without hints on Open MPI's default "
+                    "allocator",
+                    DEFAULT_PRIORITY, &PARAMS->priority_text);
+    register_string("verbose",
+                    "Verbosity (0 to 9): 0 errors and warnings only, 1 adds a report of the "
+                    "counters at finalize, 2 explains decisions, 3 traces every slab",
+                    DEFAULT_VERBOSE, &PARAMS->verbose_text);
     register_string("bucket_min",
                     "Smallest bucket (bytes; suffixes K, M, G). A page multiple, at least one "
                     "page, at most bucket_max",
@@ -186,14 +181,11 @@ static int regpar_register(void)
                     "Largest bucket (bytes; suffixes K, M, G). A page multiple. Larger requests "
                     "are served by a direct mapping that is released on free",
                     DEFAULT_BUCKET_MAX, &PARAMS->bucket_max);
-    PARAMS->bucket_factor = DEFAULT_BUCKET_FACTOR;
-    (void)mca_base_component_var_register(
-        &COMPONENT->super.mpool_version, "bucket_factor",
-        "Growth factor between consecutive bucket sizes (each rounded up to a page), "
-        "greater than 1.0 and at most 16. 2.0 wastes at most half a buffer; smaller "
-        "factors waste less and keep more buckets",
-        MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &PARAMS->bucket_factor);
+    register_string("bucket_factor",
+                    "Growth factor between consecutive bucket sizes (each rounded up to a "
+                    "page), a decimal number greater than 1 and at most 16. 2 wastes at most "
+                    "half a buffer; smaller factors waste less and keep more buckets",
+                    DEFAULT_BUCKET_FACTOR, &PARAMS->bucket_factor);
     register_string("slab_size",
                     "Largest slab the pool maps at once (bytes; suffixes K, M, G; a multiple of "
                     "2M). A bucket's slabs start at 2M (or one buffer) and double up to this",
@@ -225,9 +217,10 @@ static int regpar_register(void)
                     "Register large slabs with several threads: auto (only where it helps: "
                     "several cores, slab at least reg_threshold, pre-fault done), on, off",
                     "auto", &PARAMS->reg_parallel);
-    register_int("reg_threads",
-                 "Registration threads (0 = one per core, at most 16); created once", 0,
-                 &PARAMS->reg_threads);
+    register_string("reg_threads",
+                    "Registration threads, 0 to 256 (0 = one per core, at most 16); created "
+                    "once",
+                    "0", &PARAMS->reg_threads);
     register_string("reg_chunk_size",
                     "Bytes per registration chunk of a large slab (suffixes K, M, G; a page "
                     "multiple). Keep below 4G for EFA",
@@ -247,8 +240,8 @@ static int regpar_register(void)
                     "empty = the first provider found",
                     "", &PARAMS->ofi_provider);
     register_string("verbs_device",
-                    "RDMA device for reg_backend verbs (for example mlx5_0); empty = the first",
-                    "", &PARAMS->verbs_device);
+                    "RDMA device for reg_backend verbs (for example mlx5_0); empty = the first", "",
+                    &PARAMS->verbs_device);
     register_pvars();
     return OPAL_SUCCESS;
 }
@@ -256,9 +249,19 @@ static int regpar_register(void)
 /* ---------------------------------------------------------------------- */
 /* Parsing with one clear message per bad value. */
 
+/* Every process parses the same values: one message per job is enough
+ * (from the first process), unless the user asked for more. */
+static bool speaks_for_job(void)
+{
+    return 0 == OPAL_PROC_MY_NAME.vpid || PARAMS->verbose >= 1;
+}
+
 static void report_bad_value(const char *param, const char *value, const char *why,
                              const char *expected, const char *fallback)
 {
+    if (!speaks_for_job()) {
+        return;
+    }
     opal_output(0,
                 "mpool_regpar_%s: invalid value \"%s\" (%s); expected %s. Using %s instead "
                 "(pid %d).",
@@ -274,6 +277,19 @@ static uint64_t settings_size(const char *param, const char *value, const char *
     }
     report_bad_value(param, value, why, "a size such as 64K, 2M or 1G", dflt);
     (void)regpar_parse_size(dflt, &out, why, sizeof(why));
+    return out;
+}
+
+static long settings_int(const char *param, const char *value, long lo, long hi, const char *dflt)
+{
+    char why[128], expected[96];
+    long out;
+    if (0 == regpar_parse_int(value, lo, hi, &out, why, sizeof(why))) {
+        return out;
+    }
+    snprintf(expected, sizeof(expected), "an integer from %ld to %ld", lo, hi);
+    report_bad_value(param, value, why, expected, dflt);
+    (void)regpar_parse_int(dflt, lo, hi, &out, why, sizeof(why));
     return out;
 }
 
@@ -314,7 +330,13 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
     regpar_pool_config_defaults(pool_cfg);
     pool_cfg->bucket_min = settings_size("bucket_min", PARAMS->bucket_min, DEFAULT_BUCKET_MIN);
     pool_cfg->bucket_max = settings_size("bucket_max", PARAMS->bucket_max, DEFAULT_BUCKET_MAX);
-    pool_cfg->bucket_factor = PARAMS->bucket_factor;
+    if (0 != regpar_parse_decimal(PARAMS->bucket_factor, 0.0, 1e9, &pool_cfg->bucket_factor, why,
+                                  sizeof(why))) {
+        report_bad_value("bucket_factor", PARAMS->bucket_factor, why,
+                         "a decimal number above 1 and at most 16", DEFAULT_BUCKET_FACTOR);
+        (void)regpar_parse_decimal(DEFAULT_BUCKET_FACTOR, 0.0, 1e9, &pool_cfg->bucket_factor, why,
+                                   sizeof(why));
+    }
     pool_cfg->slab_size = settings_size("slab_size", PARAMS->slab_size, DEFAULT_SLAB_SIZE);
     pool_cfg->max_capacity =
         settings_size("max_capacity", PARAMS->max_capacity, DEFAULT_MAX_CAPACITY);
@@ -325,25 +347,25 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
     }
     pool_cfg->hugepages = settings_bool("hugepages", PARAMS->hugepages, true);
     pool_cfg->numa_node = settings_numa(PARAMS->numa);
-    pool_cfg->verbose = PARAMS->verbose < 0 ? 0 : PARAMS->verbose;
+    pool_cfg->verbose = PARAMS->verbose;
 
     /* Values that parse but do not fit together (min above max, not a page
      * multiple, capacity below one bucket...): the core names the field;
      * all pool sizes then return to their defaults, which are consistent. */
-    if (0 != regpar_pool_config_check(pool_cfg, (size_t)sysconf(_SC_PAGESIZE), why,
-                                      sizeof(why))) {
-        opal_output(0,
-                    "mpool_regpar: %s. Using the defaults for all pool sizes (bucket_min %s, "
-                    "bucket_max %s, bucket_factor %.1f, slab_size %s, max_capacity %s) "
-                    "(pid %d).",
-                    why, DEFAULT_BUCKET_MIN, DEFAULT_BUCKET_MAX, DEFAULT_BUCKET_FACTOR,
-                    DEFAULT_SLAB_SIZE, DEFAULT_MAX_CAPACITY, (int)getpid());
+    if (0 != regpar_pool_config_check(pool_cfg, (size_t)sysconf(_SC_PAGESIZE), why, sizeof(why))) {
+        if (speaks_for_job())
+            opal_output(0,
+                        "mpool_regpar: %s. Using the defaults for all pool sizes (bucket_min %s, "
+                        "bucket_max %s, bucket_factor %s, slab_size %s, max_capacity %s) "
+                        "(pid %d).",
+                        why, DEFAULT_BUCKET_MIN, DEFAULT_BUCKET_MAX, DEFAULT_BUCKET_FACTOR,
+                        DEFAULT_SLAB_SIZE, DEFAULT_MAX_CAPACITY, (int)getpid());
         (void)regpar_parse_size(DEFAULT_BUCKET_MIN, &pool_cfg->bucket_min, why, sizeof(why));
         (void)regpar_parse_size(DEFAULT_BUCKET_MAX, &pool_cfg->bucket_max, why, sizeof(why));
         (void)regpar_parse_size(DEFAULT_SLAB_SIZE, &pool_cfg->slab_size, why, sizeof(why));
-        (void)regpar_parse_size(DEFAULT_MAX_CAPACITY, &pool_cfg->max_capacity, why,
-                                sizeof(why));
-        pool_cfg->bucket_factor = DEFAULT_BUCKET_FACTOR;
+        (void)regpar_parse_size(DEFAULT_MAX_CAPACITY, &pool_cfg->max_capacity, why, sizeof(why));
+        (void)regpar_parse_decimal(DEFAULT_BUCKET_FACTOR, 0.0, 1e9, &pool_cfg->bucket_factor, why,
+                                   sizeof(why));
     }
 
     regpar_reg_config_defaults(reg_cfg);
@@ -353,18 +375,11 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
         reg_cfg->backend = REGPAR_REG_AUTO;
     }
     if (0 != regpar_reg_parallel_parse(PARAMS->reg_parallel, &reg_cfg->parallel)) {
-        report_bad_value("reg_parallel", PARAMS->reg_parallel, "unknown policy",
-                         "auto, on or off", "auto");
+        report_bad_value("reg_parallel", PARAMS->reg_parallel, "unknown policy", "auto, on or off",
+                         "auto");
         reg_cfg->parallel = REGPAR_PAR_AUTO;
     }
-    if (PARAMS->reg_threads < 0 || PARAMS->reg_threads > 256) {
-        char value[32];
-        snprintf(value, sizeof(value), "%d", PARAMS->reg_threads);
-        report_bad_value("reg_threads", value, "out of range", "0 (one per core) to 256", "0");
-        reg_cfg->threads = 0;
-    } else {
-        reg_cfg->threads = (unsigned)PARAMS->reg_threads;
-    }
+    reg_cfg->threads = (unsigned)settings_int("reg_threads", PARAMS->reg_threads, 0, 256, "0");
     reg_cfg->chunk_size =
         settings_size("reg_chunk_size", PARAMS->reg_chunk_size, DEFAULT_REG_CHUNK_SIZE);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -387,6 +402,9 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
 
 static int regpar_open(void)
 {
+    PARAMS->priority =
+        (int)settings_int("priority", PARAMS->priority_text, -1000000, 1000000, DEFAULT_PRIORITY);
+    PARAMS->verbose = (int)settings_int("verbose", PARAMS->verbose_text, 0, 9, DEFAULT_VERBOSE);
     OBJ_CONSTRUCT(&COMPONENT->lock, opal_mutex_t);
     COMPONENT->module_ready = false;
     COMPONENT->module_failed = false;

@@ -5,6 +5,7 @@
  */
 #include "regpar_size.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -226,4 +227,79 @@ int regpar_parse_bool(const char *text, bool *out)
         }
     }
     return -1;
+}
+
+int regpar_parse_int(const char *text, long min, long max, long *out, char *err, size_t errlen)
+{
+    if (!text) {
+        return fail(err, errlen, text, "empty");
+    }
+    const char *b, *e;
+    trim_blanks(text, &b, &e);
+    bool negative = b < e && '-' == *b;
+    const char *digits = negative ? b + 1 : b;
+    const char *reason = reject_non_decimal(digits, e);
+    if (reason) {
+        return fail(err, errlen, text, reason);
+    }
+    const char *p = digits;
+    uint64_t magnitude;
+    bool fits = parse_digits(&p, e, &magnitude);
+    if (p != e) {
+        return fail(err, errlen, text, "not an integer");
+    }
+    /* Range-check the magnitude before converting so nothing wraps. */
+    const uint64_t long_max = (uint64_t)LONG_MAX;
+    long value = 0;
+    bool in_range = fits && magnitude <= long_max + (negative ? 1u : 0u);
+    if (in_range) {
+        value = negative ? (magnitude > long_max ? LONG_MIN : -(long)magnitude) : (long)magnitude;
+        in_range = value >= min && value <= max;
+    }
+    if (!in_range) {
+        char why[96];
+        snprintf(why, sizeof(why), "out of range (%ld to %ld)", min, max);
+        return fail(err, errlen, text, why);
+    }
+    *out = value;
+    return 0;
+}
+
+int regpar_parse_decimal(const char *text, double min, double max, double *out, char *err,
+                         size_t errlen)
+{
+    if (!text) {
+        return fail(err, errlen, text, "empty");
+    }
+    const char *b, *e;
+    trim_blanks(text, &b, &e);
+    const char *reason = reject_non_decimal(b, e);
+    if (reason) {
+        return fail(err, errlen, text, reason);
+    }
+    /* Digits, an optional point and digits: no exponent, no sign, no hex. */
+    const char *p = b;
+    double value = 0.0, scale = 1.0;
+    bool point = false;
+    for (; p < e; p++) {
+        if ('.' == *p && !point) {
+            point = true;
+        } else if (is_digit(*p)) {
+            if (point) {
+                scale /= 10.0;
+                value += (*p - '0') * scale;
+            } else {
+                value = value * 10.0 + (*p - '0');
+            }
+        } else {
+            return fail(err, errlen, text, "not a decimal number");
+        }
+    }
+    if (!(value >= min && value <= max)) {
+        char why[96];
+        snprintf(why, sizeof(why), "out of range (%g to %g)", min, max);
+        return fail(err, errlen, text, why);
+    }
+    *out = value;
+    return 0;
 }

@@ -34,6 +34,18 @@ int regpar_format_size(uint64_t value, char *buf, size_t len);
  */
 int regpar_parse_duration(const char *text, uint64_t *out_ns, char *err, size_t errlen);
 
+/*
+ * A decimal integer, optionally negative, within [min, max].  Returns 0 and
+ * sets *out, or -1 with a reason in err ("not an integer", "out of range").
+ * (Open MPI's own parser turns "abc" into 0 without a word.)
+ */
+int regpar_parse_int(const char *text, long min, long max, long *out, char *err, size_t errlen);
+
+/* A non-negative decimal number with an optional fraction ("2", "1.5"),
+ * within [min, max].  No sign, exponent or hexadecimal. */
+int regpar_parse_decimal(const char *text, double min, double max, double *out, char *err,
+                         size_t errlen);
+
 /* "on/off", "yes/no", "true/false", "1/0", "enable/disable" (any case).
  * Returns 0 and sets *out, or -1. */
 int regpar_parse_bool(const char *text, bool *out);
