@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# Side-by-side collective benchmarks: coll/bufpool against Open MPI's default
+# selection (tuned), adapt and basic, plus a memcpy floor, at 2 processes and
+# at 4 oversubscribed.  Builds what it needs, runs, and writes a CSV, a
+# Markdown table with ratios and targets, and one log-log PNG per collective.
+# See docs/benchmarks.md for the method and the meaning of every column.
+set -u -o pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+srcdir=$(cd "$script_dir/.." && pwd)
+
+all_collectives="allreduce reduce bcast allgather reduce_scatter reduce_scatter_block alltoall gather scatter scan exscan"
+osu_names="allreduce reduce bcast allgather reduce_scatter reduce_scatter_block alltoall gather scatter scan exscan"
+
+usage() {
+    cat <<EOF
+Usage: $0 [options]
+
+  --quick              smoke run: sizes to 4 MiB, few iterations, 1 round (~2 min)
+  --full               OSU's own iteration counts (1000/100, warm-up 200/10), 5 rounds (hours)
+  --np "LIST"          process counts (default "2 4"; above the core count, runs oversubscribed)
+  --collectives "LIST" subset of: $all_collectives
+  --configs "LIST"     subset of: bufpool default adapt basic (default: all four)
+  --max-size SIZE      largest message size (default 64M; suffixes K M G)
+  --rounds N           repetitions of every point; the median is kept (default 3)
+  --mode injob|job     injob (default): configurations alternate size by size inside one
+                       job per collective; job: one mpirun per configuration per round
+                       (rounds interleaved), as for OSU binaries
+  --osu DIR            also run the OSU micro-benchmarks found under DIR (osu_allreduce, ...)
+                       with the same configurations, job mode
+  --build-dir DIR      build tree to use or create (default: \$BUFPOOL_BUILD_DIR, or the current
+                       directory if it is a configured build tree, or $srcdir/build)
+  --no-build           use the build tree as it is
+  --out DIR            results directory (default: ./results/side-by-side-<date>)
+  --stat avg|p50       latency shown and compared: OSU's mean (avg, default) or each rank's
+                       median call (p50; robust when other work shares the machine)
+  --timeout SECONDS    per-job limit (default 1800); a hung job is killed and reported
+  --mpirun-args "ARGS" extra arguments for every mpirun
+  -h, --help           this message
+EOF
+}
+
+die() {
+    echo "run-side-by-side: $*" >&2
+    exit 2
+}
+
+note() {
+    echo "run-side-by-side: $*"
+}
+
+# ---------------------------------------------------------------------------
+# Options
+preset=default
+nps="2 4"
+collectives=$all_collectives
+configs="bufpool default adapt basic"
+max_size=""
+rounds=""
+mode=injob
+osu_dir=""
+build_dir=${BUFPOOL_BUILD_DIR:-}
+do_build=1
+out_dir=""
+job_timeout=1800
+extra_mpirun_args=""
+stat=avg
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) preset=quick ;;
+        --full) preset=full ;;
+        --np) nps=${2:?--np needs a list}; shift ;;
+        --collectives) collectives=${2:?--collectives needs a list}; shift ;;
+        --configs) configs=${2:?--configs needs a list}; shift ;;
+        --max-size) max_size=${2:?--max-size needs a size}; shift ;;
+        --rounds) rounds=${2:?--rounds needs a number}; shift ;;
+        --mode) mode=${2:?--mode needs injob or job}; shift ;;
+        --osu) osu_dir=${2:?--osu needs a directory}; shift ;;
+        --build-dir) build_dir=${2:?--build-dir needs a directory}; shift ;;
+        --no-build) do_build=0 ;;
+        --out) out_dir=${2:?--out needs a directory}; shift ;;
+        --timeout) job_timeout=${2:?--timeout needs seconds}; shift ;;
+        --stat) stat=${2:?--stat needs avg or p50}; shift ;;
+        --mpirun-args) extra_mpirun_args=${2?--mpirun-args needs a string}; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; die "unknown option '$1'" ;;
+    esac
+    shift
+done
+
+# Iteration counts per preset: OSU's structure (small/large split at 8 KiB),
+# with the large counts capped by a byte budget so 64 MiB points stay short.
+case $preset in
+    quick) max_default=4M; rounds_default=1; bench_iters="-i 20 -x 5 --iterations-large 10 --warmup-large 2 -b 16M" ;;
+    default) max_default=64M; rounds_default=3; bench_iters="-i 100 -x 10 --iterations-large 50 --warmup-large 5 -b 64M" ;;
+    full) max_default=64M; rounds_default=5; bench_iters="-i 1000 -x 200 --iterations-large 100 --warmup-large 10" ;;
+esac
+max_size=${max_size:-$max_default}
+rounds=${rounds:-$rounds_default}
+
+case $mode in injob | job) ;; *) die "--mode must be injob or job, not '$mode'" ;; esac
+case $stat in avg | p50) ;; *) die "--stat must be avg or p50, not '$stat'" ;; esac
+[[ $rounds =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1..99, not '$rounds'"
+[[ $job_timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
+[[ $max_size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--max-size must look like 65536, 64K or 64M, not '$max_size'"
+# OSU's -m wants plain bytes.
+case $max_size in
+    *[kK]) max_bytes=$((${max_size%?} << 10)) ;;
+    *[mM]) max_bytes=$((${max_size%?} << 20)) ;;
+    *[gG]) max_bytes=$((${max_size%?} << 30)) ;;
+    *) max_bytes=$max_size ;;
+esac
+for np in $nps; do
+    [[ $np =~ ^[1-9][0-9]*$ ]] && [ "$np" -ge 2 ] || die "--np: '$np' is not a process count >= 2"
+done
+for c in $collectives; do
+    case " $all_collectives " in *" $c "*) ;; *) die "--collectives: unknown '$c' (known: $all_collectives)" ;; esac
+done
+for c in $configs; do
+    case $c in bufpool | default | adapt | basic) ;; *) die "--configs: unknown '$c' (known: bufpool default adapt basic)" ;; esac
+done
+if [ -n "$osu_dir" ] && [ ! -d "$osu_dir" ]; then
+    die "--osu: '$osu_dir' is not a directory (give the OSU installation or build directory)"
+fi
+command -v python3 >/dev/null || die "python3 is needed for the report (apt-get install python3)"
+
+out_dir=${out_dir:-$PWD/results/side-by-side-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out_dir/logs" || die "cannot create $out_dir"
+out_dir=$(cd "$out_dir" && pwd)
+raw_csv=$out_dir/raw.csv
+rm -f "$raw_csv"
+start_time=$(date +%s)
+
+# ---------------------------------------------------------------------------
+# Build
+if [ -z "$build_dir" ]; then
+    if [ -f ./config.status ] && grep -q ompi-bufpool ./config.status 2>/dev/null; then
+        build_dir=$PWD
+    else
+        build_dir=$srcdir/build
+    fi
+fi
+mkdir -p "$build_dir" || die "cannot create build directory $build_dir"
+build_dir=$(cd "$build_dir" && pwd)
+build_log=$out_dir/logs/build.log
+: >"$build_log"
+
+if [ "$do_build" = 1 ]; then
+    if [ ! -f "$build_dir/config.status" ]; then
+        if [ ! -x "$srcdir/configure" ]; then
+            note "running autogen.sh in $srcdir"
+            (cd "$srcdir" && ./autogen.sh) >>"$build_log" 2>&1 || die "autogen.sh failed; see $build_log"
+        fi
+        note "configuring in $build_dir"
+        (cd "$build_dir" && "$srcdir/configure") >>"$build_log" 2>&1 || die "configure failed; see $build_log"
+    fi
+    note "building coll_latency in $build_dir"
+    make -C "$build_dir/bench" coll_latency >>"$build_log" 2>&1 || die "building coll_latency failed; see $build_log"
+    # The components may not build yet (work in progress); the stock
+    # configurations run regardless.
+    if make -C "$build_dir/opal-mca-mpool-regpar" >>"$build_log" 2>&1 &&
+        make -C "$build_dir/ompi-mca-coll-bufpool" >>"$build_log" 2>&1; then
+        note "components built"
+    else
+        note "the components did not build (see $build_log); bufpool will be skipped"
+    fi
+fi
+bench_bin=$build_dir/bench/coll_latency
+[ -x "$bench_bin" ] || die "$bench_bin is missing; run without --no-build or build it (make -C $build_dir/bench coll_latency)"
+
+# ---------------------------------------------------------------------------
+# Configurations
+ompi_component_dir=$(sed -n 's/^OMPI_SYSTEM_COMPONENT_DIR = //p' "$build_dir/bench/Makefile" 2>/dev/null)
+mpirun_bin=$(sed -n 's/^MPIRUN = //p' "$build_dir/bench/Makefile" 2>/dev/null)
+mpirun_bin=${mpirun_bin:-mpirun}
+[ -n "$ompi_component_dir" ] || ompi_component_dir=$(dirname "$(ls -d /usr/lib/*/openmpi/lib/openmpi3/mca_coll_basic.so 2>/dev/null | head -n 1)" 2>/dev/null)
+bufpool_so=$build_dir/ompi-mca-coll-bufpool/.libs/mca_coll_bufpool.so
+regpar_so=$build_dir/opal-mca-mpool-regpar/.libs/mca_mpool_regpar.so
+have_bufpool=0
+component_path_env=()
+if [ -f "$bufpool_so" ] && [ -f "$regpar_so" ]; then
+    have_bufpool=1
+    # Open MPI tries to open every file of a component directory, and .libs
+    # also holds the objects: point it at a directory of the two libraries.
+    component_dir=$out_dir/components
+    mkdir -p "$component_dir"
+    ln -sf "$bufpool_so" "$regpar_so" "$component_dir/"
+    component_path_env=(env "OMPI_MCA_mca_base_component_path=$ompi_component_dir:$component_dir")
+fi
+run_configs=""
+for c in $configs; do
+    if [ "$c" = bufpool ] && [ "$have_bufpool" = 0 ]; then
+        note "bufpool skipped: $bufpool_so and $regpar_so are not both built"
+        continue
+    fi
+    run_configs="$run_configs $c"
+done
+run_configs=${run_configs# }
+[ -n "$run_configs" ] || die "no configuration left to run"
+
+# mpirun arguments of one configuration in job mode.
+job_config_args() {
+    case $1 in
+        bufpool) ;;
+        default) echo "--mca coll ^bufpool" ;;
+        adapt) echo "--mca coll ^bufpool --mca coll_adapt_priority 100" ;;
+        basic) echo "--mca coll basic,self,libnbc" ;;
+    esac
+}
+
+ncores=$(nproc 2>/dev/null || echo 1)
+mpirun_base() {
+    local np=$1 args="-np $np"
+    [ "$(id -u)" = 0 ] && args="$args --allow-run-as-root"
+    if [ "$np" -gt "$ncores" ]; then
+        # Spinning ranks on a shared core would time the spinning, not the algorithm.
+        args="$args --oversubscribe --mca mpi_yield_when_idle 1"
+    fi
+    echo "$args $extra_mpirun_args"
+}
+
+# Runs one job under the time limit; its output goes to a log.
+failures=""
+run_job() {
+    local log=$1
+    shift
+    echo "+ $*" >"$log"
+    timeout --signal=TERM --kill-after=30 "$job_timeout" "$@" >>"$log" 2>&1
+    local rc=$?
+    if [ $rc = 124 ] || [ $rc = 137 ]; then
+        echo "# run-side-by-side: job killed after ${job_timeout}s" >>"$log"
+    fi
+    return $rc
+}
+
+record_failure() {
+    failures="$failures
+- $1 (log: $2)"
+    note "FAILED: $1; see $2"
+}
+
+load_before=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+if awk -v l="$load_before" -v n="$ncores" 'BEGIN { exit !(l > n / 2) }'; then
+    note "warning: load average $load_before on $ncores cores; other work will add noise (ratios within this run stay comparable, absolute times less so)"
+fi
+echo "# run-side-by-side meta mode=$mode preset=$preset rounds=$rounds max_size=$max_size nps=$nps configs=$run_configs" >"$out_dir/meta.txt"
+
+# ---------------------------------------------------------------------------
+# In-job mode: one job per collective; configurations alternate inside it,
+# size by size, repetition by repetition.
+run_injob() {
+    local np=$1 coll=$2
+    local cfgs="floor,${run_configs// /,}"
+    local log=$out_dir/logs/np$np-$coll.log
+    note "np=$np $coll: $cfgs ($rounds rounds, in one job)"
+    # shellcheck disable=SC2046
+    if ! run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
+        "$bench_bin" -c "$coll" -C "$cfgs" -m "1:$max_size" $bench_iters -r "$rounds" \
+        -o "$raw_csv" -t injob || ! grep -q '^# coll_latency: done' "$log"; then
+        if grep -q '^# coll_latency: done' "$log"; then
+            record_failure "np=$np $coll: data check failed" "$log"
+            return
+        fi
+        # A crash or hang in one configuration must not hide the others:
+        # measure each on its own.
+        record_failure "np=$np $coll: job died; rerunning each configuration alone" "$log"
+        for c in floor $run_configs; do
+            local clog=$out_dir/logs/np$np-$coll-$c.log
+            # shellcheck disable=SC2046
+            run_job "$clog" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
+                "$bench_bin" -c "$coll" -C "$c" -m "1:$max_size" $bench_iters -r "$rounds" \
+                -o "$raw_csv" -t injob-alone ||
+                record_failure "np=$np $coll $c (alone)" "$clog"
+        done
+    fi
+}
+
+# Job mode: round-robin of whole jobs, the configuration order rotating each
+# round; the floor is measured in the default job.
+run_jobmode() {
+    local np=$1 coll=$2
+    local -a order=($run_configs)
+    local n=${#order[@]}
+    for ((round = 0; round < rounds; round++)); do
+        for ((k = 0; k < n; k++)); do
+            local c=${order[$(((k + round) % n))]}
+            local log=$out_dir/logs/np$np-$coll-$c-r$round.log
+            local cfg="world"
+            [ "$c" = default ] && cfg="world,floor"
+            note "np=$np $coll: $c, round $((round + 1))/$rounds"
+            # shellcheck disable=SC2046
+            run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
+                $(job_config_args "$c") "$bench_bin" -c "$coll" -C "$cfg" -n "$c" \
+                -m "1:$max_size" $bench_iters -o "$raw_csv" -t "job-r$round" ||
+                record_failure "np=$np $coll $c round $round" "$log"
+        done
+    done
+}
+
+# OSU binaries: job mode only; their rows join the CSV as osu_<coll>.
+run_osu() {
+    local np=$1 coll=$2 bin=$3
+    local -a order=($run_configs)
+    local n=${#order[@]}
+    local osu_iters
+    case $preset in
+        quick) osu_iters="-i 20 -x 5" ;;
+        default) osu_iters="-i 100 -x 10" ;;
+        full) osu_iters="" ;;
+    esac
+    for ((round = 0; round < rounds; round++)); do
+        for ((k = 0; k < n; k++)); do
+            local c=${order[$(((k + round) % n))]}
+            local log=$out_dir/logs/osu-np$np-$coll-$c-r$round.log
+            note "np=$np osu_$coll: $c, round $((round + 1))/$rounds"
+            # shellcheck disable=SC2046
+            if run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
+                $(job_config_args "$c") "$bin" -f -m "1:$max_bytes" $osu_iters; then
+                python3 "$script_dir/coll_report.py" --parse-osu "$log" --np "$np" \
+                    --collective "osu_$coll" --config "$c" --tag "osu-r$round" >>"$raw_csv"
+            else
+                record_failure "np=$np osu_$coll $c round $round" "$log"
+            fi
+        done
+    done
+}
+
+for np in $nps; do
+    for coll in $collectives; do
+        if [ "$mode" = injob ]; then
+            run_injob "$np" "$coll"
+        else
+            run_jobmode "$np" "$coll"
+        fi
+    done
+done
+
+if [ -n "$osu_dir" ]; then
+    for np in $nps; do
+        for coll in $osu_names; do
+            bin=$(find "$osu_dir" -type f -perm -u+x -name "osu_$coll" 2>/dev/null | head -n 1)
+            if [ -z "$bin" ]; then
+                note "osu_$coll not found under $osu_dir; skipped"
+                continue
+            fi
+            run_osu "$np" "$coll" "$bin"
+        done
+    done
+fi
+
+# ---------------------------------------------------------------------------
+# Report
+end_time=$(date +%s)
+wall=$((end_time - start_time))
+grep -h '^# bufpool scratch bound' "$out_dir"/logs/*.log 2>/dev/null | head -n 1 >>"$out_dir/meta.txt"
+echo "# run-side-by-side wall_seconds=$wall load_before=$load_before load_after=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0) host=$(uname -n) cores=$ncores" >>"$out_dir/meta.txt"
+[ -n "$failures" ] && printf '%s\n' "$failures" >"$out_dir/failures.txt"
+
+python3 "$script_dir/coll_report.py" --report "$raw_csv" --meta "$out_dir/meta.txt" \
+    --out "$out_dir" --plot-script "$script_dir/plot.gp" --configs "$run_configs" --stat "$stat" ||
+    die "the report failed; the raw data is in $raw_csv"
+
+echo
+echo "Results ($((wall / 60)) min $((wall % 60)) s):"
+echo "  raw points       $raw_csv"
+echo "  medians          $out_dir/summary.csv"
+echo "  table            $out_dir/results.md"
+echo "  plots            $out_dir/*.png"
+echo "  logs             $out_dir/logs/"
+if [ -n "$failures" ]; then
+    echo "Failures:$failures"
+    exit 1
+fi
+exit 0
