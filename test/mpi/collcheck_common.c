@@ -1,0 +1,809 @@
+/*
+ * Options, communicators, buffers, failure reports and the coll/bufpool pvar
+ * checks shared by every collcheck program.
+ */
+#include "collcheck.h"
+#include "pvar_util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+cc_options cc_opts;
+int cc_world_rank, cc_world_size;
+
+static atomic_long cc_failures;
+static atomic_long cc_reports;
+static atomic_long cc_cases;
+static atomic_bool cc_fault_done;
+static bool cc_bad_command_line;
+
+static const char *const coll_names[CC_NCOLLS] = {
+    [CC_ALLREDUCE] = "allreduce",
+    [CC_REDUCE] = "reduce",
+    [CC_REDUCE_SCATTER] = "reduce_scatter",
+    [CC_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
+    [CC_SCAN] = "scan",
+    [CC_EXSCAN] = "exscan",
+    [CC_BCAST] = "bcast",
+    [CC_ALLGATHER] = "allgather",
+    [CC_ALLTOALL] = "alltoall",
+    [CC_GATHER] = "gather",
+    [CC_SCATTER] = "scatter",
+};
+
+static const char *const coll_mpi_names[CC_NCOLLS] = {
+    [CC_ALLREDUCE] = "MPI_Allreduce",
+    [CC_REDUCE] = "MPI_Reduce",
+    [CC_REDUCE_SCATTER] = "MPI_Reduce_scatter",
+    [CC_REDUCE_SCATTER_BLOCK] = "MPI_Reduce_scatter_block",
+    [CC_SCAN] = "MPI_Scan",
+    [CC_EXSCAN] = "MPI_Exscan",
+    [CC_BCAST] = "MPI_Bcast",
+    [CC_ALLGATHER] = "MPI_Allgather",
+    [CC_ALLTOALL] = "MPI_Alltoall",
+    [CC_GATHER] = "MPI_Gather",
+    [CC_SCATTER] = "MPI_Scatter",
+};
+
+static const char *const comm_kind_names[CC_NCOMMKINDS] = {
+    [CC_COMM_WORLD] = "world",
+    [CC_COMM_DUP] = "dup",
+    [CC_COMM_HALVES] = "halves",
+    [CC_COMM_REVERSED] = "reversed",
+};
+
+const char *cc_coll_name(cc_coll coll)
+{
+    return coll_names[coll];
+}
+
+const char *cc_coll_mpi_name(cc_coll coll)
+{
+    return coll_mpi_names[coll];
+}
+
+const char *cc_comm_kind_name(cc_comm_kind kind)
+{
+    return comm_kind_names[kind];
+}
+
+bool cc_coll_selected(cc_coll coll)
+{
+    return (cc_opts.coll_mask & (1u << coll)) != 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Command line. */
+
+static const char usage_text[] =
+    "Options:\n"
+    "  --level=smoke|quick|full  how much of the matrix to run (default quick;\n"
+    "                            BUFPOOL_TEST_FULL=1 in the environment selects full)\n"
+    "  --smoke, --quick, --full  same as --level=...\n"
+    "  --segment-size=BYTES      counts around BYTES/extent are tested (default 128K)\n"
+    "  --comms=LIST              world,dup,halves,reversed or all (default all)\n"
+    "  --colls=LIST              collective names (allreduce, reduce, reduce_scatter,\n"
+    "                            reduce_scatter_block, scan, exscan, bcast, allgather,\n"
+    "                            alltoall, gather, scatter), all or none (default all)\n"
+    "  --expect-bufpool          fail unless coll_bufpool_<coll>_calls grows for every\n"
+    "                            collective run\n"
+    "  --expect-scratch-bound=BYTES  first run a 64 MiB MPI_Allreduce, then fail if\n"
+    "                            coll_bufpool_scratch_bytes_peak exceeds BYTES\n"
+    "  --threads=N, --iterations=N   (test_coll_threads, test_coll_comms)\n"
+    "  --max-reports=N           failure messages printed per rank (default 10)\n"
+    "  --inject-fault=value|gap|guard  corrupt one result on the last rank, to\n"
+    "                            prove that the checks fire (the run must fail)\n"
+    "  --verbose                 progress on rank 0\n"
+    "Sizes accept K, M and G suffixes (powers of 1024).\n";
+
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void usage_error(const char *fmt, ...)
+{
+    if (cc_world_rank == 0 && !cc_bad_command_line) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("collcheck: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputs("\n", stderr);
+        fputs(usage_text, stderr);
+        va_end(ap);
+    }
+    cc_bad_command_line = true;
+}
+
+static bool parse_size(const char *text, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno != 0 || end == text || text[0] == '-') {
+        return false;
+    }
+    unsigned shift = 0;
+    switch (*end) {
+        case 'k':
+        case 'K':
+            shift = 10;
+            end++;
+            break;
+        case 'm':
+        case 'M':
+            shift = 20;
+            end++;
+            break;
+        case 'g':
+        case 'G':
+            shift = 30;
+            end++;
+            break;
+        default:
+            break;
+    }
+    if (*end != '\0' || (shift != 0 && v > (ULLONG_MAX >> shift))) {
+        return false;
+    }
+    *out = v << shift;
+    return true;
+}
+
+static bool parse_positive_int(const char *text, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < 1 || v > 1024) {
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
+static bool parse_list(const char *text, const char *const *names, int n, unsigned *mask)
+{
+    *mask = 0;
+    if (strcmp(text, "all") == 0) {
+        *mask = (1u << n) - 1;
+        return true;
+    }
+    if (strcmp(text, "none") == 0) {
+        return true;
+    }
+    char *copy = strdup(text), *save = NULL;
+    bool ok = copy != NULL;
+    for (char *tok = ok ? strtok_r(copy, ",", &save) : NULL; tok != NULL && ok;
+         tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int i = 0; i < n; i++) {
+            if (strcmp(tok, names[i]) == 0) {
+                found = i;
+            }
+        }
+        if (found < 0) {
+            usage_error("unknown name '%s' in '%s'", tok, text);
+            ok = false;
+        } else {
+            *mask |= 1u << found;
+        }
+    }
+    free(copy);
+    return ok;
+}
+
+static const char *option_value(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n) == 0 && arg[n] == '=') {
+        return arg + n + 1;
+    }
+    return NULL;
+}
+
+static void parse_options(int argc, char **argv)
+{
+    cc_opts.level = CC_LEVEL_QUICK;
+    const char *full = getenv("BUFPOOL_TEST_FULL");
+    if (full != NULL && full[0] != '\0' && strcmp(full, "0") != 0) {
+        cc_opts.level = CC_LEVEL_FULL;
+    }
+    cc_opts.segment_bytes = 128 * 1024;
+    cc_opts.comm_mask = (1u << CC_NCOMMKINDS) - 1;
+    cc_opts.coll_mask = (1u << CC_NCOLLS) - 1;
+    cc_opts.threads = 4;
+    cc_opts.iterations = 0; /* program default */
+    cc_opts.max_reports = 10;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        unsigned long long size;
+        if (strcmp(a, "--smoke") == 0) {
+            cc_opts.level = CC_LEVEL_SMOKE;
+        } else if (strcmp(a, "--quick") == 0) {
+            cc_opts.level = CC_LEVEL_QUICK;
+        } else if (strcmp(a, "--full") == 0) {
+            cc_opts.level = CC_LEVEL_FULL;
+        } else if ((v = option_value(a, "--level")) != NULL) {
+            if (strcmp(v, "smoke") == 0) {
+                cc_opts.level = CC_LEVEL_SMOKE;
+            } else if (strcmp(v, "quick") == 0) {
+                cc_opts.level = CC_LEVEL_QUICK;
+            } else if (strcmp(v, "full") == 0) {
+                cc_opts.level = CC_LEVEL_FULL;
+            } else {
+                usage_error("--level must be smoke, quick or full, not '%s'", v);
+            }
+        } else if ((v = option_value(a, "--segment-size")) != NULL) {
+            if (!parse_size(v, &size) || size == 0 || size > (1ull << 30)) {
+                usage_error("--segment-size needs a size between 1 and 1G, not '%s'", v);
+            } else {
+                cc_opts.segment_bytes = (size_t)size;
+            }
+        } else if ((v = option_value(a, "--comms")) != NULL) {
+            parse_list(v, comm_kind_names, CC_NCOMMKINDS, &cc_opts.comm_mask);
+        } else if ((v = option_value(a, "--colls")) != NULL) {
+            parse_list(v, coll_names, CC_NCOLLS, &cc_opts.coll_mask);
+        } else if (strcmp(a, "--expect-bufpool") == 0) {
+            cc_opts.expect_bufpool = true;
+        } else if ((v = option_value(a, "--expect-scratch-bound")) != NULL) {
+            if (!parse_size(v, &size)) {
+                usage_error("--expect-scratch-bound needs a byte count, not '%s'", v);
+            } else {
+                cc_opts.have_scratch_bound = true;
+                cc_opts.scratch_bound = size;
+            }
+        } else if ((v = option_value(a, "--threads")) != NULL) {
+            if (!parse_positive_int(v, &cc_opts.threads)) {
+                usage_error("--threads needs an integer in [1, 1024], not '%s'", v);
+            }
+        } else if ((v = option_value(a, "--iterations")) != NULL) {
+            if (!parse_positive_int(v, &cc_opts.iterations)) {
+                usage_error("--iterations needs an integer in [1, 1024], not '%s'", v);
+            }
+        } else if ((v = option_value(a, "--max-reports")) != NULL) {
+            if (!parse_positive_int(v, &cc_opts.max_reports)) {
+                usage_error("--max-reports needs an integer in [1, 1024], not '%s'", v);
+            }
+        } else if ((v = option_value(a, "--inject-fault")) != NULL) {
+            if (strcmp(v, "value") == 0) {
+                cc_opts.fault = CC_FAULT_VALUE;
+            } else if (strcmp(v, "gap") == 0) {
+                cc_opts.fault = CC_FAULT_GAP;
+            } else if (strcmp(v, "guard") == 0) {
+                cc_opts.fault = CC_FAULT_GUARD;
+            } else {
+                usage_error("--inject-fault must be value, gap or guard, not '%s'", v);
+            }
+        } else if (strcmp(a, "--verbose") == 0) {
+            cc_opts.verbose = true;
+        } else if (strcmp(a, "--help") == 0) {
+            usage_error("usage: %s [options]", argv[0]);
+        } else {
+            usage_error("unknown option '%s'", a);
+        }
+    }
+}
+
+bool cc_init(int *argc, char ***argv, int thread_level, const char *usage_extra)
+{
+    int provided;
+    MPI_Init_thread(argc, argv, thread_level, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &cc_world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &cc_world_size);
+    /* Errors come back as codes so that the message names the case. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    parse_options(*argc, *argv);
+    if (cc_bad_command_line) {
+        if (cc_world_rank == 0 && usage_extra != NULL) {
+            fputs(usage_extra, stderr);
+        }
+        return false;
+    }
+    if (provided < thread_level) {
+        if (cc_world_rank == 0) {
+            fprintf(stderr,
+                    "collcheck: MPI provides thread level %d, this test needs %d "
+                    "(MPI_THREAD_MULTIPLE = %d): build Open MPI with thread support\n",
+                    provided, thread_level, MPI_THREAD_MULTIPLE);
+        }
+        cc_bad_command_line = true;
+        return false;
+    }
+    if (!cc_types_create()) {
+        cc_fail(NULL, "the datatype table does not match this MPI library");
+        return false;
+    }
+    /* First, so that the peak it reads covers that one allreduce only. */
+    cc_check_scratch_bound();
+    return true;
+}
+
+/* The summary travels by point-to-point messages: it must not depend on
+ * the collectives under test. */
+int cc_finish(const char *program)
+{
+    if (!cc_bad_command_line) {
+        cc_types_free();
+    }
+    pvar_util_finalize();
+    if (!cc_bad_command_line && atomic_load(&cc_cases) == 0) {
+        cc_fail(NULL, "no case was checked on this rank: --colls/--comms selected nothing");
+    }
+    long mine[2] = {atomic_load(&cc_failures), atomic_load(&cc_cases)};
+    if (cc_world_rank == 0) {
+        long total[2] = {mine[0], mine[1]};
+        for (int r = 1; r < cc_world_size; r++) {
+            long theirs[2];
+            MPI_Recv(theirs, 2, MPI_LONG, r, 7007, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            total[0] += theirs[0];
+            total[1] += theirs[1];
+        }
+        if (cc_bad_command_line) {
+            printf("%s: bad command line or MPI setup, nothing run\n", program);
+        } else {
+            printf("%s: %s: %ld case checks on %d ranks, %ld failures\n", program,
+                   total[0] == 0 ? "PASS" : "FAIL", total[1], cc_world_size, total[0]);
+        }
+    } else {
+        MPI_Send(mine, 2, MPI_LONG, 0, 7007, MPI_COMM_WORLD);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Finalize();
+    if (cc_bad_command_line) {
+        return 2;
+    }
+    return mine[0] != 0 ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Communicators. */
+
+void cc_comm_wrap(MPI_Comm comm, const char *name, cc_comm *out)
+{
+    out->kind = CC_COMM_WORLD;
+    out->name = name;
+    out->comm = comm;
+    MPI_Comm_rank(comm, &out->rank);
+    MPI_Comm_size(comm, &out->size);
+}
+
+void cc_comm_create(cc_comm_kind kind, cc_comm *out)
+{
+    MPI_Comm c = MPI_COMM_WORLD;
+    switch (kind) {
+        case CC_COMM_WORLD:
+            break;
+        case CC_COMM_DUP:
+            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+            break;
+        case CC_COMM_HALVES:
+            MPI_Comm_split(MPI_COMM_WORLD, cc_world_rank % 2, cc_world_rank, &c);
+            break;
+        case CC_COMM_REVERSED:
+            MPI_Comm_split(MPI_COMM_WORLD, 0, -cc_world_rank, &c);
+            break;
+        default:
+            break;
+    }
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    cc_comm_wrap(c, comm_kind_names[kind], out);
+    out->kind = kind;
+}
+
+void cc_comm_free(cc_comm *c)
+{
+    if (c->comm != MPI_COMM_WORLD && c->comm != MPI_COMM_SELF && c->comm != MPI_COMM_NULL) {
+        MPI_Comm_free(&c->comm);
+    }
+    c->comm = MPI_COMM_NULL;
+}
+
+void cc_run_family(const cc_coll *colls, size_t ncolls,
+                   void (*matrix)(cc_coll coll, const cc_comm *comm))
+{
+    cc_comm comms[CC_NCOMMKINDS];
+    for (int k = 0; k < CC_NCOMMKINDS; k++) {
+        if (cc_opts.comm_mask & (1u << k)) {
+            cc_comm_create((cc_comm_kind)k, &comms[k]);
+        }
+    }
+    for (size_t i = 0; i < ncolls; i++) {
+        if (!cc_coll_selected(colls[i])) {
+            continue;
+        }
+        cc_bufpool_snapshot before;
+        cc_bufpool_snapshot_take(&before);
+        for (int k = 0; k < CC_NCOMMKINDS; k++) {
+            if ((cc_opts.comm_mask & (1u << k)) == 0) {
+                continue;
+            }
+            double t0 = MPI_Wtime();
+            matrix(colls[i], &comms[k]);
+            if (cc_opts.verbose && cc_world_rank == 0) {
+                printf("%-22s on %-8s %7.2f s\n", coll_mpi_names[colls[i]], comm_kind_names[k],
+                       MPI_Wtime() - t0);
+            }
+        }
+        cc_bufpool_expect_growth(&before, 1u << colls[i]);
+    }
+    for (int k = 0; k < CC_NCOMMKINDS; k++) {
+        if (cc_opts.comm_mask & (1u << k)) {
+            cc_comm_free(&comms[k]);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Buffers. */
+
+void *cc_xmalloc(size_t bytes)
+{
+    void *p = malloc(bytes == 0 ? 1 : bytes);
+    if (p == NULL) {
+        fprintf(stderr, "collcheck: rank %d: out of memory allocating %zu bytes\n", cc_world_rank,
+                bytes);
+        MPI_Abort(MPI_COMM_WORLD, 5);
+    }
+    return p;
+}
+
+void cc_buffer_alloc(cc_buffer *b, size_t bytes, unsigned char fill)
+{
+    b->base = cc_xmalloc(bytes + 2 * CC_GUARD_BYTES);
+    memset(b->base, CC_RECV_SENTINEL, CC_GUARD_BYTES);
+    memset(b->base + CC_GUARD_BYTES, fill, bytes);
+    memset(b->base + CC_GUARD_BYTES + bytes, CC_RECV_SENTINEL, CC_GUARD_BYTES);
+    b->data = b->base + CC_GUARD_BYTES;
+    b->bytes = bytes;
+}
+
+void cc_buffer_free(cc_buffer *b)
+{
+    free(b->base);
+    b->base = b->data = NULL;
+    b->bytes = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reports. */
+
+static void describe_case(const cc_case *c, char *out, size_t n)
+{
+    if (c == NULL) {
+        snprintf(out, n, "(outside a collective)");
+        return;
+    }
+    if (c->type == NULL) { /* not about one call: the collective is enough */
+        snprintf(out, n, "%s", coll_mpi_names[c->coll]);
+        return;
+    }
+    char root[16] = "-", thread[16] = "-", comm[64] = "-";
+    if (c->root >= 0) {
+        snprintf(root, sizeof(root), "%d", c->root);
+    }
+    if (c->thread >= 0) {
+        snprintf(thread, sizeof(thread), "%d", c->thread);
+    }
+    if (c->comm != NULL) {
+        snprintf(comm, sizeof(comm), "%s(rank %d of %d)", c->comm->name, c->comm->rank,
+                 c->comm->size);
+    }
+    snprintf(out, n, "%s type=%s op=%s count=%zu%s%s root=%s comm=%s in_place=%s thread=%s",
+             coll_mpi_names[c->coll], c->type, c->op ? c->op : "-", c->count, c->counts ? " " : "",
+             c->counts ? c->counts : "", root, comm, c->in_place ? "yes" : "no", thread);
+}
+
+void cc_fail(const cc_case *c, const char *fmt, ...)
+{
+    atomic_fetch_add(&cc_failures, 1);
+    if (atomic_fetch_add(&cc_reports, 1) >= cc_opts.max_reports) {
+        return;
+    }
+    char what[512], where[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    describe_case(c, where, sizeof(where));
+    /* One fprintf per report: lines from threads and ranks stay whole. */
+    fprintf(stderr, "FAIL [world rank %d] %s: %s\n", cc_world_rank, where, what);
+}
+
+void cc_check_mpi(const cc_case *c, int rc, const char *call)
+{
+    if (rc == MPI_SUCCESS) {
+        return;
+    }
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    cc_fail(c, "%s returned error %d: %s", call, rc, msg);
+    fflush(stderr);
+    /* The other ranks may be inside the collective: only an abort is safe. */
+    MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+void cc_case_done(void)
+{
+    atomic_fetch_add(&cc_cases, 1);
+}
+
+long cc_failure_count(void)
+{
+    return atomic_load(&cc_failures);
+}
+
+bool cc_check_guards(const cc_case *c, const cc_buffer *b, const char *what)
+{
+    for (size_t i = 0; i < CC_GUARD_BYTES; i++) {
+        if (b->base[i] != CC_RECV_SENTINEL) {
+            cc_fail(c, "%s: written %zu bytes before its start", what, CC_GUARD_BYTES - i);
+            return false;
+        }
+    }
+    const unsigned char *after = b->data + b->bytes;
+    for (size_t i = 0; i < CC_GUARD_BYTES; i++) {
+        if (after[i] != CC_RECV_SENTINEL) {
+            cc_fail(c, "%s: written past its end (%zu bytes), at byte %zu after it", what, b->bytes,
+                    i);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool cc_check_unchanged(const cc_case *c, const void *before, const void *after, size_t bytes,
+                        const char *what)
+{
+    const unsigned char *a = before, *b = after;
+    for (size_t i = 0; i < bytes; i++) {
+        if (a[i] != b[i]) {
+            cc_fail(c, "%s was modified: byte %zu of %zu changed from 0x%02x to 0x%02x", what, i,
+                    bytes, a[i], b[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+void cc_inject_fault(const cc_type *t, cc_buffer *result, size_t count)
+{
+    if (cc_opts.fault == CC_FAULT_NONE || cc_world_rank != cc_world_size - 1 ||
+        atomic_load(&cc_fault_done)) {
+        return;
+    }
+    size_t gap = cc_first_gap(t);
+    switch (cc_opts.fault) {
+        case CC_FAULT_VALUE:
+            if (count == 0 || atomic_exchange(&cc_fault_done, true)) {
+                return;
+            }
+            result->data[(count / 2) * t->extent + t->segments[0].offset] ^= 0x01;
+            break;
+        case CC_FAULT_GAP:
+            if (count == 0 || !t->gaps_must_stay || gap == t->extent ||
+                atomic_exchange(&cc_fault_done, true)) {
+                return;
+            }
+            result->data[(count / 2) * t->extent + gap] ^= 0x0F;
+            break;
+        case CC_FAULT_GUARD:
+            if (atomic_exchange(&cc_fault_done, true)) {
+                return;
+            }
+            result->data[result->bytes] ^= 0xFF;
+            break;
+        default:
+            return;
+    }
+    fprintf(stderr, "collcheck: rank %d: injected a '%s' fault as asked by --inject-fault\n",
+            cc_world_rank,
+            cc_opts.fault == CC_FAULT_VALUE ? "value"
+                                            : (cc_opts.fault == CC_FAULT_GAP ? "gap" : "guard"));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Counts. */
+
+size_t cc_counts(unsigned sets, size_t extent, size_t out[CC_MAX_COUNTS])
+{
+    size_t candidates[CC_MAX_COUNTS + 4], n = 0;
+    size_t per_segment = cc_opts.segment_bytes / extent;
+    if (sets & CC_COUNTS_ZERO) {
+        candidates[n++] = 0;
+    }
+    if (sets & CC_COUNTS_ONE) {
+        candidates[n++] = 1;
+    }
+    if (sets & CC_COUNTS_SEVEN) {
+        candidates[n++] = 7;
+    }
+    if (sets & CC_COUNTS_ODD) {
+        candidates[n++] = CC_SMALL_COUNT_MAX;
+    }
+    if (sets & CC_COUNTS_BOUNDARY) {
+        if (per_segment > 0) {
+            candidates[n++] = per_segment - 1;
+        }
+        candidates[n++] = per_segment;
+        candidates[n++] = per_segment + 1;
+    } else if (sets & CC_COUNTS_EDGE) {
+        candidates[n++] = per_segment + 1;
+    }
+    if (sets & CC_COUNTS_BIG) {
+        candidates[n++] = CC_BIG_BYTES / extent + 3;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < CC_MAX_COUNTS; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < m; j++) {
+            dup = dup || out[j] == candidates[i];
+        }
+        if (!dup) {
+            out[m++] = candidates[i];
+        }
+    }
+    return m;
+}
+
+unsigned cc_matrix_counts(cc_comm_kind kind, cc_tier tier)
+{
+    const bool world = kind == CC_COMM_WORLD;
+    unsigned sets = 0;
+    switch (cc_opts.level) {
+        case CC_LEVEL_FULL:
+            sets = CC_COUNTS_SMALL;
+            if (tier >= CC_TIER_SEGMENT) {
+                sets |= CC_COUNTS_BOUNDARY;
+            }
+            if (tier >= CC_TIER_BIG) {
+                sets |= CC_COUNTS_BIG;
+            }
+            break;
+        case CC_LEVEL_QUICK:
+            if (tier == CC_TIER_OTHER) {
+                sets = world ? CC_COUNTS_SEVEN : 0u;
+                break;
+            }
+            sets = CC_COUNTS_SMALL;
+            if (tier >= CC_TIER_SEGMENT) {
+                sets |= world ? CC_COUNTS_BOUNDARY : CC_COUNTS_EDGE;
+            }
+            if (tier >= CC_TIER_BIG && world) {
+                sets |= CC_COUNTS_BIG;
+            }
+            break;
+        default:
+            if (tier >= CC_TIER_REP) {
+                sets = CC_COUNTS_ZERO | CC_COUNTS_ONE | CC_COUNTS_SEVEN;
+            }
+            if (tier >= CC_TIER_SEGMENT && world) {
+                sets |= CC_COUNTS_EDGE;
+            }
+            break;
+    }
+    return sets;
+}
+
+bool cc_root_selected(int root, int nranks, size_t count, cc_tier tier, size_t pair_index)
+{
+    if (cc_opts.level == CC_LEVEL_FULL) {
+        return true;
+    }
+    if (tier == CC_TIER_OTHER) {
+        return (size_t)root == pair_index % (size_t)nranks;
+    }
+    return count <= CC_SMALL_COUNT_MAX || root == 0 || root == nranks - 1;
+}
+
+int cc_uneven_count(size_t count, int rank)
+{
+    if (count == 0) {
+        return 0;
+    }
+    /* every third rank gets nothing, the others count + rank/3 */
+    return ((size_t)rank + count) % 3 == 1 ? 0 : (int)(count + (size_t)rank / 3);
+}
+
+/* ------------------------------------------------------------------------ */
+/* coll/bufpool pvars. */
+
+void cc_bufpool_snapshot_take(cc_bufpool_snapshot *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (!cc_opts.expect_bufpool) {
+        return;
+    }
+    for (int k = 0; k < CC_NCOLLS; k++) {
+        char name[96];
+        snprintf(name, sizeof(name), "coll_bufpool_%s_calls", coll_names[k]);
+        s->status[k] = pvar_util_read(name, &s->calls[k]);
+    }
+}
+
+void cc_bufpool_expect_growth(const cc_bufpool_snapshot *before, unsigned coll_mask)
+{
+    if (!cc_opts.expect_bufpool) {
+        return;
+    }
+    if (cc_world_size == 1) {
+        /* A one-process collective is a local copy: no component has to
+         * bring an algorithm for it. */
+        static bool said;
+        if (cc_world_rank == 0 && !said) {
+            printf("--expect-bufpool: not checked on a single process\n");
+        }
+        said = true;
+        return;
+    }
+    cc_bufpool_snapshot after;
+    cc_bufpool_snapshot_take(&after);
+    for (int k = 0; k < CC_NCOLLS; k++) {
+        if ((coll_mask & (1u << k)) == 0) {
+            continue;
+        }
+        cc_case c = {.coll = (cc_coll)k, .root = -1, .thread = -1};
+        if (before->status[k] != PVAR_OK || after.status[k] != PVAR_OK) {
+            int st = before->status[k] != PVAR_OK ? before->status[k] : after.status[k];
+            cc_fail(&c, "--expect-bufpool: coll_bufpool_%s_calls: %s", coll_names[k],
+                    pvar_util_status_string((enum pvar_status)st));
+        } else if (after.calls[k] <= before->calls[k]) {
+            cc_fail(&c,
+                    "--expect-bufpool: coll_bufpool_%s_calls did not grow (%llu before, %llu "
+                    "after): coll/bufpool did not handle %s",
+                    coll_names[k], before->calls[k], after.calls[k], coll_mpi_names[k]);
+        } else if (cc_opts.verbose && cc_world_rank == 0) {
+            printf("coll_bufpool_%s_calls: %llu -> %llu\n", coll_names[k], before->calls[k],
+                   after.calls[k]);
+        }
+    }
+}
+
+void cc_check_scratch_bound(void)
+{
+    if (!cc_opts.have_scratch_bound) {
+        return;
+    }
+    cc_comm world;
+    cc_comm_wrap(MPI_COMM_WORLD, "world", &world);
+    const size_t bytes = (size_t)64 << 20;
+    cc_reduce_case rc = {
+        .coll = CC_ALLREDUCE,
+        .type = cc_type_by_name("MPI_INT"),
+        .op = CC_OP_SUM,
+        .count = bytes / sizeof(int),
+        .root = -1,
+        .in_place = false,
+        .salt = cc_hash(0x5c7a7c4, bytes),
+        .thread = -1,
+    };
+    cc_run_reduce_case(&world, &rc);
+    unsigned long long peak = 0;
+    enum pvar_status st = pvar_util_read("coll_bufpool_scratch_bytes_peak", &peak);
+    cc_case c = {.coll = CC_ALLREDUCE,
+                 .type = "MPI_INT",
+                 .op = "MPI_SUM",
+                 .count = rc.count,
+                 .root = -1,
+                 .comm = &world,
+                 .thread = -1};
+    if (st != PVAR_OK) {
+        cc_fail(&c, "--expect-scratch-bound: coll_bufpool_scratch_bytes_peak: %s",
+                pvar_util_status_string(st));
+    } else if (peak > cc_opts.scratch_bound) {
+        cc_fail(&c,
+                "--expect-scratch-bound: coll_bufpool_scratch_bytes_peak is %llu bytes after a "
+                "64 MiB allreduce, above the bound of %llu bytes",
+                peak, cc_opts.scratch_bound);
+    } else if (cc_world_rank == 0) {
+        printf("coll_bufpool_scratch_bytes_peak after a 64 MiB allreduce: %llu bytes (bound "
+               "%llu)\n",
+               peak, cc_opts.scratch_bound);
+    }
+}
