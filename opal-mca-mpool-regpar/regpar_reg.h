@@ -53,16 +53,18 @@ typedef void (*regpar_reg_log_fn)(void *arg, int level, const char *msg);
 #define REGPAR_REG_DEFAULT_CHUNK_SIZE ((size_t)256 << 20)
 /* EFA refuses one MR above 4 GB of 4 KiB pages: chunks must stay below. */
 #define REGPAR_REG_MAX_SAFE_CHUNK_SIZE ((size_t)4 << 30)
-#define REGPAR_REG_DEFAULT_THRESHOLD ((size_t)64 << 20)
+#define REGPAR_REG_DEFAULT_THRESHOLD   ((size_t)64 << 20)
 /* threads = 0 means the cores this process may run on, at most this. */
 #define REGPAR_REG_DEFAULT_MAX_THREADS 16
-/* Largest accepted reg_threads. */
+/* Largest reg_threads used (larger values are capped). */
 #define REGPAR_REG_MAX_THREADS 64
 
 /* Backend entry points the engine calls, overridable for fault injection
  * (NULL members mean the real library call).  Each returns 0 or an errno-
  * style positive error code. */
 typedef struct regpar_reg_sys_ops {
+    /* Replaces the lock call of backend pin, whichever it is (mlock, or
+     * mlock2 with MLOCK_ONFAULT when the engine pre-faults afterwards). */
     int (*mlock_fn)(const void *addr, size_t len);
     int (*munlock_fn)(const void *addr, size_t len);
     int (*madvise_fn)(void *addr, size_t len, int advice);
@@ -71,22 +73,29 @@ typedef struct regpar_reg_sys_ops {
      * with the code returned instead of making the call. */
     int (*reg_fail_fn)(void *arg, const void *addr, size_t len);
     void *reg_fail_arg;
+    /* Threads of other work runnable on the machine right now, which
+     * reg_parallel=auto leaves their cores to (default: from the running
+     * count of /proc/loadavg). */
+    unsigned (*busy_threads_fn)(void);
 } regpar_reg_sys_ops_t;
 
 typedef struct regpar_reg_config {
     regpar_reg_backend_t backend;
     regpar_reg_parallel_t parallel;
-    unsigned threads;          /* threads, caller included; 0 = number of
-                                  cores (max 16); at most 64               */
-    size_t chunk_size;         /* max bytes per chunk; page multiple        */
-    size_t threshold;          /* regions below this use one thread (and are
-                                  one chunk unless longer than chunk_size)  */
-    bool prefault;             /* pre-fault before registering              */
-    bool bind_threads;         /* bind workers to cores                     */
-    const char *ofi_provider;  /* NULL or "" = first provider found         */
-    const char *verbs_device;  /* NULL or "" = first device                 */
-    int verbs_access;          /* IBV_ACCESS_* bits; 0 = local write        */
-    regpar_reg_log_fn log;     /* NULL = stderr for levels 0 and 1          */
+    /* Threads, caller included; 0 = the cores this process may use (at
+     * most 16); above REGPAR_REG_MAX_THREADS is capped with a warning. */
+    unsigned threads;
+    /* Largest chunk, bytes; a page multiple. */
+    size_t chunk_size;
+    /* Regions below this use one thread (and are one chunk unless longer
+     * than chunk_size). */
+    size_t threshold;
+    bool prefault;            /* pre-fault before registering        */
+    bool bind_threads;        /* bind workers to cores               */
+    const char *ofi_provider; /* NULL or "" = first provider found   */
+    const char *verbs_device; /* NULL or "" = first device           */
+    int verbs_access;         /* IBV_ACCESS_* bits; 0 = local write  */
+    regpar_reg_log_fn log;    /* NULL = stderr for levels 0 and 1    */
     void *log_arg;
     const regpar_reg_sys_ops_t *sys;
 } regpar_reg_config_t;
@@ -97,12 +106,12 @@ typedef struct regpar_reg_stats {
     uint64_t regions_deregistered;
     uint64_t chunks_registered;
     uint64_t chunks_deregistered;
-    uint64_t bytes_registered;   /* currently registered                    */
-    uint64_t reg_failures;       /* regions whose registration failed       */
-    uint64_t reg_time_ns;        /* cumulative, prefault included           */
-    uint64_t prefault_time_ns;   /* cumulative prefault part                */
-    uint64_t dereg_time_ns;      /* cumulative                              */
-    uint64_t parallel_regions;   /* regions done with more than one thread  */
+    uint64_t bytes_registered; /* currently registered                    */
+    uint64_t reg_failures;     /* regions whose registration failed       */
+    uint64_t reg_time_ns;      /* cumulative, prefault included           */
+    uint64_t prefault_time_ns; /* cumulative prefault part                */
+    uint64_t dereg_time_ns;    /* cumulative                              */
+    uint64_t parallel_regions; /* regions done with more than one thread  */
 } regpar_reg_stats_t;
 
 typedef struct regpar_reg_engine regpar_reg_engine_t;

@@ -1,0 +1,96 @@
+/*
+ * Internal interface between the registration engine (regpar_reg.c) and its
+ * backends (regpar_reg_pin.c, regpar_reg_ofi.c, regpar_reg_verbs.c).  The
+ * engine owns chunking, threads, rollback, statistics and messages; a
+ * backend only registers and deregisters one chunk at a time and explains
+ * its own failures.
+ */
+#ifndef REGPAR_REG_BACKEND_H
+#define REGPAR_REG_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "regpar_reg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Why something failed, in the words of the user-facing message
+ * "regpar: <backend> registration failed: <cause>; <remedy>; continuing with
+ * unregistered memory".  key identifies the cause (not the chunk), so that
+ * a cause is logged once per engine however many slabs hit it.
+ */
+typedef struct regpar_reg_why {
+    char key[64];
+    char cause[384];
+    char remedy[384];
+} regpar_reg_why_t;
+
+/* What the engine's policy needs to know about a backend once it is open. */
+typedef struct regpar_reg_backend_props {
+    /* Registering disjoint chunks from several threads is faster than from
+     * one (measured for pin, reported by UCX for verbs). */
+    bool parallel_reg;
+    bool parallel_dereg;
+    /* Pages must be present when registering (FI_MR_ALLOCATED): pre-fault
+     * even when the prefault parameter is off. */
+    bool needs_prefault;
+    /* Registration only arms the pinning and the pre-fault that follows it
+     * faults the pages in (backend pin with MLOCK_ONFAULT): the engine
+     * registers first, then pre-faults, and a pre-fault failure undoes the
+     * registration. */
+    bool lock_before_prefault;
+} regpar_reg_backend_props_t;
+
+typedef struct regpar_reg_backend_ops {
+    regpar_reg_backend_t id;
+    const char *name;
+    /*
+     * Open the backend for cfg.  probing is set when reg_backend is auto:
+     * the backend then accepts only if it is the right choice here (a verbs
+     * device exists; a libfabric provider needs local registration) and its
+     * refusal is not an error.  Returns 0, or -1 with why filled in.
+     */
+    int (*open)(const regpar_reg_config_t *cfg, bool probing, void **ctx,
+                regpar_reg_backend_props_t *props, regpar_reg_why_t *why);
+    /* Register chunk->addr/len and fill handle, desc and key.  Safe to call
+     * from several threads on disjoint chunks.  Returns 0 or a positive
+     * error code for explain. */
+    int (*reg)(void *ctx, regpar_reg_chunk_t *chunk);
+    /* Undo reg.  Returns 0 or a positive error code. */
+    int (*dereg)(void *ctx, regpar_reg_chunk_t *chunk);
+    /* Describe the failure code reg or dereg returned for chunk. */
+    void (*explain)(void *ctx, int code, const regpar_reg_chunk_t *chunk, bool dereg,
+                    regpar_reg_why_t *why);
+    /* Release everything open() acquired.  Returns 0, or -1 with why filled
+     * in (a provider that still holds registrations refuses to close). */
+    int (*close)(void *ctx, regpar_reg_why_t *why);
+} regpar_reg_backend_ops_t;
+
+extern const regpar_reg_backend_ops_t regpar_reg_backend_pin;
+extern const regpar_reg_backend_ops_t regpar_reg_backend_ofi;
+extern const regpar_reg_backend_ops_t regpar_reg_backend_verbs;
+
+/* Helpers shared by the backends (defined in regpar_reg.c). */
+
+/* Fill why; cause is printf-formatted. */
+void regpar_reg_why_set(regpar_reg_why_t *why, const char *key, const char *remedy,
+                        const char *cause_fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The fault injection hook of cfg->sys: 0 to go on with the real call. */
+int regpar_reg_injected_failure(const regpar_reg_sys_ops_t *sys, const void *addr, size_t len);
+
+/* Explain a failure to pin len bytes (what = "mlock", "ibv_reg_mr") that
+ * the locked-memory limit explains (ENOMEM, EPERM, EAGAIN), else the plain
+ * error; remedy_other is used for the latter. */
+void regpar_reg_explain_pinning(const char *backend, const char *what, int code, size_t len,
+                                const char *remedy_other, regpar_reg_why_t *why);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REGPAR_REG_BACKEND_H */
