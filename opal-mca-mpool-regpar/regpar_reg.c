@@ -27,6 +27,7 @@
 #include "regpar_size.h"
 #include "regpar_workers.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -870,6 +871,35 @@ static bool try_open(regpar_reg_engine_t *engine, const regpar_reg_backend_ops_t
     return true;
 }
 
+/*
+ * Whether the machine has a network device that could need registration:
+ * an RDMA device (verbs, EFA, Omni-Path all appear under
+ * /sys/class/infiniband) or an HPE Slingshot NIC (/sys/class/cxi).  Without
+ * one, no libfabric provider asks for local registration, and probing
+ * libfabric would only cost every process its start-up (about 0.15-0.3 s
+ * measured here, for nothing).
+ */
+static bool rdma_hardware_present(void)
+{
+    static const char *const classes[] = {"/sys/class/infiniband", "/sys/class/cxi"};
+    for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+        DIR *dir = opendir(classes[i]);
+        if (NULL == dir) {
+            continue;
+        }
+        struct dirent *entry;
+        bool found = false;
+        while (!found && NULL != (entry = readdir(dir))) {
+            found = '.' != entry->d_name[0];
+        }
+        closedir(dir);
+        if (found) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void open_backend(regpar_reg_engine_t *engine)
 {
     regpar_reg_why_t why;
@@ -877,6 +907,12 @@ static void open_backend(regpar_reg_engine_t *engine)
     engine->backend = REGPAR_REG_NONE;
     if (REGPAR_REG_AUTO == engine->cfg.backend) {
         regpar_reg_why_t verbs_why, ofi_why;
+        if (!rdma_hardware_present()) {
+            emitf(engine, 2,
+                  "regpar: reg_backend auto chose none (no device in /sys/class/infiniband or "
+                  "/sys/class/cxi)");
+            return;
+        }
         if (try_open(engine, &regpar_reg_backend_verbs, true, &verbs_why) ||
             try_open(engine, &regpar_reg_backend_ofi, true, &ofi_why)) {
             emitf(engine, 2, "regpar: reg_backend auto chose %s", engine->ops->name);
