@@ -56,10 +56,10 @@ typedef struct mca_mpool_regpar_params {
 typedef struct mca_mpool_regpar_component {
     mca_mpool_base_component_t super;
     mca_mpool_regpar_params_t params;
-    int output;                       /* opal_output stream for messages   */
-    opal_mutex_t lock;                /* guards creation of the module     */
-    bool module_ready;                /* module holds a working pool       */
-    bool module_failed;               /* creation failed: do not retry     */
+    int output;         /* opal_output stream for messages   */
+    opal_mutex_t lock;  /* guards creation of the module     */
+    bool module_ready;  /* module holds a working pool       */
+    bool module_failed; /* creation failed: do not retry     */
     bool progress_registered;
     mca_mpool_regpar_module_t module; /* the one pool of the process       */
 } mca_mpool_regpar_component_t;
@@ -78,6 +78,10 @@ const regpar_reg_config_t *mca_mpool_regpar_reg_config(void);
  * after printing why. */
 int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module);
 void mca_mpool_regpar_module_fini(mca_mpool_regpar_module_t *module);
+
+/* Whether this process prints messages that every process of the job would
+ * print alike (the first process does, or every one at verbose >= 1). */
+bool mca_mpool_regpar_speaks_for_job(void);
 
 /* Print the one-screen report of counters (verbose >= 1, at finalize). */
 void mca_mpool_regpar_report(mca_mpool_regpar_module_t *module);

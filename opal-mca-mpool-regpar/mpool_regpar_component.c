@@ -60,7 +60,7 @@ mca_mpool_regpar_component_t mca_mpool_regpar_component = {
 #define DEFAULT_SLAB_SIZE      "32M"
 #define DEFAULT_MAX_CAPACITY   "256M"
 #define DEFAULT_GC_AGE         "10s"
-#define DEFAULT_REG_CHUNK_SIZE "1G"
+#define DEFAULT_REG_CHUNK_SIZE "256M"
 #define DEFAULT_REG_THRESHOLD  "64M"
 
 /* The configuration parsed at open; the pool is created from it on first
@@ -218,8 +218,8 @@ static int regpar_register(void)
                     "several cores, slab at least reg_threshold, pre-fault done), on, off",
                     "auto", &PARAMS->reg_parallel);
     register_string("reg_threads",
-                    "Registration threads, 0 to 256 (0 = one per core, at most 16); created "
-                    "once",
+                    "Registration threads, 0 to 64 (0 = one per idle core, at most 16); "
+                    "created once",
                     "0", &PARAMS->reg_threads);
     register_string("reg_chunk_size",
                     "Bytes per registration chunk of a large slab (suffixes K, M, G; a page "
@@ -251,7 +251,7 @@ static int regpar_register(void)
 
 /* Every process parses the same values: one message per job is enough
  * (from the first process), unless the user asked for more. */
-static bool speaks_for_job(void)
+bool mca_mpool_regpar_speaks_for_job(void)
 {
     return 0 == OPAL_PROC_MY_NAME.vpid || PARAMS->verbose >= 1;
 }
@@ -259,7 +259,7 @@ static bool speaks_for_job(void)
 static void report_bad_value(const char *param, const char *value, const char *why,
                              const char *expected, const char *fallback)
 {
-    if (!speaks_for_job()) {
+    if (!mca_mpool_regpar_speaks_for_job()) {
         return;
     }
     opal_output(0,
@@ -305,7 +305,13 @@ static bool settings_bool(const char *param, const char *value, bool dflt)
 
 static int settings_numa(const char *value)
 {
-    if (NULL == value || 0 == strcasecmp(value, "off") || '\0' == value[0]) {
+    /* An empty value (NULL from Open MPI) is reported like every other
+     * parameter's, not taken silently as off. */
+    if (NULL == value || '\0' == value[0]) {
+        report_bad_value("numa", value, "empty", "off, local or a node number 0..4095", "off");
+        return -1;
+    }
+    if (0 == strcasecmp(value, "off")) {
         return -1;
     }
     if (0 == strcasecmp(value, "local")) {
@@ -353,7 +359,7 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
      * multiple, capacity below one bucket...): the core names the field;
      * all pool sizes then return to their defaults, which are consistent. */
     if (0 != regpar_pool_config_check(pool_cfg, (size_t)sysconf(_SC_PAGESIZE), why, sizeof(why))) {
-        if (speaks_for_job())
+        if (mca_mpool_regpar_speaks_for_job())
             opal_output(0,
                         "mpool_regpar: %s. Using the defaults for all pool sizes (bucket_min %s, "
                         "bucket_max %s, bucket_factor %s, slab_size %s, max_capacity %s) "
@@ -379,7 +385,8 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
                          "auto");
         reg_cfg->parallel = REGPAR_PAR_AUTO;
     }
-    reg_cfg->threads = (unsigned)settings_int("reg_threads", PARAMS->reg_threads, 0, 256, "0");
+    reg_cfg->threads =
+        (unsigned)settings_int("reg_threads", PARAMS->reg_threads, 0, REGPAR_REG_MAX_THREADS, "0");
     reg_cfg->chunk_size =
         settings_size("reg_chunk_size", PARAMS->reg_chunk_size, DEFAULT_REG_CHUNK_SIZE);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -89,10 +89,18 @@ static size_t regpar_ext_bucket_size(mca_mpool_base_module_t *mpool, size_t size
     return regpar_pool_bucket_size(pool_of(mpool), size);
 }
 
+/* True while the engine opens its backend: what it says then follows from
+ * the parameters (an unknown provider or device), which every process has
+ * alike, so one message per job is enough (see bad_mca_sweep.sh). */
+static bool engine_opening;
+
 /* Messages of the core and the engine, through Open MPI's output. */
 static void regpar_module_log(void *arg, int level, const char *msg)
 {
     (void)arg;
+    if (engine_opening && !mca_mpool_regpar_speaks_for_job()) {
+        return;
+    }
     if (level <= 1 || level <= COMPONENT->params.verbose) {
         opal_output(0, "mpool_regpar: %s (pid %d)", msg, (int)getpid());
     }
@@ -106,7 +114,11 @@ int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module)
 
     memset(module, 0, sizeof(*module));
     reg_cfg.log = regpar_module_log;
-    if (0 != regpar_reg_engine_create(&reg_cfg, &module->engine, err, sizeof(err))) {
+    /* Called once, under the component's lock (ensure_module). */
+    engine_opening = true;
+    int rc = regpar_reg_engine_create(&reg_cfg, &module->engine, err, sizeof(err));
+    engine_opening = false;
+    if (0 != rc) {
         opal_output(0, "mpool_regpar: cannot start the registration engine: %s (pid %d)", err,
                     (int)getpid());
         return OPAL_ERR_OUT_OF_RESOURCE;

@@ -65,21 +65,21 @@ typedef struct regpar_sys_ops {
 } regpar_sys_ops_t;
 
 typedef struct regpar_pool_config {
-    size_t bucket_min;        /* smallest bucket, bytes; page multiple        */
-    size_t bucket_max;        /* largest bucket, bytes; page multiple         */
-    double bucket_factor;     /* geometric growth between buckets, > 1.0      */
-    size_t slab_size;         /* largest slab, bytes; multiple of 2 MiB       */
-    size_t max_capacity;      /* bytes kept while idle                        */
-    uint64_t gc_age_ns;       /* idle time before a free slab is collected; 0
+    size_t bucket_min;     /* smallest bucket, bytes; page multiple        */
+    size_t bucket_max;     /* largest bucket, bytes; page multiple         */
+    double bucket_factor;  /* geometric growth between buckets, > 1.0      */
+    size_t slab_size;      /* largest slab, bytes; multiple of 2 MiB       */
+    size_t max_capacity;   /* bytes kept while idle                        */
+    uint64_t gc_age_ns;    /* idle time before a free slab is collected; 0
                                  disables collection by age                   */
-    bool hugepages;           /* madvise(MADV_HUGEPAGE) on slabs              */
-    int numa_node;            /* bind slabs to this node; -1 = no binding     */
-    regpar_clock_fn clock;    /* NULL = CLOCK_MONOTONIC_COARSE                */
+    bool hugepages;        /* madvise(MADV_HUGEPAGE) on slabs              */
+    int numa_node;         /* bind slabs to this node; -1 = no binding     */
+    regpar_clock_fn clock; /* NULL = CLOCK_MONOTONIC_COARSE                */
     void *clock_arg;
-    regpar_log_fn log;        /* NULL = stderr for errors and warnings only   */
+    regpar_log_fn log; /* NULL = stderr for errors and warnings only   */
     void *log_arg;
-    int verbose;              /* 0 quiet, 1 summary, 2 decisions, 3 slabs    */
-    regpar_reg_engine_t *reg; /* registers each slab; NULL = none (not owned) */
+    int verbose;                 /* 0 quiet, 1 summary, 2 decisions, 3 slabs    */
+    regpar_reg_engine_t *reg;    /* registers each slab; NULL = none (not owned) */
     const regpar_sys_ops_t *sys; /* NULL = real system calls                  */
 } regpar_pool_config_t;
 
@@ -125,13 +125,13 @@ bool regpar_pool_owns(regpar_pool_t *pool, const void *addr);
 
 /* What the network needs to know about a buffer. */
 typedef struct regpar_buffer_info {
-    void *base;          /* start of the buffer                              */
-    size_t size;         /* usable bytes (the bucket size)                   */
-    bool registered;     /* whole buffer covered by registrations            */
+    void *base;      /* start of the buffer                              */
+    size_t size;     /* usable bytes (the bucket size)                   */
+    bool registered; /* whole buffer covered by registrations            */
     /* Registration of the chunk holding base; a buffer never straddles two
      * chunks when it is smaller than reg_chunk_size. */
-    void *reg_desc;      /* fi_mr_desc() / struct ibv_mr * / NULL            */
-    uint64_t reg_key;    /* fi_mr_key() / lkey / 0                           */
+    void *reg_desc;   /* fi_mr_desc() / struct ibv_mr * / NULL            */
+    uint64_t reg_key; /* fi_mr_key() / lkey / 0                           */
 } regpar_buffer_info_t;
 
 /* Returns 0 and fills info, or -1 if addr is not a buffer that is out. */

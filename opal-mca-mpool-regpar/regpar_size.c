@@ -37,7 +37,9 @@ static void trim_blanks(const char *text, const char **begin, const char **end)
 static int fail(char *err, size_t errlen, const char *text, const char *reason)
 {
     if (err && errlen) {
-        snprintf(err, errlen, "'%s': %s", text ? text : "(null)", reason);
+        /* Open MPI hands an MCA value set to "" over as NULL: quote what the
+         * user typed, not "(null)". */
+        snprintf(err, errlen, "'%s': %s", text ? text : "", reason);
     }
     return -1;
 }
