@@ -57,8 +57,13 @@ typedef enum { BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_ID) BUFPOOL_NCOLLS } bufpool_co
 /* Algorithms of each collective; the names, in the same order, are in
  * coll_bufpool_component.c (mca_coll_bufpool_algorithm_names). */
 enum { BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING = 1, BUFPOOL_ALLREDUCE_RSAG };
-enum { BUFPOOL_REDUCE_CHAIN = 1, BUFPOOL_REDUCE_BINARY };
-enum { BUFPOOL_BCAST_BINOMIAL = 1, BUFPOOL_BCAST_CHAIN, BUFPOOL_BCAST_SCATTER_ALLGATHER };
+enum { BUFPOOL_REDUCE_CHAIN = 1, BUFPOOL_REDUCE_BINARY, BUFPOOL_REDUCE_RSG };
+enum {
+    BUFPOOL_BCAST_BINOMIAL = 1,
+    BUFPOOL_BCAST_CHAIN,
+    BUFPOOL_BCAST_SCATTER_ALLGATHER,
+    BUFPOOL_BCAST_LINEAR
+};
 enum { BUFPOOL_ALLGATHER_RING = 1, BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING, BUFPOOL_ALLGATHER_DIRECT };
 enum { BUFPOOL_REDUCE_SCATTER_PAIRWISE = 1 };
 enum { BUFPOOL_REDUCE_SCATTER_BLOCK_PAIRWISE = 1 };
@@ -79,8 +84,11 @@ typedef struct bufpool_coll_params {
 typedef struct mca_coll_bufpool_component {
     mca_coll_base_component_2_0_0_t super;
 
-    /* Parameters (text ones are parsed at open with clear messages). */
-    int priority;
+    /* Parameters, all typed as text and parsed by us with clear messages
+     * (Open MPI's integer parser turns "abc" into 0 without a word). */
+    char *priority_text; /* parsed at every comm_query: writable through MPI_T */
+    char *verbose_text;
+    char *pipeline_depth_text;
     int verbose;
     int pipeline_depth;
     char *segment_size_text;
@@ -124,6 +132,9 @@ typedef struct mca_coll_bufpool_module {
 } mca_coll_bufpool_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);
+
+/* The priority as currently set (it may change at run time). */
+int mca_coll_bufpool_priority(void);
 
 /* Component entry points. */
 int mca_coll_bufpool_init_query(bool enable_progress_threads, bool enable_mpi_threads);

@@ -6,8 +6,9 @@
  *   small_size, so within the bound).  Combines in rank order, so it also
  *   serves non-commutative operations.
  *
- * rsag: pipelined pairwise reduce-scatter then allgather, for everything
- *   else.  Rank r owns block r of the result.  Every rank posts, up front,
+ * rsag: pipelined pairwise reduce-scatter (bufpool_pairwise_reduce_scatter,
+ *   shared with reduce_scatter) then allgather, for everything else.  Rank
+ *   r owns block r of the result.  Every rank posts, up front,
  *   the sends of its contribution to every other block (read from sbuf, so
  *   no scratch), and streams the contributions to its own block through
  *   pipeline_depth scratch slots, reducing segment j of one source while
@@ -107,34 +108,25 @@ static int allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t cou
 
 /* ---------------------------------------------------------------------- */
 
-/* Block b of a count-element message split over p ranks: the first
- * count % p blocks have one element more. */
-static inline void block_of(size_t count, int p, int b, size_t *disp, size_t *len)
-{
-    size_t base = count / (size_t)p, rem = count % (size_t)p;
-    *len = base + ((size_t)b < rem ? 1 : 0);
-    *disp = (size_t)b * base + ((size_t)b < rem ? (size_t)b : rem);
-}
-
 typedef struct rsag_ctx {
-    struct ompi_communicator_t *comm;
+    bufpool_reqs_t *reqs;
     int rank, size;
     struct ompi_datatype_t *dtype;
-    bufpool_segs_t mine; /* segments of my block */
 } rsag_ctx_t;
 
-/* Unit u of my reduce-scatter stream: segment u / (p-1) of my block from
- * the (1 + u % (p-1))-th rank to my left.  Segment-major order keeps the
- * accumulator segment in cache while all sources are folded into it. */
-static void rsag_describe(void *arg, size_t unit, bufpool_recv_unit_t *out)
+/* Segment j of my block is final: start its allgather now. */
+static int rsag_segment_done(void *arg, size_t j, void *seg, size_t count)
 {
     rsag_ctx_t *c = arg;
-    size_t j = unit / (size_t)(c->size - 1);
-    int k = 1 + (int)(unit % (size_t)(c->size - 1));
-    out->peer = (c->rank - k + c->size) % c->size;
-    out->count = bufpool_segs_count(&c->mine, j);
-    out->dtype = c->dtype;
-    out->buf = NULL;
+    (void)j;
+    for (int k = 1; k < c->size; k++) {
+        int rc = bufpool_reqs_send(c->reqs, seg, count, c->dtype, (c->rank + k) % c->size,
+                                   MCA_COLL_BASE_TAG_ALLGATHER);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
 }
 
 static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
@@ -142,120 +134,50 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
                           mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const int tag_rs = MCA_COLL_BASE_TAG_ALLREDUCE, tag_ag = MCA_COLL_BASE_TAG_ALLGATHER;
     const bool in_place = MPI_IN_PLACE == sbuf;
-    const char *src = in_place ? (const char *)rbuf : (const char *)sbuf;
-    rsag_ctx_t ctx = {.comm = comm, .rank = rank, .size = size, .dtype = dtype};
+    const bufpool_blocks_t blocks = {.n = size, .counts = NULL, .total = count};
     bufpool_reqs_t reqs;
-    bufpool_slots_t slots = {0};
-    bufpool_rwin_t win;
-    size_t my_disp, my_len;
-    int rc;
+    ptrdiff_t lb, extent;
+    int rc = OMPI_SUCCESS;
 
-    block_of(count, size, rank, &my_disp, &my_len);
-    bufpool_segs_init(&ctx.mine, my_len, dtype, COMPONENT->segment_size);
-    const ptrdiff_t extent = ctx.mine.extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
     bufpool_reqs_init(&reqs, module, comm);
+    rsag_ctx_t ctx = {.reqs = &reqs, .rank = rank, .size = size, .dtype = dtype};
 
-    /* Allgather receives straight into rbuf, and reduce-scatter sends of
-     * my contribution to every other block, all posted before any wait. */
+    const bufpool_rs_stream_t stream = {
+        .src = in_place ? rbuf : sbuf,
+        .acc = (char *)rbuf + (ptrdiff_t)bufpool_blocks_disp(&blocks, rank) * extent,
+        .acc_holds_mine = in_place,
+        .blocks = &blocks,
+        .dtype = dtype,
+        .op = op,
+        .tag = MCA_COLL_BASE_TAG_ALLREDUCE,
+        .segment_done = rsag_segment_done,
+        .ctx = &ctx,
+    };
+    /* Allgather receives straight into rbuf, posted before any wait. */
     for (int k = 1; k < size; k++) {
         int peer = (rank + k) % size;
-        size_t disp, len;
+        size_t disp = bufpool_blocks_disp(&blocks, peer);
         bufpool_segs_t segs;
-        block_of(count, size, peer, &disp, &len);
-        bufpool_segs_init(&segs, len, dtype, COMPONENT->segment_size);
-        for (size_t j = 0; j < segs.nseg; j++) {
-            ptrdiff_t off = (ptrdiff_t)disp * extent + bufpool_segs_offset(&segs, j);
-            rc = bufpool_reqs_recv(&reqs, (char *)rbuf + off, bufpool_segs_count(&segs, j), dtype,
-                                   peer, tag_ag);
-            if (OMPI_SUCCESS != rc) {
-                goto out;
-            }
-        }
-    }
-    {
-        /* Segment-major, to match the receivers' order (rsag_describe). */
-        size_t max_nseg = 0;
-        for (int b = 0; b < size; b++) {
-            size_t disp, len;
-            bufpool_segs_t segs;
-            block_of(count, size, b, &disp, &len);
-            bufpool_segs_init(&segs, len, dtype, COMPONENT->segment_size);
-            max_nseg = segs.nseg > max_nseg ? segs.nseg : max_nseg;
-        }
-        for (size_t j = 0; j < max_nseg; j++) {
-            for (int k = 1; k < size; k++) {
-                int peer = (rank + k) % size;
-                size_t disp, len;
-                bufpool_segs_t segs;
-                block_of(count, size, peer, &disp, &len);
-                bufpool_segs_init(&segs, len, dtype, COMPONENT->segment_size);
-                if (j >= segs.nseg) {
-                    continue;
-                }
-                ptrdiff_t off = (ptrdiff_t)disp * extent + bufpool_segs_offset(&segs, j);
-                rc = bufpool_reqs_send(&reqs, src + off, bufpool_segs_count(&segs, j), dtype, peer,
-                                       tag_rs);
-                if (OMPI_SUCCESS != rc) {
-                    goto out;
-                }
-            }
+        bufpool_rs_block_segs(&stream, bufpool_blocks_len(&blocks, peer), &segs);
+        rc = bufpool_reqs_recv_segs(&reqs, (char *)rbuf + (ptrdiff_t)disp * extent, &segs, dtype,
+                                    peer, MCA_COLL_BASE_TAG_ALLGATHER);
+        if (OMPI_SUCCESS != rc) {
+            goto out;
         }
     }
 
-    /* Reduce my block segment by segment as contributions stream in. */
-    const size_t nunits = ctx.mine.nseg * (size_t)(size - 1);
-    const int depth = bufpool_depth_for(nunits);
-    rc = bufpool_slots_get(&slots, depth, ctx.mine.seg_span, ctx.mine.gap);
-    if (OMPI_SUCCESS != rc) {
-        goto out;
-    }
-    rc = bufpool_rwin_start(&win, comm, tag_rs, &slots, (size_t)depth, nunits, rsag_describe, &ctx);
-    if (OMPI_SUCCESS != rc) {
-        goto out;
-    }
-    for (size_t j = 0; j < ctx.mine.nseg; j++) {
-        size_t n = bufpool_segs_count(&ctx.mine, j);
-        ptrdiff_t off = (ptrdiff_t)my_disp * extent + bufpool_segs_offset(&ctx.mine, j);
-        char *acc = (char *)rbuf + off;
-        for (int k = 1; k < size; k++) {
-            size_t unit = j * (size_t)(size - 1) + (size_t)(k - 1);
-            void *in;
-            rc = bufpool_rwin_wait(&win, unit, &in);
-            if (OMPI_SUCCESS != rc) {
-                bufpool_rwin_abort(&win);
-                goto out;
-            }
-            if (1 == k && !in_place) {
-                bufpool_reduce3(op, in, src + off, acc, n, dtype);
-            } else {
-                bufpool_reduce(op, in, acc, n, dtype);
-            }
-            rc = bufpool_rwin_release(&win, unit);
-            if (OMPI_SUCCESS != rc) {
-                bufpool_rwin_abort(&win);
-                goto out;
-            }
-        }
-        /* Segment j of my block is final: start its allgather now. */
-        for (int k = 1; k < size; k++) {
-            rc = bufpool_reqs_send(&reqs, acc, n, dtype, (rank + k) % size, tag_ag);
-            if (OMPI_SUCCESS != rc) {
-                goto out;
-            }
-        }
-    }
+    rc = bufpool_pairwise_reduce_scatter(&stream, &reqs, comm);
 
 out : {
-    /* Complete everything posted, even on error, before the scratch
-         * and the user's buffers go away. */
+    /* Complete everything posted, even on error, before the scratch and the
+     * user's buffers go away. */
     int wait_rc = bufpool_reqs_wait(&reqs);
     if (OMPI_SUCCESS == rc) {
         rc = wait_rc;
     }
 }
-    bufpool_slots_put(&slots);
     return rc;
 }
 

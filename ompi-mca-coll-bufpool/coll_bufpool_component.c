@@ -5,6 +5,7 @@
 #include "coll_bufpool.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "ompi/mca/coll/base/base.h"
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
 
 #include "regpar_size.h"
 
@@ -41,12 +43,12 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
 
 /* Above tuned (30) so that loading the component is enough to use it;
  * adapt, han and sm default lower still. */
-#define DEFAULT_PRIORITY 40
+#define DEFAULT_PRIORITY "40"
 /* A segment near the bandwidth-delay product of a 100-200 Gb/s network
  * (a few us x 25 GB/s) and large enough that per-message costs stay small
  * on shared memory. */
 #define DEFAULT_SEGMENT_SIZE   "128K"
-#define DEFAULT_PIPELINE_DEPTH 4
+#define DEFAULT_PIPELINE_DEPTH "4"
 #define DEFAULT_MIN_SIZE       "0"
 #define DEFAULT_SMALL_SIZE     "16K"
 
@@ -58,8 +60,8 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
 
 const char *const *const mca_coll_bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_allreduce] = NAMES("recursive_doubling", "rsag"),
-    [BUFPOOL_COLL_reduce] = NAMES("chain", "binary"),
-    [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather"),
+    [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg"),
+    [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear"),
     [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct"),
     [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise"),
     [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise"),
@@ -75,14 +77,19 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_allreduce] =
         "recursive_doubling (latency-bound, small messages; scratch = message), rsag "
         "(pipelined pairwise reduce-scatter then allgather; scratch = depth segments)",
-    [BUFPOOL_COLL_reduce] = "chain (pipelined chain in rank order; also non-commutative "
-                            "operations), binary (pipelined binary tree)",
-    [BUFPOOL_COLL_bcast] = "binomial (small messages), chain (pipelined chain), "
-                           "scatter_allgather (large messages, many processes)",
+    [BUFPOOL_COLL_reduce] = "chain (pipelined chain in rank order; any operation; large "
+                            "messages), binary (pipelined binary tree; commutative operations; "
+                            "many processes), rsg (pipelined pairwise reduce-scatter then gather "
+                            "to the root; commutative operations; spreads the reduction work)",
+    [BUFPOOL_COLL_bcast] = "binomial (small messages), chain (pipelined chain, large "
+                           "messages), scatter_allgather (large messages, many processes), "
+                           "linear (root sends to every rank at once; mid-size messages)",
     [BUFPOOL_COLL_allgather] = "ring, recursive_doubling (power-of-two sizes), direct (every "
                                "block sent to every rank at once)",
-    [BUFPOOL_COLL_reduce_scatter] = "pairwise (pipelined; scratch = depth segments)",
-    [BUFPOOL_COLL_reduce_scatter_block] = "pairwise (pipelined; scratch = depth segments)",
+    [BUFPOOL_COLL_reduce_scatter] = "pairwise (pipelined; commutative operations; scratch = "
+                                    "depth segments)",
+    [BUFPOOL_COLL_reduce_scatter_block] = "pairwise (pipelined; commutative operations; "
+                                          "scratch = depth segments)",
     [BUFPOOL_COLL_alltoall] = "pairwise (one peer per step; MPI_IN_PLACE through pooled "
                               "segments), linear (all transfers posted at once)",
     [BUFPOOL_COLL_gather] = "binomial (tree; intermediate ranks stream through pooled "
@@ -90,9 +97,11 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_scatter] = "binomial (tree; intermediate ranks stream through pooled "
                              "segments), linear",
     [BUFPOOL_COLL_scan] = "chain (pipelined, any operation), recursive_doubling (small "
-                          "messages, commutative operations)",
+                          "messages, any operation; scratch = two messages, so only when that "
+                          "fits pipeline_depth x segment_size)",
     [BUFPOOL_COLL_exscan] = "chain (pipelined, any operation), recursive_doubling (small "
-                            "messages, commutative operations)",
+                            "messages, any operation; scratch = two messages, so only when "
+                            "that fits pipeline_depth x segment_size)",
 };
 
 #define BUFPOOL_COLL_NAME(name) [BUFPOOL_COLL_##name] = #name,
@@ -103,8 +112,11 @@ const char *const mca_coll_bufpool_coll_names[BUFPOOL_NCOLLS] = {
 static void register_var(const char *name, const char *help, mca_base_var_type_t type, int level,
                          mca_base_var_scope_t scope, void *storage)
 {
+    /* MPI_T_cvar_write refuses a variable without the SETTABLE flag; the
+     * priority (the only ALL_EQ one) is meant to be written at run time. */
+    int flags = MCA_BASE_VAR_SCOPE_ALL_EQ == scope ? MCA_BASE_VAR_FLAG_SETTABLE : 0;
     (void)mca_base_component_var_register(&COMPONENT->super.collm_version, name, help, type, NULL,
-                                          0, 0, level, scope, storage);
+                                          0, flags, level, scope, storage);
 }
 
 /* Only the priority is writable at run time: the other values are checked
@@ -133,23 +145,24 @@ static int bufpool_register(void)
 {
     char name[64], help[512];
 
-    COMPONENT->priority = DEFAULT_PRIORITY;
+    COMPONENT->priority_text = DEFAULT_PRIORITY;
     /* Writable at run time through MPI_T: it applies to communicators
      * created afterwards, which lets one job compare bufpool with the
      * default selection communicator by communicator. */
     register_var("priority",
-                 "Priority of coll bufpool. The default 40 is above tuned (30), so loading the "
-                 "component is enough to use it; a value below 30 lets tuned win every "
-                 "function, a negative value disables bufpool. Applies to communicators "
+                 "Priority of coll bufpool (an integer). The default 40 is above tuned (30), so "
+                 "loading the component is enough to use it; a value below 30 lets tuned win "
+                 "every function, a negative value disables bufpool. Applies to communicators "
                  "created after it is set (it may be changed at run time with MPI_T)",
-                 MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
-                 &COMPONENT->priority);
-    COMPONENT->verbose = 0;
+                 MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
+                 &COMPONENT->priority_text);
+    COMPONENT->verbose_text = "0";
     register_var("verbose",
-                 "Verbosity: 0 errors and warnings only, 1 says where scratch memory comes "
-                 "from and prints the counters at finalize, 2 explains every algorithm choice",
-                 MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
-                 &COMPONENT->verbose);
+                 "Verbosity (0 to 9): 0 errors and warnings only, 1 says where scratch memory "
+                 "comes from and prints the counters at finalize, 2 explains every algorithm "
+                 "choice",
+                 MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                 &COMPONENT->verbose_text);
     COMPONENT->segment_size_text = DEFAULT_SEGMENT_SIZE;
     register_var("segment_size",
                  "Bytes per pipeline segment (suffixes K, M, G), from 4K to 64M. Scratch "
@@ -157,13 +170,13 @@ static int bufpool_register(void)
                  "network's bandwidth-delay product is best: tens to hundreds of KiB",
                  MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
                  &COMPONENT->segment_size_text);
-    COMPONENT->pipeline_depth = DEFAULT_PIPELINE_DEPTH;
+    COMPONENT->pipeline_depth_text = DEFAULT_PIPELINE_DEPTH;
     snprintf(help, sizeof(help),
              "Segments in flight per stream (1 to %d): how far the transfer of later segments "
              "runs ahead of the reduction of the current one",
              BUFPOOL_MAX_DEPTH);
-    register_var("pipeline_depth", help, MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5,
-                 MCA_BASE_VAR_SCOPE_READONLY, &COMPONENT->pipeline_depth);
+    register_var("pipeline_depth", help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
+                 MCA_BASE_VAR_SCOPE_READONLY, &COMPONENT->pipeline_depth_text);
     COMPONENT->min_size_text = DEFAULT_MIN_SIZE;
     register_var("min_size",
                  "Messages smaller than this (bytes per process, suffixes K, M, G) go to the "
@@ -228,9 +241,19 @@ static int bufpool_register(void)
 /* ---------------------------------------------------------------------- */
 /* Checking the values, with one message per bad value. */
 
+/* Every process parses the same values: one message per job is enough
+ * (from the first process), unless the user asked for more. */
+static bool speaks_for_job(void)
+{
+    return 0 == OPAL_PROC_MY_NAME.vpid || COMPONENT->verbose >= 1;
+}
+
 static void report_bad_value(const char *param, const char *value, const char *why,
                              const char *expected, const char *fallback)
 {
+    if (!speaks_for_job()) {
+        return;
+    }
     opal_output(0,
                 "coll_bufpool_%s: invalid value \"%s\" (%s); expected %s. Using %s instead "
                 "(pid %d).",
@@ -254,25 +277,70 @@ static size_t checked_size(const char *param, const char *text, const char *dflt
     return (size_t)value;
 }
 
+static int checked_int(const char *param, const char *text, long lo, long hi, const char *dflt)
+{
+    char why[128], expected[96];
+    long value;
+    if (0 == regpar_parse_int(text, lo, hi, &value, why, sizeof(why))) {
+        return (int)value;
+    }
+    snprintf(expected, sizeof(expected), "an integer from %ld to %ld", lo, hi);
+    report_bad_value(param, text, why, expected, dflt);
+    (void)regpar_parse_int(dflt, lo, hi, &value, why, sizeof(why));
+    return (int)value;
+}
+
+int mca_coll_bufpool_priority(void)
+{
+    /* Parsed at every call because MPI_T may change the text at run time;
+     * a bad value is reported once per distinct text. */
+    static char *reported;
+    char why[128];
+    long value;
+    /* An empty value reaches us as NULL: compare it as "" so that it too
+     * is reported once, not once per communicator. */
+    const char *text = NULL == COMPONENT->priority_text ? "" : COMPONENT->priority_text;
+    if (0 == regpar_parse_int(text, -1000000, 1000000, &value, why, sizeof(why))) {
+        return (int)value;
+    }
+    OPAL_THREAD_LOCK(&COMPONENT->pool_lock); /* communicators may be created concurrently */
+    if (NULL == reported || 0 != strcmp(reported, text)) {
+        free(reported);
+        reported = strdup(text);
+        report_bad_value("priority", text, why, "an integer such as 40 (negative disables)",
+                         DEFAULT_PRIORITY);
+    }
+    OPAL_THREAD_UNLOCK(&COMPONENT->pool_lock);
+    (void)regpar_parse_int(DEFAULT_PRIORITY, 0, 100, &value, why, sizeof(why));
+    return (int)value;
+}
+
 static void check_params(void)
 {
     char why[64];
 
-    if (COMPONENT->pipeline_depth < 1 || COMPONENT->pipeline_depth > BUFPOOL_MAX_DEPTH) {
-        char value[32], expected[64];
-        snprintf(value, sizeof(value), "%d", COMPONENT->pipeline_depth);
-        snprintf(expected, sizeof(expected), "an integer from 1 to %d", BUFPOOL_MAX_DEPTH);
-        report_bad_value("pipeline_depth", value, "out of range", expected, "4");
-        COMPONENT->pipeline_depth = DEFAULT_PIPELINE_DEPTH;
-    }
+    COMPONENT->verbose = checked_int("verbose", COMPONENT->verbose_text, 0, 9, "0");
+    COMPONENT->pipeline_depth = checked_int("pipeline_depth", COMPONENT->pipeline_depth_text, 1,
+                                            BUFPOOL_MAX_DEPTH, DEFAULT_PIPELINE_DEPTH);
+    (void)mca_coll_bufpool_priority(); /* report a bad value at MPI_Init already */
     COMPONENT->segment_size =
         checked_size("segment_size", COMPONENT->segment_size_text, DEFAULT_SEGMENT_SIZE,
                      (uint64_t)4 << 10, (uint64_t)64 << 20, "a size from 4K to 64M");
     COMPONENT->min_size = checked_size("min_size", COMPONENT->min_size_text, DEFAULT_MIN_SIZE, 0,
                                        UINT64_MAX, "a size such as 0, 64K or 1M");
+    /* The default small_size may exceed a small segment_size the user
+     * chose: that is not the user's mistake, so clamp it silently. */
     COMPONENT->small_size =
-        checked_size("small_size", COMPONENT->small_size_text, DEFAULT_SMALL_SIZE, 0,
-                     COMPONENT->segment_size, "a size from 0 to segment_size");
+        checked_size("small_size", COMPONENT->small_size_text, DEFAULT_SMALL_SIZE, 0, UINT64_MAX,
+                     "a size from 0 to segment_size");
+    if (COMPONENT->small_size > COMPONENT->segment_size) {
+        if (NULL != COMPONENT->small_size_text &&
+            0 != strcmp(COMPONENT->small_size_text, DEFAULT_SMALL_SIZE)) {
+            report_bad_value("small_size", COMPONENT->small_size_text, "above segment_size",
+                             "a size from 0 to segment_size", "segment_size");
+        }
+        COMPONENT->small_size = COMPONENT->segment_size;
+    }
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         bufpool_coll_params_t *p = &COMPONENT->coll[id];

@@ -91,7 +91,7 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
 mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
     /* Read at every new communicator: the priority may change at run time. */
-    int my_priority = COMPONENT->priority;
+    int my_priority = mca_coll_bufpool_priority();
 
     if (my_priority < 0 || OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2) {
         return NULL;

@@ -1,11 +1,397 @@
-/* TEMPORARY: hands every call to the previous module until the pipelined
- * algorithms of this family land. */
+/*
+ * MPI_Reduce.
+ *
+ * chain and binary run one pipelined tree engine (reduce_tree_run).  Every
+ * rank knows its parent and at most two children:
+ *   - a leaf posts the sends of all its segments up front, straight from its
+ *     input (no scratch);
+ *   - an inner rank receives segment j of each child through a receive
+ *     window of scratch slots, folds its own segment j into the slot of
+ *     child 0 (slot = mine op slot: child 0's partial is the one that comes
+ *     right after mine in the order of combination), folds child 1 in, and
+ *     sends the slot on to its parent.  The slot goes back to the window
+ *     (which posts the receive of segment j + depth into it) once that send
+ *     has completed, one segment later, so the reduction of segment j
+ *     overlaps the transfer of j - 1 upwards and of j + 1 from below;
+ *   - the top of the tree reduces into rbuf, where child 0's segments are
+ *     received directly when its own input is elsewhere.
+ * Scratch per rank: pipeline_depth segments (shared by its windows).
+ *
+ * chain: a chain in descending rank order, rank p-1 -> p-2 -> ... -> 0.
+ *   Each rank prepends its contribution to the partial of the ranks above
+ *   it, x_r op (x_{r+1} op ... op x_{p-1}), in place in the received slot,
+ *   so any operation, commutative or not, is combined in rank order.  Rank
+ *   0 then holds the result and passes it on when the root is another rank
+ *   (one more hop).  For commutative operations the chain is rotated to end
+ *   at the root instead.  Each rank receives and reduces the message once:
+ *   the throughput-optimal choice for large messages and small p; latency
+ *   grows with p.
+ *
+ * binary: a binary tree on virtual ranks v = (rank - root) mod p (children
+ *   2v+1 and 2v+2), depth log2(p); inner ranks receive twice the message.
+ *   Commutative operations only.
+ *
+ * rsg: the pairwise reduce-scatter stream of allreduce and reduce_scatter
+ *   (bufpool_pairwise_reduce_scatter), each finished segment of block r
+ *   sent to the root, which receives them straight into rbuf.  The
+ *   reduction is spread over every rank and each rank receives about the
+ *   message once, the root twice (p-1)/p of it.  Commutative only.
+ *
+ * Order of blocking waits: a rank waits for segment j of its children, then
+ *   for its send of segment j - 1 to its parent.  Leaves never wait before
+ *   the end; the top of the tree only waits for its children; the parent
+ *   posts the receive of segment j - 1 once its own send of j - 1 - depth
+ *   has completed.  So every wait depends on a lower segment or on a rank
+ *   nearer the top: no cycle.  The root's receives of the result (from rank
+ *   0 in the non-commutative chain; from every rank in rsg) are all posted
+ *   up front and waited for last.
+ *
+ * "auto", measured on the project machine (2 cores, vader with CMA single
+ *   copy, p = 4 oversubscribed; medians, bufpool / Open MPI's tuned):
+ *   - p = 2: whatever the algorithm, the root has to pull the other rank's
+ *     whole message through CMA (splitting the reduction, rsg, only changes
+ *     which rank pulls it: the root still receives N), and that copy, not the
+ *     reduction, is the cost; tuned's single message already does exactly
+ *     that (chain 1.01-1.14, rsg 1.03-1.16): hand over.
+ *   - below 4 KiB tuned's unsegmented trees win on latency: hand over;
+ *   - 4 KiB .. 256 KiB: binary (0.47-0.99);
+ *   - 256 KiB .. 512 KiB: every algorithm is at parity with tuned's linear
+ *     (0.94-1.3, noisy): hand over;
+ *   - from 512 KiB: rsg (0.34-0.71; chain 0.44-0.89);
+ *   - non-commutative operations: chain from 1 MiB (0.49-0.85), hand over
+ *     below (1.1-1.8: the chain has p - 1 hops, tuned's linear one).
+ */
 #include "coll_bufpool_pipeline.h"
+
+#include "ompi/mca/coll/base/coll_tags.h"
+
+#define COMPONENT (&mca_coll_bufpool_component)
+
+typedef struct reduce_tree {
+    int parent;       /* where my partial goes; -1: I am the top, the root */
+    int nchildren;    /* 0, 1 or 2 */
+    int child[2];     /* child[0]'s partial comes right after mine */
+    int result_from;  /* at the root, when it is not the top: the top */
+    int max_children; /* of any rank of the tree: slots per window */
+} reduce_tree_t;
+
+static void chain_tree(int rank, int size, int root, bool commute, reduce_tree_t *t)
+{
+    /* Descending order keeps non-commutative operations in rank order with
+     * the partial in place; commutative ones may start anywhere. */
+    const int shift = commute ? root : 0;
+    const int v = (rank - shift + size) % size;
+    t->nchildren = v + 1 < size ? 1 : 0;
+    t->child[0] = (v + 1 + shift) % size;
+    t->parent = v > 0 ? (v - 1 + shift) % size : (rank == root ? -1 : root);
+    t->result_from = (!commute && rank == root && 0 != root) ? 0 : -1;
+    t->max_children = 1;
+}
+
+static void binary_tree(int rank, int size, int root, reduce_tree_t *t)
+{
+    const int v = (rank - root + size) % size;
+    t->nchildren = 0;
+    for (int c = 2 * v + 1; c <= 2 * v + 2 && c < size; c++) {
+        t->child[t->nchildren++] = (c + root) % size;
+    }
+    t->parent = v > 0 ? ((v - 1) / 2 + root) % size : -1;
+    t->result_from = -1;
+    t->max_children = size > 2 ? 2 : 1;
+}
+
+/* The segments of one child, in order, into slots or straight into a
+ * buffer. */
+typedef struct child_stream {
+    int peer;
+    const bufpool_segs_t *segs;
+    struct ompi_datatype_t *dtype;
+    char *direct; /* NULL: scratch slots */
+} child_stream_t;
+
+static void child_describe(void *arg, size_t j, bufpool_recv_unit_t *out)
+{
+    const child_stream_t *c = arg;
+    out->peer = c->peer;
+    out->count = bufpool_segs_count(c->segs, j);
+    out->dtype = c->dtype;
+    out->buf = NULL != c->direct ? c->direct + bufpool_segs_offset(c->segs, j) : NULL;
+}
+
+static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf, size_t count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                           struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+{
+    const int rank = ompi_comm_rank(comm), tag = MCA_COLL_BASE_TAG_REDUCE;
+    const bool in_place = rank == root && MPI_IN_PLACE == sbuf;
+    const bool top = t->parent < 0;
+    const bool commute = ompi_op_is_commute(op);
+    const char *mine = in_place ? (const char *)rbuf : (const char *)sbuf;
+    bufpool_segs_t segs;
+    bufpool_reqs_t reqs;
+    bufpool_slots_t slots = {0}, view[2];
+    bufpool_rwin_t win[2];
+    child_stream_t child[2];
+    ompi_request_t *up[BUFPOOL_MAX_DEPTH];
+    int nwin = 0, up_depth = 1;
+    size_t released = 0; /* child 0's units handed back to its window */
+    int rc = OMPI_SUCCESS;
+
+    /* Every rank cuts the message alike, with room for a slot per child
+     * at the busiest rank. */
+    bufpool_segs_init(&segs, count, dtype, bufpool_segment_bytes_for(t->max_children));
+    bufpool_reqs_init(&reqs, module, comm);
+    for (int i = 0; i < BUFPOOL_MAX_DEPTH; i++) {
+        up[i] = MPI_REQUEST_NULL;
+    }
+
+    if (t->result_from >= 0) {
+        rc = bufpool_reqs_recv_segs(&reqs, rbuf, &segs, dtype, t->result_from, tag);
+        if (OMPI_SUCCESS != rc) {
+            goto out;
+        }
+    }
+    if (0 == t->nchildren) {
+        rc = bufpool_reqs_send_segs(&reqs, mine, &segs, dtype, t->parent, tag);
+        goto out;
+    }
+
+    /* Windows: child 0 straight into rbuf at a top whose input is elsewhere;
+     * the others share the slots. */
+    const bool direct0 = top && !in_place;
+    const int slotted = t->nchildren - (direct0 ? 1 : 0);
+    int nslots = COMPONENT->pipeline_depth;
+    if (nslots < t->max_children) {
+        nslots = t->max_children;
+    }
+    if ((size_t)nslots > segs.nseg * (size_t)slotted) {
+        nslots = (int)(segs.nseg * (size_t)slotted);
+    }
+    if (slotted > 0) {
+        rc = bufpool_slots_get(&slots, nslots, segs.seg_span, segs.gap);
+        if (OMPI_SUCCESS != rc) {
+            goto out;
+        }
+    }
+    for (int c = 0, first = 0; c < t->nchildren; c++) {
+        child[c] = (child_stream_t){.peer = t->child[c], .segs = &segs, .dtype = dtype};
+        if (0 == c && direct0) {
+            child[c].direct = rbuf;
+            size_t depth = segs.nseg < BUFPOOL_MAX_DEPTH ? segs.nseg : BUFPOOL_MAX_DEPTH;
+            rc = bufpool_rwin_start(&win[c], comm, tag, NULL, depth, segs.nseg, child_describe,
+                                    &child[c]);
+        } else {
+            /* Split the slots; the first window takes the remainder. */
+            int share = nslots / slotted + (first == 0 ? nslots % slotted : 0);
+            view[c] = bufpool_slots_view(&slots, first, share);
+            first += share;
+            child[c].direct = NULL;
+            rc = bufpool_rwin_start(&win[c], comm, tag, &view[c], (size_t)share, segs.nseg,
+                                    child_describe, &child[c]);
+            if (0 == c) {
+                up_depth = share;
+            }
+        }
+        if (OMPI_SUCCESS != rc) {
+            goto abort;
+        }
+        nwin++;
+    }
+    /* Child 0's slot is held until the send to the parent completes: one
+     * segment later when the window has room for that, at once otherwise. */
+    const size_t lag = up_depth > 1 ? 1 : 0;
+
+    for (size_t j = 0; j < segs.nseg; j++) {
+        const size_t n = bufpool_segs_count(&segs, j);
+        const ptrdiff_t off = bufpool_segs_offset(&segs, j);
+        void *acc, *in;
+
+        rc = bufpool_rwin_wait(&win[0], j, &acc);
+        if (OMPI_SUCCESS != rc) {
+            goto abort;
+        }
+        if (top) {
+            char *res = (char *)rbuf + off;
+            if (direct0) {
+                bufpool_reduce(op, mine + off, res, n, dtype); /* mine op child 0 */
+            } else if (commute) {
+                bufpool_reduce(op, acc, res, n, dtype); /* res holds mine */
+            } else {
+                bufpool_reduce(op, res, acc, n, dtype);
+                rc = bufpool_copy(res, acc, n, dtype);
+            }
+            acc = res;
+        } else {
+            bufpool_reduce(op, mine + off, acc, n, dtype);
+        }
+        if (OMPI_SUCCESS == rc && t->nchildren > 1) {
+            rc = bufpool_rwin_wait(&win[1], j, &in);
+            if (OMPI_SUCCESS == rc) {
+                bufpool_reduce(op, in, acc, n, dtype); /* commutative only */
+                rc = bufpool_rwin_release(&win[1], j);
+            }
+        }
+        if (OMPI_SUCCESS != rc) {
+            goto abort;
+        }
+        if (top) {
+            rc = bufpool_rwin_release(&win[0], j);
+            released = j + 1;
+        } else {
+            rc = MCA_PML_CALL(isend(acc, n, dtype, t->parent, tag, MCA_PML_BASE_SEND_STANDARD, comm,
+                                    &up[j % (size_t)up_depth]));
+            while (OMPI_SUCCESS == rc && released + lag <= j) {
+                rc = ompi_request_wait(&up[released % (size_t)up_depth], MPI_STATUS_IGNORE);
+                if (OMPI_SUCCESS == rc) {
+                    rc = bufpool_rwin_release(&win[0], released++);
+                }
+            }
+        }
+        if (OMPI_SUCCESS != rc) {
+            goto abort;
+        }
+    }
+    goto drain;
+
+abort:
+    for (int c = 0; c < nwin; c++) {
+        bufpool_rwin_abort(&win[c]);
+    }
+drain:
+    for (int i = 0; i < BUFPOOL_MAX_DEPTH; i++) {
+        if (MPI_REQUEST_NULL != up[i]) {
+            int wait_rc = ompi_request_wait(&up[i], MPI_STATUS_IGNORE);
+            if (OMPI_SUCCESS == rc) {
+                rc = wait_rc;
+            }
+        }
+    }
+out : {
+    int wait_rc = bufpool_reqs_wait(&reqs);
+    if (OMPI_SUCCESS == rc) {
+        rc = wait_rc;
+    }
+}
+    bufpool_slots_put(&slots);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+
+/* rsg: the pairwise reduce-scatter stream, then each block to the root.
+ * Results travel on the gather tag, apart from the contributions (the
+ * root receives both from every rank). */
+static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
+                      struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                      mca_coll_bufpool_module_t *module)
+{
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    const int result_tag = MCA_COLL_BASE_TAG_GATHER;
+    const bool in_place = rank == root && MPI_IN_PLACE == sbuf;
+    const bufpool_blocks_t blocks = {.n = size, .counts = NULL, .total = count};
+    ptrdiff_t lb, extent;
+    bufpool_reqs_t reqs;
+    int rc = OMPI_SUCCESS;
+
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    bufpool_reqs_init(&reqs, module, comm);
+    const bufpool_rs_stream_t stream = {
+        .src = in_place ? rbuf : sbuf,
+        .acc = rank == root ? (char *)rbuf + (ptrdiff_t)bufpool_blocks_disp(&blocks, rank) * extent
+                            : NULL,
+        .acc_holds_mine = in_place,
+        .blocks = &blocks,
+        .dtype = dtype,
+        .op = op,
+        .tag = MCA_COLL_BASE_TAG_REDUCE,
+        /* Non-root ranks split their slots between window and ring. */
+        .seg_bytes = bufpool_segment_bytes_for(2),
+        .result_peer = root,
+        .result_tag = result_tag,
+    };
+    if (rank == root) {
+        /* Every other block straight into rbuf, before any wait. */
+        for (int b = 0; b < size && OMPI_SUCCESS == rc; b++) {
+            bufpool_segs_t segs;
+            if (b == root) {
+                continue;
+            }
+            bufpool_rs_block_segs(&stream, bufpool_blocks_len(&blocks, b), &segs);
+            rc = bufpool_reqs_recv_segs(
+                &reqs, (char *)rbuf + (ptrdiff_t)bufpool_blocks_disp(&blocks, b) * extent, &segs,
+                dtype, b, result_tag);
+        }
+    }
+    if (OMPI_SUCCESS == rc) {
+        rc = bufpool_pairwise_reduce_scatter(&stream, &reqs, comm);
+    }
+    int wait_rc = bufpool_reqs_wait(&reqs);
+    return OMPI_SUCCESS == rc ? wait_rc : rc;
+}
+
+/* ---------------------------------------------------------------------- */
+
+/* "auto" (see the file header for the measurements behind it). */
+#define REDUCE_MIN_RANKS            3
+#define REDUCE_MIN_BYTES            ((size_t)4 << 10)
+#define REDUCE_BINARY_MAX_BYTES     ((size_t)256 << 10)
+#define REDUCE_RSG_MIN_BYTES        ((size_t)512 << 10)
+#define REDUCE_NONCOMMUTE_MIN_BYTES ((size_t)1 << 20)
+
+/* The algorithm "auto" picks, or -1 to hand the call over. */
+static int reduce_auto(size_t bytes, int size, bool commute)
+{
+    if (size < REDUCE_MIN_RANKS) {
+        return -1;
+    }
+    if (!commute) {
+        return bytes >= REDUCE_NONCOMMUTE_MIN_BYTES ? BUFPOOL_REDUCE_CHAIN : -1;
+    }
+    if (bytes < REDUCE_MIN_BYTES) {
+        return -1;
+    }
+    if (bytes < REDUCE_BINARY_MAX_BYTES) {
+        return BUFPOOL_REDUCE_BINARY;
+    }
+    return bytes >= REDUCE_RSG_MIN_BYTES ? BUFPOOL_REDUCE_RSG : -1;
+}
 
 int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    return BUFPOOL_FALLBACK(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    const bool commute = ompi_op_is_commute(op);
+    size_t type_size;
+    reduce_tree_t tree;
+
+    if (count <= 0) {
+        return OMPI_SUCCESS;
+    }
+    ompi_datatype_type_size(dtype, &type_size);
+    const size_t bytes = type_size * (size_t)count;
+    if (bytes < COMPONENT->min_size) {
+        return BUFPOOL_FALLBACK(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
+    }
+
+    int alg = bufpool_forced_algorithm(BUFPOOL_COLL_reduce);
+    if (BUFPOOL_ALG_AUTO == alg) {
+        alg = reduce_auto(bytes, size, commute);
+    }
+    /* Only the chain keeps rank order. */
+    if (alg < 0 || (BUFPOOL_REDUCE_CHAIN != alg && !commute)) {
+        return BUFPOOL_FALLBACK(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
+    }
+
+    bufpool_count_call(BUFPOOL_COLL_reduce);
+    if (BUFPOOL_REDUCE_RSG == alg) {
+        return reduce_rsg(sbuf, rbuf, (size_t)count, dtype, op, root, comm, module);
+    }
+    if (BUFPOOL_REDUCE_BINARY == alg) {
+        binary_tree(rank, size, root, &tree);
+    } else {
+        chain_tree(rank, size, root, commute, &tree);
+    }
+    return reduce_tree_run(&tree, sbuf, rbuf, (size_t)count, dtype, op, root, comm, module);
 }

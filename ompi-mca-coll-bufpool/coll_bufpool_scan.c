@@ -1,13 +1,373 @@
-/* TEMPORARY: hands every call to the previous module until the pipelined
- * algorithms of this family land. */
+/*
+ * MPI_Scan and MPI_Exscan.
+ *
+ * chain: a pipelined chain in rank order, any operation.  Rank r receives
+ *   segment j of the prefix of ranks 0 .. r-1, combines it with its own
+ *   segment (prefix op mine, the order MPI prescribes) and passes the result
+ *   to r + 1 while segment j + 1 is still arriving.
+ *   scan: the prefix arrives in a window of pipeline_depth scratch slots,
+ *     the result is formed in rbuf and sent on from there, so no slot waits
+ *     for a send.
+ *   exscan: the incoming prefix is itself rank r's result, so it is
+ *     received straight into rbuf and the outgoing prefix is formed in a
+ *     ring of scratch slots, each reused once its send completed.  In place
+ *     (rbuf holds the input), the incoming prefix goes through a window of
+ *     half of the slots and the ring has the other half.
+ *   Rank 0 sends straight from its input; the last rank of exscan only
+ *   receives.  Latency grows with p (p - 1 + nseg segment steps); each rank
+ *   receives and reduces the message once.
+ *
+ * recursive_doubling: log2(p) exchanges of the whole message with partners
+ *   at distance 1, 2, 4, ..., keeping the partial of the aligned group and
+ *   the prefix, each combined in rank order, so any operation works.  For
+ *   small messages: scratch = two messages, used only when that fits
+ *   pipeline_depth x segment_size.
+ *
+ * Order of blocking waits: in the chain a rank waits only for its left
+ *   neighbour's segments (and, exscan, for its own sends to the right one,
+ *   which that neighbour receives without waiting for anything but its
+ *   left neighbour, i.e. us): rank 0 never waits, so by induction on the
+ *   rank nothing cycles.  Recursive doubling pairs each rank with one
+ *   partner per step in both directions (sendrecv).
+ *
+ * "auto", measured on the project machine (2 cores, vader with CMA single
+ *   copy, p = 4 oversubscribed; medians, bufpool / Open MPI's default, whose
+ *   scan and exscan are basic's unsegmented linear chain):
+ *   - scan: chain from 4 KiB at p = 2 (0.46-0.79: the default also copies
+ *     the input to rbuf and receives into fresh malloc'd memory) and from
+ *     16 KiB at p >= 3 (0.32-1.01); below, the default's single eager
+ *     message per hop is as fast: hand over.
+ *   - exscan: at p = 2 the default is one transfer straight into rbuf, which
+ *     segmenting can only slow down (1.06-1.19): hand over; at p >= 3 the
+ *     chain from 128 KiB (0.36-0.95).
+ *   - recursive doubling loses everywhere here (1.1-5x: every step waits
+ *     for a partner, which costs a context switch on oversubscribed cores),
+ *     so only a forced coll_bufpool_<scan|exscan>_algorithm runs it.
+ */
 #include "coll_bufpool_pipeline.h"
+
+#include "ompi/mca/coll/base/coll_tags.h"
+
+#define COMPONENT (&mca_coll_bufpool_component)
+
+/* The left neighbour's segments of a chain, into slots or straight into
+ * rbuf. */
+typedef struct prefix_stream {
+    int peer;
+    const bufpool_segs_t *segs;
+    struct ompi_datatype_t *dtype;
+    char *direct; /* NULL: scratch slots */
+} prefix_stream_t;
+
+static void prefix_describe(void *arg, size_t j, bufpool_recv_unit_t *out)
+{
+    const prefix_stream_t *s = arg;
+    out->peer = s->peer;
+    out->count = bufpool_segs_count(s->segs, j);
+    out->dtype = s->dtype;
+    out->buf = NULL != s->direct ? s->direct + bufpool_segs_offset(s->segs, j) : NULL;
+}
+
+static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
+                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                      mca_coll_bufpool_module_t *module)
+{
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    const int tag = MCA_COLL_BASE_TAG_SCAN;
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    const int next = rank + 1 < size ? rank + 1 : -1;
+    bufpool_segs_t segs;
+    bufpool_reqs_t reqs;
+    bufpool_slots_t slots = {0};
+    bufpool_rwin_t win;
+    int rc = OMPI_SUCCESS;
+
+    bufpool_segs_init(&segs, count, dtype, COMPONENT->segment_size);
+    bufpool_reqs_init(&reqs, module, comm);
+
+    if (0 == rank) {
+        rc = bufpool_reqs_send_segs(&reqs, in_place ? rbuf : sbuf, &segs, dtype, next, tag);
+        if (OMPI_SUCCESS == rc && !in_place) {
+            rc = bufpool_copy(rbuf, sbuf, count, dtype);
+        }
+        goto out;
+    }
+
+    const int depth = bufpool_depth_for(segs.nseg);
+    prefix_stream_t prefix = {.peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = NULL};
+    rc = bufpool_slots_get(&slots, depth, segs.seg_span, segs.gap);
+    if (OMPI_SUCCESS != rc) {
+        goto out;
+    }
+    rc = bufpool_rwin_start(&win, comm, tag, &slots, (size_t)depth, segs.nseg, prefix_describe,
+                            &prefix);
+    if (OMPI_SUCCESS != rc) {
+        goto out;
+    }
+    for (size_t j = 0; j < segs.nseg; j++) {
+        const size_t n = bufpool_segs_count(&segs, j);
+        const ptrdiff_t off = bufpool_segs_offset(&segs, j);
+        char *res = (char *)rbuf + off;
+        void *in;
+        rc = bufpool_rwin_wait(&win, j, &in);
+        if (OMPI_SUCCESS != rc) {
+            bufpool_rwin_abort(&win);
+            goto out;
+        }
+        if (in_place) {
+            bufpool_reduce(op, in, res, n, dtype);
+        } else {
+            bufpool_reduce3(op, in, (const char *)sbuf + off, res, n, dtype);
+        }
+        rc = bufpool_rwin_release(&win, j);
+        if (OMPI_SUCCESS == rc && next >= 0) {
+            rc = bufpool_reqs_send(&reqs, res, n, dtype, next, tag);
+        }
+        if (OMPI_SUCCESS != rc) {
+            bufpool_rwin_abort(&win);
+            goto out;
+        }
+    }
+
+out : {
+    int wait_rc = bufpool_reqs_wait(&reqs);
+    if (OMPI_SUCCESS == rc) {
+        rc = wait_rc;
+    }
+}
+    bufpool_slots_put(&slots);
+    return rc;
+}
+
+/* Slots an inner rank of the exscan chain needs at least: one for the
+ * incoming prefix (in place) and one for the outgoing one. */
+#define EXSCAN_CHAIN_MIN_SLOTS 2
+
+static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                        mca_coll_bufpool_module_t *module)
+{
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    const int tag = MCA_COLL_BASE_TAG_EXSCAN;
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    const char *mine = in_place ? (const char *)rbuf : (const char *)sbuf;
+    bufpool_segs_t segs;
+    bufpool_reqs_t reqs;
+    bufpool_slots_t slots = {0}, win_slots, ring_slots;
+    bufpool_rwin_t win;
+    bufpool_sring_t ring;
+    bool ring_started = false;
+    int rc = OMPI_SUCCESS;
+
+    /* Every rank cuts alike, with room for both groups of slots. */
+    bufpool_segs_init(&segs, count, dtype, bufpool_segment_bytes_for(EXSCAN_CHAIN_MIN_SLOTS));
+    bufpool_reqs_init(&reqs, module, comm);
+
+    if (0 == rank) {
+        rc = bufpool_reqs_send_segs(&reqs, mine, &segs, dtype, 1, tag);
+        goto out;
+    }
+    if (size - 1 == rank) {
+        /* The last rank's input is nobody's business: receive over it. */
+        rc = bufpool_reqs_recv_segs(&reqs, rbuf, &segs, dtype, rank - 1, tag);
+        goto out;
+    }
+
+    int nslots = COMPONENT->pipeline_depth;
+    if (nslots < EXSCAN_CHAIN_MIN_SLOTS) {
+        nslots = EXSCAN_CHAIN_MIN_SLOTS;
+    }
+    /* No use for more slots than segments. */
+    const int cap = (int)(segs.nseg < BUFPOOL_MAX_DEPTH ? segs.nseg : BUFPOOL_MAX_DEPTH);
+    prefix_stream_t prefix = {.peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = NULL};
+    int win_nslots = 0, ring_nslots = nslots;
+    if (in_place) {
+        win_nslots = nslots / 2;
+        ring_nslots = nslots - win_nslots;
+    } else {
+        prefix.direct = rbuf;
+    }
+    win_nslots = win_nslots < cap ? win_nslots : cap;
+    ring_nslots = ring_nslots < cap ? ring_nslots : cap;
+    rc = bufpool_slots_get(&slots, win_nslots + ring_nslots, segs.seg_span, segs.gap);
+    if (OMPI_SUCCESS != rc) {
+        goto out;
+    }
+    win_slots = bufpool_slots_view(&slots, 0, win_nslots);
+    ring_slots = bufpool_slots_view(&slots, win_nslots, ring_nslots);
+    bufpool_sring_init(&ring, &ring_slots);
+    ring_started = true;
+    rc = bufpool_rwin_start(&win, comm, tag, in_place ? &win_slots : NULL,
+                            (size_t)(in_place ? win_nslots : cap), segs.nseg, prefix_describe,
+                            &prefix);
+    if (OMPI_SUCCESS != rc) {
+        goto out;
+    }
+    for (size_t j = 0; j < segs.nseg; j++) {
+        const size_t n = bufpool_segs_count(&segs, j);
+        const ptrdiff_t off = bufpool_segs_offset(&segs, j);
+        char *res = (char *)rbuf + off;
+        void *in, *outgoing;
+        rc = bufpool_rwin_wait(&win, j, &in);
+        if (OMPI_SUCCESS == rc) {
+            rc = bufpool_sring_acquire(&ring, &outgoing);
+        }
+        if (OMPI_SUCCESS != rc) {
+            bufpool_rwin_abort(&win);
+            goto out;
+        }
+        /* outgoing = prefix op mine; in place, mine is in rbuf until the prefix
+         * replaces it. */
+        bufpool_reduce3(op, in, mine + off, outgoing, n, dtype);
+        if (in_place) {
+            rc = bufpool_copy(res, in, n, dtype);
+        }
+        if (OMPI_SUCCESS == rc) {
+            rc = bufpool_rwin_release(&win, j);
+        }
+        if (OMPI_SUCCESS == rc) {
+            rc = bufpool_sring_send(&ring, n, dtype, rank + 1, tag, comm);
+        }
+        if (OMPI_SUCCESS != rc) {
+            bufpool_rwin_abort(&win);
+            goto out;
+        }
+    }
+
+out:
+    if (ring_started) {
+        int drain_rc = bufpool_sring_drain(&ring);
+        if (OMPI_SUCCESS == rc) {
+            rc = drain_rc;
+        }
+    }
+    {
+        int wait_rc = bufpool_reqs_wait(&reqs);
+        if (OMPI_SUCCESS == rc) {
+            rc = wait_rc;
+        }
+    }
+    bufpool_slots_put(&slots);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int scan_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm, bool exclusive)
+{
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    const int tag = exclusive ? MCA_COLL_BASE_TAG_EXSCAN : MCA_COLL_BASE_TAG_SCAN;
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    const bool commute = ompi_op_is_commute(op);
+    bufpool_slots_t slots;
+    ptrdiff_t gap;
+    const size_t span = bufpool_span(dtype, count, &gap);
+
+    int rc = bufpool_slots_get(&slots, 2, span, gap);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    /* partial: the reduction of my aligned group of ranks, in rank order. */
+    char *partial = bufpool_slot(&slots, 0), *recv = bufpool_slot(&slots, 1);
+    rc = bufpool_copy(partial, in_place ? rbuf : sbuf, count, dtype);
+    if (OMPI_SUCCESS == rc && !exclusive && !in_place) {
+        rc = bufpool_copy(rbuf, sbuf, count, dtype);
+    }
+    /* rbuf holds a prefix (scan: from the start, mine; exscan: once the
+     * first group below me has arrived). */
+    bool have_prefix = !exclusive;
+
+    for (int mask = 1; OMPI_SUCCESS == rc && mask < size; mask <<= 1) {
+        const int peer = rank ^ mask;
+        if (peer >= size) {
+            continue;
+        }
+        rc = bufpool_sendrecv(partial, count, dtype, peer, recv, count, dtype, peer, tag, comm);
+        if (OMPI_SUCCESS != rc) {
+            break;
+        }
+        if (peer < rank) {
+            /* The peer's group comes before mine. */
+            if (have_prefix) {
+                bufpool_reduce(op, recv, rbuf, count, dtype);
+            } else {
+                rc = bufpool_copy(rbuf, recv, count, dtype);
+                have_prefix = true;
+            }
+            bufpool_reduce(op, recv, partial, count, dtype);
+        } else if (commute) {
+            bufpool_reduce(op, recv, partial, count, dtype);
+        } else {
+            /* partial op recv, formed in recv, which becomes the partial. */
+            bufpool_reduce(op, partial, recv, count, dtype);
+            char *swap = partial;
+            partial = recv;
+            recv = swap;
+        }
+    }
+    bufpool_slots_put(&slots);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+
+/* "auto" (see the file header): the chain from these sizes (bytes), the
+ * previous module's linear chain below them; recursive doubling only when
+ * forced. */
+#define SCAN_TWO_RANKS_MIN_BYTES ((size_t)4 << 10)
+#define SCAN_MIN_BYTES           ((size_t)16 << 10)
+#define EXSCAN_MIN_RANKS         3
+#define EXSCAN_MIN_BYTES         ((size_t)128 << 10)
+
+/* The algorithm to run, or -1 to hand the call over. */
+static int scan_choose(bufpool_coll_id_t id, size_t count, struct ompi_datatype_t *dtype, int size)
+{
+    const bool exclusive = BUFPOOL_COLL_exscan == id;
+    const int chain = exclusive ? BUFPOOL_EXSCAN_CHAIN : BUFPOOL_SCAN_CHAIN;
+    const int rd = exclusive ? BUFPOOL_EXSCAN_RECURSIVE_DOUBLING : BUFPOOL_SCAN_RECURSIVE_DOUBLING;
+    size_t type_size;
+    ptrdiff_t gap;
+
+    ompi_datatype_type_size(dtype, &type_size);
+    const size_t bytes = type_size * count;
+    if (bytes < COMPONENT->min_size) {
+        return -1;
+    }
+    int alg = bufpool_forced_algorithm(id);
+    if (BUFPOOL_ALG_AUTO == alg) {
+        if (exclusive) {
+            return size >= EXSCAN_MIN_RANKS && bytes >= EXSCAN_MIN_BYTES ? chain : -1;
+        }
+        return bytes >= (2 == size ? SCAN_TWO_RANKS_MIN_BYTES : SCAN_MIN_BYTES) ? chain : -1;
+    }
+    /* Recursive doubling holds two whole messages of scratch. */
+    const size_t bound = COMPONENT->segment_size * (size_t)COMPONENT->pipeline_depth;
+    if (rd == alg && 2 * bufpool_span(dtype, count, &gap) > bound) {
+        return -1;
+    }
+    return alg;
+}
 
 int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    return BUFPOOL_FALLBACK(module, scan, sbuf, rbuf, count, dtype, op, comm);
+
+    if (count <= 0) {
+        return OMPI_SUCCESS;
+    }
+    int alg = scan_choose(BUFPOOL_COLL_scan, (size_t)count, dtype, ompi_comm_size(comm));
+    if (alg < 0) {
+        return BUFPOOL_FALLBACK(module, scan, sbuf, rbuf, count, dtype, op, comm);
+    }
+    bufpool_count_call(BUFPOOL_COLL_scan);
+    if (BUFPOOL_SCAN_RECURSIVE_DOUBLING == alg) {
+        return scan_recursive_doubling(sbuf, rbuf, (size_t)count, dtype, op, comm, false);
+    }
+    return scan_chain(sbuf, rbuf, (size_t)count, dtype, op, comm, module);
 }
 
 int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -15,5 +375,17 @@ int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, int count, struct ompi
                             mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    return BUFPOOL_FALLBACK(module, exscan, sbuf, rbuf, count, dtype, op, comm);
+
+    if (count <= 0) {
+        return OMPI_SUCCESS;
+    }
+    int alg = scan_choose(BUFPOOL_COLL_exscan, (size_t)count, dtype, ompi_comm_size(comm));
+    if (alg < 0) {
+        return BUFPOOL_FALLBACK(module, exscan, sbuf, rbuf, count, dtype, op, comm);
+    }
+    bufpool_count_call(BUFPOOL_COLL_exscan);
+    if (BUFPOOL_EXSCAN_RECURSIVE_DOUBLING == alg) {
+        return scan_recursive_doubling(sbuf, rbuf, (size_t)count, dtype, op, comm, true);
+    }
+    return exscan_chain(sbuf, rbuf, (size_t)count, dtype, op, comm, module);
 }

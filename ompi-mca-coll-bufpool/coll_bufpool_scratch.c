@@ -78,9 +78,12 @@ void mca_coll_bufpool_scratch_put(void *buf, size_t bytes)
         return;
     }
     (void)__atomic_fetch_sub(&COMPONENT->scratch_bytes_in_use, (uint64_t)bytes, __ATOMIC_RELAXED);
-    /* The pool tells its buffers from malloc's without touching them. */
+    /* Until malloc has had to stand in for the pool, every scratch buffer is
+     * the pool's: skip the lookup that tells them apart. */
     regpar_buffer_info_t info;
-    if (NULL != COMPONENT->ext && 0 == COMPONENT->ext->buffer_info(COMPONENT->mpool, buf, &info)) {
+    if (NULL != COMPONENT->mpool &&
+        (0 == __atomic_load_n(&COMPONENT->scratch_plain_allocs, __ATOMIC_RELAXED) ||
+         0 == COMPONENT->ext->buffer_info(COMPONENT->mpool, buf, &info))) {
         COMPONENT->mpool->mpool_free(COMPONENT->mpool, buf);
     } else {
         free(buf);
