@@ -1,0 +1,130 @@
+#!/bin/sh
+# AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer on 4-process
+# collective jobs, with both components built with
+# -fsanitize=address,undefined:
+#   a. the collcheck programs (both families, --smoke) and rel_job's mix
+#      workload, themselves sanitized;
+#   b. rel_job of an ordinary build (not sanitized, like most applications)
+#      with the sanitized components: the ASan runtime must then come first
+#      in the process, so it is LD_PRELOADed into the ranks only
+#      (mpirun -x LD_PRELOAD=$(gcc -print-file-name=libasan.so)); mpirun
+#      itself is not sanitized.
+# Open MPI is not instrumented: ASan and UBSan can only report in our code
+# and the test's, and any such report fails.  LeakSanitizer reports every
+# leak of the process at exit: memreport.py sorts them by whose code they
+# are in and only ours, the test's or unattributable ones fail (Open MPI's
+# own are counted).  libfaultinject.so is preloaded with FAULT_KEEP_LOADED=1
+# (nothing injected) so that Open MPI's unloading of components at
+# MPI_Finalize does not leave frames without a module.
+#
+# Which build: the current one when it is sanitized (configure
+# --enable-sanitizers=address,undefined); else, with RELIABILITY_SANITIZERS=1
+# or RELIABILITY_FULL=1, a build of its own in
+# $top_builddir/test/reliability/asan-build (gcc: its ASan runtime is a
+# shared library, which components loaded by dlopen need; about a minute);
+# else the test is skipped (exit 77).  RELIABILITY_SAN_BUILD=DIR uses an
+# existing sanitized build tree.
+set -u
+. "$top_srcdir/test/reliability/rel-common.sh"
+rel_require_components
+report="$top_srcdir/test/reliability/memreport.py"
+
+is_sanitized() { grep -q '^BUFPOOL_SAN_CFLAGS = .*-fsanitize=[a-z,]*address' "$1/test/Makefile" 2>/dev/null; }
+
+san=${RELIABILITY_SAN_BUILD:-}
+if [ -z "$san" ] && is_sanitized "$top_builddir"; then
+    san=$top_builddir
+fi
+if [ -z "$san" ]; then
+    case "${RELIABILITY_SANITIZERS:-0}$rel_full" in
+        00)
+            echo "sanitize: this build is not sanitized; RELIABILITY_SANITIZERS=1 builds one: skipped"
+            exit 77
+            ;;
+    esac
+    san="$top_builddir/test/reliability/asan-build"
+    mkdir -p "$san"
+    echo "sanitize: building a sanitized tree in $san"
+    if ! { [ -f "$san/Makefile" ] || (cd "$san" && "$top_srcdir/configure" CC=gcc \
+        --enable-sanitizers=address,undefined --disable-fuzz >configure.out 2>&1); } ||
+        ! (cd "$san" && make -j2 >make.out 2>&1 && make -C test -j2 check TESTS= >check-build.out 2>&1); then
+        echo "FAIL: sanitize: building $san failed (see its configure.out, make.out, check-build.out)"
+        exit 1
+    fi
+fi
+if ! is_sanitized "$san"; then
+    echo "FAIL: sanitize: $san is not configured with --enable-sanitizers=address,..."
+    exit 1
+fi
+cc=$(sed -n 's/^CC = //p' "$san/Makefile")
+libasan=$($cc -print-file-name=libasan.so 2>/dev/null)
+if [ ! -f "$libasan" ]; then
+    echo "FAIL: sanitize: $cc has no shared ASan runtime ($libasan); build the sanitized tree with gcc"
+    exit 1
+fi
+keep="$san/test/reliability/.libs/libfaultinject.so"
+for so in "$san"/components/*.so; do
+    if ! nm -D "$so" | grep -q '__asan_report'; then
+        echo "FAIL: sanitize: $so is not instrumented by ASan"
+        exit 1
+    fi
+done
+python3 "$report" --self-test || exit 1
+
+logdir="$rel_results/sanitize.logs"
+rm -rf "$logdir"
+mkdir -p "$logdir"
+status=0
+san_opts="-x ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:malloc_context_size=40:halt_on_error=1:log_path=$logdir/asan
+    -x LSAN_OPTIONS=exitcode=0
+    -x UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=0:log_path=$logdir/ubsan
+    -x LD_PRELOAD=$libasan:$keep -x FAULT_KEEP_LOADED=1"
+
+# run NAME BUILD PROGRAM ARGS...: 4 processes, components from $san.
+run() {
+    name=$1
+    build=$2
+    shift 2
+    log="$logdir/$name.job.log"
+    OMPI_MCA_mca_base_component_path="$OMPI_SYSTEM_COMPONENT_DIR:$san/components" \
+        BUFPOOL_TEST_MCA="$san_opts --mca mpool_regpar_gc_age 100ms" top_builddir="$build" \
+        sh "$rel_run" 4 "$@" >"$log" 2>&1 </dev/null
+    rc=$?
+    outcome=$(rel_outcome $rc "$log")
+    # collcheck programs print their own PASS line.
+    [ $rc -eq 0 ] && grep -q ': PASS: ' "$log" && outcome=correct
+    if [ "$outcome" != correct ]; then
+        echo "FAIL: sanitize $name: $outcome (log: $log)"
+        grep -E 'FAIL|ERROR|runtime error|signal' "$log" | head -n 10
+        status=1
+    else
+        echo "ok: sanitize $name: $(grep -E ': PASS: ' "$log" | head -n 1)"
+    fi
+}
+
+run coll_reduce "$san" "$san/test/mpi/test_coll_reduce_family" --smoke
+run coll_move "$san" "$san/test/mpi/test_coll_move_family" --smoke
+run rel_job_mix "$san" "$san/test/reliability/rel_job" --rel-workload=mix --rel-expect-pool
+if [ "$san" != "$top_builddir" ]; then
+    run plain_rel_job_preload "$top_builddir" "$top_builddir/test/reliability/rel_job" \
+        --rel-workload=mix --rel-expect-pool
+fi
+
+set --
+for f in "$logdir"/asan.* "$logdir"/ubsan.*; do
+    [ -f "$f" ] && set -- "$@" "$f"
+done
+if [ $# -eq 0 ]; then
+    # LeakSanitizer always finds Open MPI's own leaks: no report means the
+    # sanitizers did not run at all.
+    echo "FAIL: sanitize: no sanitizer log at all: were the runtimes loaded?"
+    status=1
+elif ! python3 "$report" --sanitizer "$@" >"$logdir/report.txt" 2>&1; then
+    echo "FAIL: sanitizer reports in our code, the test's or unattributable code:"
+    cat "$logdir/report.txt"
+    status=1
+else
+    cat "$logdir/report.txt"
+fi
+[ $status = 0 ] && echo "sanitize: no ASan, UBSan or LeakSanitizer report in our code or the test's"
+exit $status
