@@ -1,10 +1,22 @@
 #!/bin/sh
 # Print the Markdown table of every MCA parameter of mpool/regpar and
 # coll/bufpool, as ompi_info reports them (name, default, level, meaning).
-# The README's table is this output; test/mpi/test_ompi_info.sh checks that
-# they agree.
-#   usage: scripts/mca-params-table.sh [component-dir]
+# The README's table is this output (--update-readme rewrites it there);
+# test/mpi/ompi_info_params.sh checks that they agree.
+#   usage: scripts/mca-params-table.sh [--update-readme] [component-dir]
 set -eu
+if [ "${1:-}" = --update-readme ]; then
+  shift
+  top=$(cd "$(dirname "$0")/.." && pwd)
+  table=$("$0" "$@")
+  awk -v table="$table" '
+    /<!-- mca-params-table:begin -->/ { print; print table; skip = 1; next }
+    /<!-- mca-params-table:end -->/ { skip = 0 }
+    !skip { print }' "$top/README.md" >"$top/README.md.new"
+  mv "$top/README.md.new" "$top/README.md"
+  echo "README.md: parameter table updated"
+  exit 0
+fi
 compdir=${1:-}
 OMPI_INFO=${OMPI_INFO:-ompi_info}
 sysdir=${OMPI_SYSTEM_COMPONENT_DIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}

@@ -29,7 +29,7 @@ mpool_regpar_numa         99999    mpool_regpar_numa: invalid value "99999"
 mpool_regpar_reg_backend  rdma     mpool_regpar_reg_backend: invalid value "rdma".*auto, verbs, ofi, pin or none
 mpool_regpar_reg_parallel sometimes mpool_regpar_reg_parallel: invalid value "sometimes"
 mpool_regpar_reg_threads  abc      mpool_regpar_reg_threads: invalid value "abc"
-mpool_regpar_reg_threads  1000     mpool_regpar_reg_threads: invalid value "1000".*0 to 256
+mpool_regpar_reg_threads  1000     mpool_regpar_reg_threads: invalid value "1000".*0 to 64
 mpool_regpar_reg_chunk_size 1000   mpool_regpar_reg_chunk_size: invalid value "1000"
 mpool_regpar_reg_threshold -1      mpool_regpar_reg_threshold: invalid value "-1"
 mpool_regpar_prefault     perhaps  mpool_regpar_prefault: invalid value "perhaps"

@@ -18,15 +18,15 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank, __FILE__, __LINE__,      \
-                    #cond);                                                                       \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-            failures++;                                                                           \
-        }                                                                                         \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank, __FILE__, __LINE__,        \
+                    #cond);                                                                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static int rank, size;
@@ -49,8 +49,16 @@ int main(int argc, char **argv)
     /* Sizes around every boundary the pool cares about: a page, the default
      * smallest bucket, a non-power-of-two, and above the largest bucket
      * (64M: a direct mapping). */
-    const size_t sizes[] = {1, 100, 4095, 4096, 4097, 65536, 1000000, (size_t)3 << 20,
-                            (size_t)64 << 20, ((size_t)64 << 20) + 1};
+    const size_t sizes[] = {1,
+                            100,
+                            4095,
+                            4096,
+                            4097,
+                            65536,
+                            1000000,
+                            (size_t)3 << 20,
+                            (size_t)64 << 20,
+                            ((size_t)64 << 20) + 1};
     const size_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
 
     MPI_Init(&argc, &argv);
