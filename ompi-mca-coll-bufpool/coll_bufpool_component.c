@@ -81,9 +81,11 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
                             "messages), binary (pipelined binary tree; commutative operations; "
                             "many processes), rsg (pipelined pairwise reduce-scatter then gather "
                             "to the root; commutative operations; spreads the reduction work)",
-    [BUFPOOL_COLL_bcast] = "binomial (small messages), chain (pipelined chain, large "
-                           "messages), scatter_allgather (large messages, many processes), "
-                           "linear (root sends to every rank at once; mid-size messages)",
+    [BUFPOOL_COLL_bcast] =
+        "binomial (small messages), chain (pipelined chain, large "
+        "messages), scatter_allgather (large messages, many processes), "
+        "linear (root sends to every rank at once; 2 processes, and small messages "
+        "on up to 7)",
     [BUFPOOL_COLL_allgather] = "ring, recursive_doubling (power-of-two sizes), direct (every "
                                "block sent to every rank at once)",
     [BUFPOOL_COLL_reduce_scatter] = "pairwise (pipelined; commutative operations; scratch = "
@@ -152,15 +154,16 @@ static int bufpool_register(void)
     register_var("priority",
                  "Priority of coll bufpool (an integer). The default 40 is above tuned (30), so "
                  "loading the component is enough to use it; a value below 30 lets tuned win "
-                 "every function, a negative value disables bufpool. Applies to communicators "
+                 "every function tuned provides, a negative value disables bufpool. Applies to "
+                 "communicators "
                  "created after it is set (it may be changed at run time with MPI_T)",
                  MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
                  &COMPONENT->priority_text);
     COMPONENT->verbose_text = "0";
     register_var("verbose",
                  "Verbosity (0 to 9): 0 errors and warnings only, 1 says where scratch memory "
-                 "comes from and prints the counters at finalize, 2 explains every algorithm "
-                 "choice",
+                 "comes from and prints the counters at finalize, 2 also explains each "
+                 "algorithm choice of bcast, allgather, alltoall, gather and scatter",
                  MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
                  &COMPONENT->verbose_text);
     COMPONENT->segment_size_text = DEFAULT_SEGMENT_SIZE;
@@ -186,8 +189,8 @@ static int bufpool_register(void)
     COMPONENT->small_size_text = DEFAULT_SMALL_SIZE;
     register_var("small_size",
                  "Messages up to this size (bytes, suffixes K, M, G) use latency-bound "
-                 "algorithms (recursive doubling, binomial trees) when the algorithm is auto; "
-                 "at most segment_size",
+                 "algorithms when the algorithm is auto (allreduce: recursive doubling; bcast "
+                 "on 8 or more processes: binomial tree); at most segment_size",
                  MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
                  &COMPONENT->small_size_text);
 
@@ -219,8 +222,9 @@ static int bufpool_register(void)
         register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->calls[id]);
         snprintf(name, sizeof(name), "%s_fallbacks", coll);
         snprintf(help, sizeof(help),
-                 "Calls to MPI_%s handed to the previously selected module (disabled, below "
-                 "min_size, or not applicable)",
+                 "Calls to MPI_%s handed to the previously selected module (below min_size, "
+                 "algorithm not applicable, or auto judged the previous module faster; a "
+                 "disabled collective is not installed and not counted)",
                  coll);
         register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->fallbacks[id]);
     }

@@ -187,6 +187,15 @@ static int rwin_post(bufpool_rwin_t *w, size_t unit)
     return rc;
 }
 
+void bufpool_peer_segs_describe(void *ctx, size_t unit, bufpool_recv_unit_t *out)
+{
+    const bufpool_peer_segs_t *s = ctx;
+    out->peer = s->peer;
+    out->count = bufpool_segs_count(s->segs, unit);
+    out->dtype = s->dtype;
+    out->buf = NULL != s->direct ? s->direct + bufpool_segs_offset(s->segs, unit) : NULL;
+}
+
 int bufpool_rwin_start(bufpool_rwin_t *w, struct ompi_communicator_t *comm, int tag,
                        const bufpool_slots_t *slots, size_t depth, size_t nunits,
                        bufpool_describe_fn describe, void *ctx)

@@ -144,6 +144,18 @@ typedef struct bufpool_rwin {
     void *buf[BUFPOOL_MAX_DEPTH];
 } bufpool_rwin_t;
 
+/* The most common stream: one peer's segments of a message, in order, into
+ * scratch slots (direct == NULL) or straight into a buffer laid out like
+ * the message.  Pass bufpool_peer_segs_describe with it. */
+typedef struct bufpool_peer_segs {
+    int peer;
+    const bufpool_segs_t *segs;
+    struct ompi_datatype_t *dtype;
+    char *direct;
+} bufpool_peer_segs_t;
+
+void bufpool_peer_segs_describe(void *ctx, size_t unit, bufpool_recv_unit_t *out);
+
 /* Post the first min(depth, nunits) receives.  depth <= slots->n when
  * slots are used. */
 int bufpool_rwin_start(bufpool_rwin_t *w, struct ompi_communicator_t *comm, int tag,

@@ -100,24 +100,6 @@ static void binary_tree(int rank, int size, int root, reduce_tree_t *t)
     t->max_children = size > 2 ? 2 : 1;
 }
 
-/* The segments of one child, in order, into slots or straight into a
- * buffer. */
-typedef struct child_stream {
-    int peer;
-    const bufpool_segs_t *segs;
-    struct ompi_datatype_t *dtype;
-    char *direct; /* NULL: scratch slots */
-} child_stream_t;
-
-static void child_describe(void *arg, size_t j, bufpool_recv_unit_t *out)
-{
-    const child_stream_t *c = arg;
-    out->peer = c->peer;
-    out->count = bufpool_segs_count(c->segs, j);
-    out->dtype = c->dtype;
-    out->buf = NULL != c->direct ? c->direct + bufpool_segs_offset(c->segs, j) : NULL;
-}
-
 static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf, size_t count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
                            struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
@@ -131,7 +113,7 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
     bufpool_reqs_t reqs;
     bufpool_slots_t slots = {0}, view[2];
     bufpool_rwin_t win[2];
-    child_stream_t child[2];
+    bufpool_peer_segs_t child[2];
     ompi_request_t *up[BUFPOOL_MAX_DEPTH];
     int nwin = 0, up_depth = 1;
     size_t released = 0; /* child 0's units handed back to its window */
@@ -174,12 +156,12 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
         }
     }
     for (int c = 0, first = 0; c < t->nchildren; c++) {
-        child[c] = (child_stream_t){.peer = t->child[c], .segs = &segs, .dtype = dtype};
+        child[c] = (bufpool_peer_segs_t){.peer = t->child[c], .segs = &segs, .dtype = dtype};
         if (0 == c && direct0) {
             child[c].direct = rbuf;
             size_t depth = segs.nseg < BUFPOOL_MAX_DEPTH ? segs.nseg : BUFPOOL_MAX_DEPTH;
-            rc = bufpool_rwin_start(&win[c], comm, tag, NULL, depth, segs.nseg, child_describe,
-                                    &child[c]);
+            rc = bufpool_rwin_start(&win[c], comm, tag, NULL, depth, segs.nseg,
+                                    bufpool_peer_segs_describe, &child[c]);
         } else {
             /* Split the slots; the first window takes the remainder. */
             int share = nslots / slotted + (first == 0 ? nslots % slotted : 0);
@@ -187,7 +169,7 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
             first += share;
             child[c].direct = NULL;
             rc = bufpool_rwin_start(&win[c], comm, tag, &view[c], (size_t)share, segs.nseg,
-                                    child_describe, &child[c]);
+                                    bufpool_peer_segs_describe, &child[c]);
             if (0 == c) {
                 up_depth = share;
             }

@@ -50,24 +50,6 @@
 
 #define COMPONENT (&mca_coll_bufpool_component)
 
-/* The left neighbour's segments of a chain, into slots or straight into
- * rbuf. */
-typedef struct prefix_stream {
-    int peer;
-    const bufpool_segs_t *segs;
-    struct ompi_datatype_t *dtype;
-    char *direct; /* NULL: scratch slots */
-} prefix_stream_t;
-
-static void prefix_describe(void *arg, size_t j, bufpool_recv_unit_t *out)
-{
-    const prefix_stream_t *s = arg;
-    out->peer = s->peer;
-    out->count = bufpool_segs_count(s->segs, j);
-    out->dtype = s->dtype;
-    out->buf = NULL != s->direct ? s->direct + bufpool_segs_offset(s->segs, j) : NULL;
-}
-
 static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
                       mca_coll_bufpool_module_t *module)
@@ -94,13 +76,13 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
     }
 
     const int depth = bufpool_depth_for(segs.nseg);
-    prefix_stream_t prefix = {.peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = NULL};
+    bufpool_peer_segs_t prefix = {.peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = NULL};
     rc = bufpool_slots_get(&slots, depth, segs.seg_span, segs.gap);
     if (OMPI_SUCCESS != rc) {
         goto out;
     }
-    rc = bufpool_rwin_start(&win, comm, tag, &slots, (size_t)depth, segs.nseg, prefix_describe,
-                            &prefix);
+    rc = bufpool_rwin_start(&win, comm, tag, &slots, (size_t)depth, segs.nseg,
+                            bufpool_peer_segs_describe, &prefix);
     if (OMPI_SUCCESS != rc) {
         goto out;
     }
@@ -179,7 +161,7 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
     }
     /* No use for more slots than segments. */
     const int cap = (int)(segs.nseg < BUFPOOL_MAX_DEPTH ? segs.nseg : BUFPOOL_MAX_DEPTH);
-    prefix_stream_t prefix = {.peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = NULL};
+    bufpool_peer_segs_t prefix = {.peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = NULL};
     int win_nslots = 0, ring_nslots = nslots;
     if (in_place) {
         win_nslots = nslots / 2;
@@ -198,8 +180,8 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
     bufpool_sring_init(&ring, &ring_slots);
     ring_started = true;
     rc = bufpool_rwin_start(&win, comm, tag, in_place ? &win_slots : NULL,
-                            (size_t)(in_place ? win_nslots : cap), segs.nseg, prefix_describe,
-                            &prefix);
+                            (size_t)(in_place ? win_nslots : cap), segs.nseg,
+                            bufpool_peer_segs_describe, &prefix);
     if (OMPI_SUCCESS != rc) {
         goto out;
     }
