@@ -10,10 +10,15 @@
 #
 # Environment: FUZZ_SECONDS (0 = replay only), FUZZ_TARGETS (default
 # "parse pool"), FUZZ_JOBS (parallel libFuzzer processes per target, 1).
+# BUFPOOL_TEST_QUICK=1 (make distcheck in test/check-all.sh) replays only,
+# unless FUZZ_SECONDS says otherwise: make check has fuzzed already.
 set -u
 src="$top_srcdir/test/fuzz"
 build="$top_builddir/test/fuzz"
-seconds=${FUZZ_SECONDS:-25}
+case ${BUFPOOL_TEST_QUICK:-0} in
+    '' | 0) seconds=${FUZZ_SECONDS:-25} ;;
+    *) seconds=${FUZZ_SECONDS:-0} ;;
+esac
 status=0
 
 for target in ${FUZZ_TARGETS:-parse pool}; do
