@@ -407,6 +407,9 @@ typedef struct rs_ctx {
     struct ompi_datatype_t *dtype;
     size_t per; /* elements per segment, in every block */
     size_t my_len;
+    char *direct; /* non-NULL: the nearest left rank's contribution lands
+                     here (my block's accumulator), not in a slot        */
+    ptrdiff_t extent;
 } rs_ctx_t;
 
 static size_t rs_seg_count(size_t len, size_t per, size_t j)
@@ -426,7 +429,7 @@ static void rs_describe(void *arg, size_t unit, bufpool_recv_unit_t *out)
     out->peer = (c->rank - k + c->size) % c->size;
     out->count = rs_seg_count(c->my_len, c->per, j);
     out->dtype = c->dtype;
-    out->buf = NULL;
+    out->buf = NULL != c->direct && 1 == k ? c->direct + (ptrdiff_t)(j * c->per) * c->extent : NULL;
 }
 
 static size_t rs_seg_bytes(const bufpool_rs_stream_t *s)
@@ -450,6 +453,13 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
     bufpool_rwin_t win;
     bufpool_sring_t ring;
     const bool in_ring = NULL == s->acc;
+    /* With a place for the block that does not hold my contribution yet,
+     * the first contribution of each segment is received straight into it
+     * and my own folded in place (mine op in: commutative operations only,
+     * as everywhere in this stream).  That saves a slot's copy and the
+     * three-buffer reduction, and at 2 ranks every unit is direct: the
+     * stream needs no scratch at all. */
+    const bool direct_first = !in_ring && !s->acc_holds_mine;
     int rc = OMPI_SUCCESS;
 
     /* One segment length for every block, so that sender and receiver cut
@@ -467,6 +477,8 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
     ctx.per = full.seg_count;
     ctx.my_len = bufpool_blocks_len(blocks, rank);
     const ptrdiff_t extent = full.extent;
+    ctx.extent = extent;
+    ctx.direct = direct_first ? s->acc : NULL;
     const size_t max_nseg = (longest + ctx.per - 1) / ctx.per;
     const char *src = s->src;
 
@@ -496,7 +508,7 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
     if (0 == nunits) {
         return OMPI_SUCCESS;
     }
-    int win_depth = bufpool_depth_for(nunits), ring_depth = 0;
+    int win_depth = bufpool_depth_for(nunits), ring_depth = 0, win_slot_count;
     if (in_ring) {
         /* Half of the slots (at least one) hold finished segments until
          * result_peer has them. */
@@ -507,12 +519,20 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
         win_depth = (size_t)win_depth > nunits ? (int)nunits : win_depth;
         ring_depth = (size_t)ring_depth > my_nseg ? (int)my_nseg : ring_depth;
     }
-    rc = bufpool_slots_get(&slots, win_depth + ring_depth, full.seg_span, full.gap);
+    win_slot_count = win_depth;
+    if (direct_first && 2 == size) {
+        /* No slot in use: keep more receives posted (bounded by the
+         * window's size, not by scratch) so that every arriving segment
+         * finds its receive. */
+        win_depth = nunits < BUFPOOL_MAX_DEPTH ? (int)nunits : BUFPOOL_MAX_DEPTH;
+        win_slot_count = 0;
+    }
+    rc = bufpool_slots_get(&slots, win_slot_count + ring_depth, full.seg_span, full.gap);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    win_slots = bufpool_slots_view(&slots, 0, win_depth);
-    ring_slots = bufpool_slots_view(&slots, win_depth, ring_depth);
+    win_slots = bufpool_slots_view(&slots, 0, win_slot_count);
+    ring_slots = bufpool_slots_view(&slots, win_slot_count, ring_depth);
     if (in_ring) {
         bufpool_sring_init(&ring, &ring_slots);
     }
@@ -541,7 +561,9 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
             if (OMPI_SUCCESS != rc) {
                 goto abort;
             }
-            if (1 == k && !s->acc_holds_mine) {
+            if (1 == k && direct_first) {
+                bufpool_reduce(s->op, mine + off, acc_seg, n, s->dtype);
+            } else if (1 == k && !s->acc_holds_mine) {
                 bufpool_reduce3(s->op, in, mine + off, acc_seg, n, s->dtype);
             } else {
                 bufpool_reduce(s->op, in, acc_seg, n, s->dtype);
