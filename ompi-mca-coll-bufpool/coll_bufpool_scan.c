@@ -7,7 +7,8 @@
  *   to r + 1 while segment j + 1 is still arriving.
  *   scan: the prefix arrives in a window of pipeline_depth scratch slots,
  *     the result is formed in rbuf and sent on from there, so no slot waits
- *     for a send.
+ *     for a send.  With a commutative operation (not in place) the prefix
+ *     lands straight in rbuf and the input is folded into it: no scratch.
  *   exscan: the incoming prefix is itself rank r's result, so it is
  *     received straight into rbuf and the outgoing prefix is formed in a
  *     ring of scratch slots, each reused once its send completed.  In place
@@ -75,9 +76,16 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
         goto out;
     }
 
-    const int depth = bufpool_depth_for(segs.nseg);
-    bufpool_peer_segs_t prefix = {.peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = NULL};
-    rc = bufpool_slots_get(&slots, depth, segs.seg_span, segs.gap);
+    /* A commutative operation lets the prefix land straight in rbuf and
+     * this rank's input be folded into it (mine op prefix == prefix op
+     * mine): no slot copy, no three-buffer reduction, no scratch, so more
+     * receives can stay posted. */
+    const bool direct = !in_place && ompi_op_is_commute(op);
+    const int depth = direct ? (segs.nseg < BUFPOOL_MAX_DEPTH ? (int)segs.nseg : BUFPOOL_MAX_DEPTH)
+                             : bufpool_depth_for(segs.nseg);
+    bufpool_peer_segs_t prefix = {
+        .peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = direct ? (char *)rbuf : NULL};
+    rc = bufpool_slots_get(&slots, direct ? 0 : depth, segs.seg_span, segs.gap);
     if (OMPI_SUCCESS != rc) {
         goto out;
     }
@@ -96,7 +104,9 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
             bufpool_rwin_abort(&win);
             goto out;
         }
-        if (in_place) {
+        if (direct) {
+            bufpool_reduce(op, (const char *)sbuf + off, res, n, dtype);
+        } else if (in_place) {
             bufpool_reduce(op, in, res, n, dtype);
         } else {
             bufpool_reduce3(op, in, (const char *)sbuf + off, res, n, dtype);
