@@ -164,6 +164,7 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
         .dtype = dtype,
         .op = op,
         .tag = MCA_COLL_BASE_TAG_ALLREDUCE,
+        .seg_bytes = bufpool_rs_seg_bytes_for(size, in_place),
         .segment_done = rsag_segment_done,
         .ctx = &ctx,
     };

@@ -437,6 +437,13 @@ static size_t rs_seg_bytes(const bufpool_rs_stream_t *s)
     return 0 != s->seg_bytes ? s->seg_bytes : mca_coll_bufpool_component.segment_size;
 }
 
+size_t bufpool_rs_seg_bytes_for(int size, bool in_place)
+{
+    return 2 == size && !in_place
+               ? mca_coll_bufpool_component.segment_size * BUFPOOL_DIRECT_SEGMENT_FACTOR
+               : 0;
+}
+
 void bufpool_rs_block_segs(const bufpool_rs_stream_t *s, size_t len, bufpool_segs_t *segs)
 {
     bufpool_segs_init(segs, len, s->dtype, rs_seg_bytes(s));

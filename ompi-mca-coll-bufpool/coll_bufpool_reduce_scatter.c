@@ -104,6 +104,7 @@ static int reduce_scatter_pairwise(const void *sbuf, void *rbuf, const bufpool_b
         .dtype = dtype,
         .op = op,
         .tag = tag,
+        .seg_bytes = bufpool_rs_seg_bytes_for(ompi_comm_size(comm), in_place),
         .segment_done = NULL,
         .ctx = NULL,
     };

@@ -51,6 +51,14 @@ for np in $nps; do
     # Bounded scratch: pipeline_depth x segment_size = 4 x 128K.
     run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm rsag" \
         --expect-bufpool --colls=allreduce --smoke --expect-scratch-bound=524288
+    if [ "$np" = 2 ]; then
+        # At 2 ranks out of place the pairwise stream's segments are 8 x
+        # segment_size (32K here, no scratch): counts around 64K bytes give
+        # blocks on either side of that boundary.
+        run 2 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm rsag \
+--mca coll_bufpool_segment_size 4K" --expect-bufpool \
+            --colls=allreduce,reduce_scatter,reduce_scatter_block --segment-size=64K
+    fi
     echo "$matrix" | while IFS=: read -r coll program algorithms; do
         [ -n "$coll" ] || continue
         for algorithm in $algorithms; do
