@@ -56,6 +56,11 @@ int bufpool_depth_for(size_t nseg)
     return depth;
 }
 
+int bufpool_direct_depth_for(size_t nunits)
+{
+    return nunits < BUFPOOL_MAX_DEPTH ? (int)nunits : BUFPOOL_MAX_DEPTH;
+}
+
 int bufpool_slots_get(bufpool_slots_t *slots, int n, size_t slot_span, ptrdiff_t gap)
 {
     slots->n = n;
@@ -531,7 +536,7 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
         /* No slot in use: keep more receives posted (bounded by the
          * window's size, not by scratch) so that every arriving segment
          * finds its receive. */
-        win_depth = nunits < BUFPOOL_MAX_DEPTH ? (int)nunits : BUFPOOL_MAX_DEPTH;
+        win_depth = bufpool_direct_depth_for(nunits);
         win_slot_count = 0;
     }
     rc = bufpool_slots_get(&slots, win_slot_count + ring_depth, full.seg_span, full.gap);

@@ -94,6 +94,9 @@ static inline void *bufpool_slot(const bufpool_slots_t *slots, int i)
 /* Depth to use for a message of nseg segments: the parameter, capped by
  * what the message can use. */
 int bufpool_depth_for(size_t nseg);
+/* Receives to keep posted when every one lands in the user's buffer (no
+ * scratch behind them): all of them, up to the window's BUFPOOL_MAX_DEPTH. */
+int bufpool_direct_depth_for(size_t nunits);
 
 /* ---------------------------------------------------------------------- */
 /* Requests completed together at the end of a call. */

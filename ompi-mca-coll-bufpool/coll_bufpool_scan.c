@@ -81,8 +81,7 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
      * mine): no slot copy, no three-buffer reduction, no scratch, so more
      * receives can stay posted. */
     const bool direct = !in_place && ompi_op_is_commute(op);
-    const int depth = direct ? (segs.nseg < BUFPOOL_MAX_DEPTH ? (int)segs.nseg : BUFPOOL_MAX_DEPTH)
-                             : bufpool_depth_for(segs.nseg);
+    const int depth = direct ? bufpool_direct_depth_for(segs.nseg) : bufpool_depth_for(segs.nseg);
     bufpool_peer_segs_t prefix = {
         .peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = direct ? (char *)rbuf : NULL};
     rc = bufpool_slots_get(&slots, direct ? 0 : depth, segs.seg_span, segs.gap);
