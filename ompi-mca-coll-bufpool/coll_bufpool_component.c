@@ -170,14 +170,17 @@ static int bufpool_register(void)
     register_var("segment_size",
                  "Bytes per pipeline segment (suffixes K, M, G), from 4K to 64M. Scratch "
                  "memory of one call is at most pipeline_depth x segment_size. Near the "
-                 "network's bandwidth-delay product is best: tens to hundreds of KiB",
+                 "network's bandwidth-delay product is best: tens to hundreds of KiB. "
+                 "Transfers that need no scratch (2-rank allreduce and reduce_scatter, not "
+                 "in place) use segments of 8 x segment_size",
                  MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
                  &COMPONENT->segment_size_text);
     COMPONENT->pipeline_depth_text = DEFAULT_PIPELINE_DEPTH;
     snprintf(help, sizeof(help),
              "Segments in flight per stream (1 to %d): how far the transfer of later segments "
-             "runs ahead of the reduction of the current one",
-             BUFPOOL_MAX_DEPTH);
+             "runs ahead of the reduction of the current one (streams that receive straight "
+             "into the user's buffer keep up to %d posted)",
+             BUFPOOL_MAX_DEPTH, BUFPOOL_MAX_DEPTH);
     register_var("pipeline_depth", help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
                  MCA_BASE_VAR_SCOPE_READONLY, &COMPONENT->pipeline_depth_text);
     COMPONENT->min_size_text = DEFAULT_MIN_SIZE;
