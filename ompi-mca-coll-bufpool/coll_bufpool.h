@@ -140,6 +140,30 @@ typedef enum {
 bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const bufpool_call_t *call,
                               struct ompi_communicator_t *comm, bufpool_plan_t *plan);
 
+/* In an entry point: bufpool_enter, then return at once when the call is
+ * done or goes to the previous module (called with the entry's arguments,
+ * __VA_ARGS__); falls through with plan filled when bufpool runs it. */
+#define BUFPOOL_ENTER(module, name, call, plan, ...)                                               \
+    do {                                                                                           \
+        switch (bufpool_enter(BUFPOOL_COLL_##name, call, comm, plan)) {                            \
+            case BUFPOOL_ENTRY_DONE:                                                               \
+                return OMPI_SUCCESS;                                                               \
+            case BUFPOOL_ENTRY_PREVIOUS:                                                           \
+                return BUFPOOL_FALLBACK(module, name, __VA_ARGS__);                                \
+            default:                                                                               \
+                break;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+/* The call of a reduction or scan of count elements (in_place: sbuf is
+ * MPI_IN_PLACE). */
+bufpool_call_t bufpool_reduction_call(size_t count, struct ompi_datatype_t *dtype,
+                                      struct ompi_op_t *op, bool in_place,
+                                      struct ompi_communicator_t *comm);
+/* The call of a data movement of one block of count x dtype per rank. */
+bufpool_call_t bufpool_block_call(int count, struct ompi_datatype_t *dtype, bool in_place,
+                                  struct ompi_communicator_t *comm);
+
 /* ---------------------------------------------------------------------- */
 /* Scratch memory (coll_bufpool_scratch.c). */
 

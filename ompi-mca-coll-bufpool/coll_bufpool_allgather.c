@@ -55,24 +55,6 @@ static int ag_copy_own(const ag_call_t *c)
                               (size_t)c->scount, c->sdtype, c->seg_bytes);
 }
 
-/* Send my own block to peer: from sbuf (so that the local copy is not on
- * the critical path) or from rbuf in place. */
-static int ag_send_own(const ag_call_t *c, bufpool_reqs_t *reqs, int peer)
-{
-    if (MPI_IN_PLACE == c->sbuf) {
-        return bufpool_reqs_send_small_now(reqs, ag_block(c, c->rank), (size_t)c->rcount, c->rdtype,
-                                           c->bytes, peer, TAG);
-    }
-    return bufpool_reqs_send_small_now(reqs, c->sbuf, (size_t)c->scount, c->sdtype, c->bytes, peer,
-                                       TAG);
-}
-
-static int ag_finish(bufpool_reqs_t *reqs, int rc)
-{
-    int wait_rc = bufpool_reqs_wait(reqs);
-    return OMPI_SUCCESS != rc ? rc : wait_rc;
-}
-
 /* The first step of ring and recursive doubling: my block goes to `to`
  * straight from sbuf while the block of `from` arrives, and my block is
  * copied into rbuf meanwhile (or after, when large).  Copying first and
@@ -142,23 +124,26 @@ static int allgather_recursive_doubling(const ag_call_t *c, struct ompi_communic
 static int allgather_direct(const ag_call_t *c, mca_coll_bufpool_module_t *module,
                             struct ompi_communicator_t *comm)
 {
-    bufpool_reqs_t reqs;
-    int rc = OMPI_SUCCESS;
-
-    bufpool_reqs_init(&reqs, module, comm);
-    for (int k = 1; k < c->p && OMPI_SUCCESS == rc; k++) {
-        int from = (c->rank - k + c->p) % c->p;
-        rc = bufpool_reqs_recv(&reqs, ag_block(c, from), (size_t)c->rcount, c->rdtype, from, TAG);
-    }
-    for (int k = 1; k < c->p && OMPI_SUCCESS == rc; k++) {
-        rc = ag_send_own(c, &reqs, (c->rank + k) % c->p);
-    }
-    const bool overlap = c->bytes <= BUFPOOL_OVERLAP_COPY_MAX;
-    if (OMPI_SUCCESS == rc && overlap) {
-        rc = ag_copy_own(c);
-    }
-    rc = ag_finish(&reqs, rc);
-    return OMPI_SUCCESS == rc && !overlap ? ag_copy_own(c) : rc;
+    /* My block goes out from sbuf, so that the local copy is not on the
+     * critical path, or from rbuf in place. */
+    const bool in_place = MPI_IN_PLACE == c->sbuf;
+    const bufpool_linear_xchg_t x = {.rbuf = c->rbuf,
+                                     .rstride = c->rblock,
+                                     .rcount = (size_t)c->rcount,
+                                     .rdtype = c->rdtype,
+                                     .sbuf = in_place ? ag_block(c, c->rank) : c->sbuf,
+                                     .sstride = 0,
+                                     .scount = (size_t)(in_place ? c->rcount : c->scount),
+                                     .sdtype = in_place ? c->rdtype : c->sdtype,
+                                     .own = in_place ? NULL : c->sbuf,
+                                     .own_count = (size_t)c->scount,
+                                     .own_dtype = c->sdtype,
+                                     .bytes = c->bytes,
+                                     .seg_bytes = c->seg_bytes,
+                                     .rank = c->rank,
+                                     .p = c->p,
+                                     .tag = TAG};
+    return bufpool_linear_exchange(&x, module, comm);
 }
 
 int mca_coll_bufpool_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -166,41 +151,27 @@ int mca_coll_bufpool_allgather(const void *sbuf, int scount, struct ompi_datatyp
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    size_t rsize;
-    ptrdiff_t lb, rext;
+    const bufpool_call_t call = bufpool_block_call(rcount, rdtype, false, comm);
     bufpool_plan_t plan;
+    ptrdiff_t lb, rext;
 
-    ompi_datatype_type_size(rdtype, &rsize);
-    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
-                                 .bytes = rsize * (size_t)(rcount > 0 ? rcount : 0),
-                                 .commute = true};
-    switch (bufpool_enter(BUFPOOL_COLL_allgather, &call, comm, &plan)) {
-        case BUFPOOL_ENTRY_DONE:
-            return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS:
-            return BUFPOOL_FALLBACK(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                    comm);
-        default:
-            break;
-    }
+    BUFPOOL_ENTER(module, allgather, &call, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                  comm);
     ompi_datatype_get_extent(rdtype, &lb, &rext);
-    ag_call_t c = {.sbuf = sbuf,
-                   .scount = scount,
-                   .sdtype = sdtype,
-                   .rbuf = rbuf,
-                   .rcount = rcount,
-                   .rdtype = rdtype,
-                   .rblock = rext * (ptrdiff_t)rcount,
-                   .bytes = call.bytes,
-                   .seg_bytes = plan.seg_bytes,
-                   .rank = ompi_comm_rank(comm),
-                   .p = call.comm_size};
-    switch (plan.alg) {
-        case BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING:
-            return allgather_recursive_doubling(&c, comm);
-        case BUFPOOL_ALLGATHER_DIRECT:
-            return allgather_direct(&c, module, comm);
-        default:
-            return allgather_ring(&c, comm);
+    const ag_call_t c = {.sbuf = sbuf,
+                         .scount = scount,
+                         .sdtype = sdtype,
+                         .rbuf = rbuf,
+                         .rcount = rcount,
+                         .rdtype = rdtype,
+                         .rblock = rext * (ptrdiff_t)rcount,
+                         .bytes = call.bytes,
+                         .seg_bytes = plan.seg_bytes,
+                         .rank = ompi_comm_rank(comm),
+                         .p = call.comm_size};
+    if (BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING == plan.alg) {
+        return allgather_recursive_doubling(&c, comm);
     }
+    return BUFPOOL_ALLGATHER_DIRECT == plan.alg ? allgather_direct(&c, module, comm)
+                                                : allgather_ring(&c, comm);
 }

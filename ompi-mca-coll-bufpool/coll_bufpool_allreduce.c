@@ -23,7 +23,7 @@
  *   reduce-scatter, whose sends were all posted before anyone waits, and at
  *   the end on the allgather, whose sends depend only on those receives.
  */
-#include "coll_bufpool_pipeline.h"
+#include "coll_bufpool_reduce_scatter.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -144,7 +144,6 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
     const bufpool_blocks_t blocks = {.n = size, .counts = NULL, .total = count};
     bufpool_reqs_t reqs;
     ptrdiff_t lb, extent;
-    int rc = OMPI_SUCCESS;
 
     ompi_datatype_get_extent(dtype, &lb, &extent);
     bufpool_reqs_init(&reqs, module, comm);
@@ -164,29 +163,14 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
         .ctx = &ctx,
     };
     /* Allgather receives straight into rbuf, posted before any wait. */
-    for (int k = 1; k < size; k++) {
-        int peer = (rank + k) % size;
-        size_t disp = bufpool_blocks_disp(&blocks, peer);
-        bufpool_segs_t segs;
-        bufpool_rs_block_segs(&stream, bufpool_blocks_len(&blocks, peer), &segs);
-        rc = bufpool_reqs_recv_segs(&reqs, (char *)rbuf + (ptrdiff_t)disp * extent, &segs, dtype,
-                                    peer, MCA_COLL_BASE_TAG_ALLGATHER);
-        if (OMPI_SUCCESS != rc) {
-            goto out;
-        }
+    int rc = bufpool_rs_recv_blocks(&stream, rbuf, rank, MCA_COLL_BASE_TAG_ALLGATHER, &reqs);
+    if (OMPI_SUCCESS == rc) {
+        rc = bufpool_pairwise_reduce_scatter(&stream, &reqs, comm);
     }
-
-    rc = bufpool_pairwise_reduce_scatter(&stream, &reqs, comm);
-
-out : {
     /* Complete everything posted, even on error, before the scratch and the
      * user's buffers go away. */
     int wait_rc = bufpool_reqs_wait(&reqs);
-    if (OMPI_SUCCESS == rc) {
-        rc = wait_rc;
-    }
-}
-    return rc;
+    return OMPI_SUCCESS == rc ? wait_rc : rc;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -197,25 +181,10 @@ int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const size_t n = count > 0 ? (size_t)count : 0;
-    size_t type_size;
-    ptrdiff_t gap;
+    const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
     bufpool_plan_t plan;
 
-    ompi_datatype_type_size(dtype, &type_size);
-    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
-                                 .count = n,
-                                 .bytes = type_size * n,
-                                 .span = bufpool_span(dtype, n, &gap),
-                                 .commute = ompi_op_is_commute(op),
-                                 .in_place = MPI_IN_PLACE == sbuf};
-    switch (bufpool_enter(BUFPOOL_COLL_allreduce, &call, comm, &plan)) {
-        case BUFPOOL_ENTRY_DONE:
-            return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS:
-            return BUFPOOL_FALLBACK(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
-        default:
-            break;
-    }
+    BUFPOOL_ENTER(module, allreduce, &call, &plan, sbuf, rbuf, count, dtype, op, comm);
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan.alg) {
         return allreduce_recursive_doubling(sbuf, rbuf, n, dtype, op, comm);
     }

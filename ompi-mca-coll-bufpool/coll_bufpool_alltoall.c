@@ -79,27 +79,23 @@ static int alltoall_pairwise(const a2a_call_t *c, mca_coll_bufpool_module_t *mod
 static int alltoall_linear(const a2a_call_t *c, mca_coll_bufpool_module_t *module,
                            struct ompi_communicator_t *comm)
 {
-    bufpool_reqs_t reqs;
-    int rc = OMPI_SUCCESS;
-
-    bufpool_reqs_init(&reqs, module, comm);
-    for (int k = 1; k < c->p && OMPI_SUCCESS == rc; k++) {
-        int from = (c->rank - k + c->p) % c->p;
-        rc = bufpool_reqs_recv(&reqs, c->rbuf + from * c->rblock, (size_t)c->rcount, c->rdtype,
-                               from, TAG);
-    }
-    for (int k = 1; k < c->p && OMPI_SUCCESS == rc; k++) {
-        int to = (c->rank + k) % c->p;
-        rc = bufpool_reqs_send_small_now(&reqs, c->sbuf + to * c->sblock, (size_t)c->scount,
-                                         c->sdtype, c->bytes, to, TAG);
-    }
-    const bool overlap = c->bytes <= BUFPOOL_OVERLAP_COPY_MAX;
-    if (OMPI_SUCCESS == rc && overlap) {
-        rc = a2a_copy_own(c);
-    }
-    int wait_rc = bufpool_reqs_wait(&reqs);
-    rc = OMPI_SUCCESS != rc ? rc : wait_rc;
-    return OMPI_SUCCESS == rc && !overlap ? a2a_copy_own(c) : rc;
+    const bufpool_linear_xchg_t x = {.rbuf = c->rbuf,
+                                     .rstride = c->rblock,
+                                     .rcount = (size_t)c->rcount,
+                                     .rdtype = c->rdtype,
+                                     .sbuf = c->sbuf,
+                                     .sstride = c->sblock,
+                                     .scount = (size_t)c->scount,
+                                     .sdtype = c->sdtype,
+                                     .own = c->sbuf + c->rank * c->sblock,
+                                     .own_count = (size_t)c->scount,
+                                     .own_dtype = c->sdtype,
+                                     .bytes = c->bytes,
+                                     .seg_bytes = c->seg_bytes,
+                                     .rank = c->rank,
+                                     .p = c->p,
+                                     .tag = TAG};
+    return bufpool_linear_exchange(&x, module, comm);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -248,40 +244,27 @@ int mca_coll_bufpool_alltoall(const void *sbuf, int scount, struct ompi_datatype
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const bool in_place = MPI_IN_PLACE == sbuf;
-    size_t rsize;
-    ptrdiff_t lb, sext = 0, rext;
+    const bufpool_call_t call = bufpool_block_call(rcount, rdtype, in_place, comm);
     bufpool_plan_t plan;
+    ptrdiff_t lb, sext = 0, rext;
 
-    ompi_datatype_type_size(rdtype, &rsize);
-    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
-                                 .bytes = rsize * (size_t)(rcount > 0 ? rcount : 0),
-                                 .commute = true,
-                                 .in_place = in_place};
-    switch (bufpool_enter(BUFPOOL_COLL_alltoall, &call, comm, &plan)) {
-        case BUFPOOL_ENTRY_DONE:
-            return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS:
-            return BUFPOOL_FALLBACK(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                    comm);
-        default:
-            break;
-    }
+    BUFPOOL_ENTER(module, alltoall, &call, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     ompi_datatype_get_extent(rdtype, &lb, &rext);
     if (!in_place) {
         ompi_datatype_get_extent(sdtype, &lb, &sext);
     }
-    a2a_call_t c = {.sbuf = sbuf,
-                    .scount = scount,
-                    .sdtype = sdtype,
-                    .sblock = sext * (ptrdiff_t)scount,
-                    .rbuf = rbuf,
-                    .rcount = rcount,
-                    .rdtype = rdtype,
-                    .rblock = rext * (ptrdiff_t)rcount,
-                    .bytes = call.bytes,
-                    .seg_bytes = plan.seg_bytes,
-                    .rank = ompi_comm_rank(comm),
-                    .p = call.comm_size};
+    const a2a_call_t c = {.sbuf = sbuf,
+                          .scount = scount,
+                          .sdtype = sdtype,
+                          .sblock = sext * (ptrdiff_t)scount,
+                          .rbuf = rbuf,
+                          .rcount = rcount,
+                          .rdtype = rdtype,
+                          .rblock = rext * (ptrdiff_t)rcount,
+                          .bytes = call.bytes,
+                          .seg_bytes = plan.seg_bytes,
+                          .rank = ompi_comm_rank(comm),
+                          .p = call.comm_size};
     if (BUFPOOL_ALLTOALL_LINEAR == plan.alg) {
         return in_place ? alltoall_inplace_linear(&c, module, comm)
                         : alltoall_linear(&c, module, comm);

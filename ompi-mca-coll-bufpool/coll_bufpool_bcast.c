@@ -424,21 +424,10 @@ int mca_coll_bufpool_bcast(void *buf, int count, struct ompi_datatype_t *dtype, 
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    size_t type_size;
+    const bufpool_call_t call = bufpool_block_call(count, dtype, false, comm);
     bufpool_plan_t plan;
 
-    ompi_datatype_type_size(dtype, &type_size);
-    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
-                                 .bytes = type_size * (size_t)(count > 0 ? count : 0),
-                                 .commute = true};
-    switch (bufpool_enter(BUFPOOL_COLL_bcast, &call, comm, &plan)) {
-        case BUFPOOL_ENTRY_DONE:
-            return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS:
-            return BUFPOOL_FALLBACK(module, bcast, buf, count, dtype, root, comm);
-        default:
-            break;
-    }
+    BUFPOOL_ENTER(module, bcast, &call, &plan, buf, count, dtype, root, comm);
     switch (plan.alg) {
         case BUFPOOL_BCAST_BINOMIAL:
             return bcast_binomial(buf, count, dtype, call.bytes, root, comm, module);

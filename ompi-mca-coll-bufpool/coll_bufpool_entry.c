@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/base.h"
+#include "ompi/op/op.h"
 #include "opal/util/output.h"
 
 #define COMPONENT (&mca_coll_bufpool_component)
@@ -43,6 +45,34 @@ static void explain(bufpool_coll_id_t id, const bufpool_plan_t *plan, size_t byt
                     mca_coll_bufpool_coll_names[id], bytes, comm->c_name, ompi_comm_size(comm),
                     ompi_comm_rank(comm), alg, why);
     }
+}
+
+bufpool_call_t bufpool_reduction_call(size_t count, struct ompi_datatype_t *dtype,
+                                      struct ompi_op_t *op, bool in_place,
+                                      struct ompi_communicator_t *comm)
+{
+    size_t type_size;
+    ptrdiff_t gap;
+    ompi_datatype_type_size(dtype, &type_size);
+    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .count = count,
+                                 .bytes = type_size * count,
+                                 .span = (size_t)opal_datatype_span(&dtype->super, count, &gap),
+                                 .commute = ompi_op_is_commute(op),
+                                 .in_place = in_place};
+    return call;
+}
+
+bufpool_call_t bufpool_block_call(int count, struct ompi_datatype_t *dtype, bool in_place,
+                                  struct ompi_communicator_t *comm)
+{
+    size_t type_size;
+    ompi_datatype_type_size(dtype, &type_size);
+    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .bytes = type_size * (size_t)(count > 0 ? count : 0),
+                                 .commute = true,
+                                 .in_place = in_place};
+    return call;
 }
 
 bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const bufpool_call_t *call,

@@ -621,8 +621,7 @@ static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *d
 
 /* Gather and scatter mirror each other: the root's buffer of every block
  * ("all": gather's receive, scatter's send arguments) and each rank's own
- * block ("mine": the other side).  Returns BUFPOOL_ENTRY_PREVIOUS without
- * running anything when the caller must hand the call over. */
+ * block ("mine": the other side). */
 typedef struct rooted_args {
     const void *all;
     int all_count;
@@ -632,94 +631,82 @@ typedef struct rooted_args {
     struct ompi_datatype_t *mine_dtype;
 } rooted_args_t;
 
-static bufpool_entry_t rooted(bufpool_coll_id_t id, const rooted_args_t *a, int root,
-                              struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
-                              int *rc)
+static int rooted_run(bool gather, const rooted_args_t *a, const bufpool_plan_t *plan, size_t bytes,
+                      int root, struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
 {
-    const bool gather = BUFPOOL_COLL_gather == id;
     const int tag = gather ? MCA_COLL_BASE_TAG_GATHER : MCA_COLL_BASE_TAG_SCATTER;
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     const bool is_root = rank == root;
-    size_t type_size;
-    bufpool_plan_t plan;
-
-    /* Only the root's arguments for all are significant. */
-    ompi_datatype_type_size(is_root ? a->all_dtype : a->mine_dtype, &type_size);
-    const int n = is_root ? a->all_count : a->mine_count;
-    const bufpool_call_t call = {
-        .comm_size = p, .bytes = type_size * (size_t)(n > 0 ? n : 0), .commute = true};
-    *rc = OMPI_SUCCESS;
-    bufpool_entry_t entry = bufpool_enter(id, &call, comm, &plan);
-    if (BUFPOOL_ENTRY_RUN != entry) {
-        return entry;
-    }
-
     const bool have_mine = !(is_root && MPI_IN_PLACE == a->mine);
-    const bool tree = (gather ? BUFPOOL_GATHER_BINOMIAL : BUFPOOL_SCATTER_BINOMIAL) == plan.alg;
-    if (!tree) {
-        if (!is_root) {
-            *rc = gather ? MCA_PML_CALL(send(a->mine, a->mine_count, a->mine_dtype, root, tag,
-                                             MCA_PML_BASE_SEND_STANDARD, comm))
-                         : MCA_PML_CALL(recv(a->mine, a->mine_count, a->mine_dtype, root, tag, comm,
-                                             MPI_STATUS_IGNORE));
-        } else {
-            *rc = linear_root(a->all, a->all_count, a->all_dtype, have_mine ? a->mine : NULL,
-                              a->mine_count, a->mine_dtype, gather, tag, root, plan.seg_bytes,
-                              module, comm);
+
+    if ((gather ? BUFPOOL_GATHER_LINEAR : BUFPOOL_SCATTER_LINEAR) == plan->alg) {
+        if (is_root) {
+            return linear_root(a->all, a->all_count, a->all_dtype, have_mine ? a->mine : NULL,
+                               a->mine_count, a->mine_dtype, gather, tag, root, plan->seg_bytes,
+                               module, comm);
         }
-        return entry;
+        return gather ? MCA_PML_CALL(send(a->mine, a->mine_count, a->mine_dtype, root, tag,
+                                          MCA_PML_BASE_SEND_STANDARD, comm))
+                      : MCA_PML_CALL(recv(a->mine, a->mine_count, a->mine_dtype, root, tag, comm,
+                                          MPI_STATUS_IGNORE));
     }
     bufpool_view_t mine;
     if (have_mine) {
         bufpool_view_init(&mine, a->mine, (size_t)a->mine_count, a->mine_dtype);
     }
     tree_t t;
-    tree_init(&t, p, root, rank, call.bytes, &plan);
+    tree_init(&t, p, root, rank, bytes, plan);
     if (!is_root) {
-        *rc = gather ? gather_up(&t, &mine, comm) : scatter_down(&t, &mine, comm);
-        return entry;
+        return gather ? gather_up(&t, &mine, comm) : scatter_down(&t, &mine, comm);
     }
     root_buf_t rb = {.per = (size_t)a->all_count};
     bufpool_view_init(&rb.all, a->all, (size_t)a->all_count * (size_t)p, a->all_dtype);
-    *rc = gather ? gather_root(&t, have_mine ? &mine : NULL, &rb, module, comm)
-                 : scatter_root(&t, have_mine ? &mine : NULL, &rb, module, comm);
-    return entry;
+    return gather ? gather_root(&t, have_mine ? &mine : NULL, &rb, module, comm)
+                  : scatter_root(&t, have_mine ? &mine : NULL, &rb, module, comm);
+}
+
+/* The entry of both (they share a signature, so the previous module's
+ * function is called through one pointer type). */
+static int rooted(bool gather, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                  struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    const bufpool_coll_id_t id = gather ? BUFPOOL_COLL_gather : BUFPOOL_COLL_scatter;
+    const rooted_args_t a =
+        gather ? (rooted_args_t){rbuf, rcount, rdtype, (void *)sbuf, scount, sdtype}
+               : (rooted_args_t){sbuf, scount, sdtype, rbuf, rcount, rdtype};
+    /* Only the root's arguments for all are significant. */
+    const bool is_root = ompi_comm_rank(comm) == root;
+    const bufpool_call_t call = bufpool_block_call(
+        is_root ? a.all_count : a.mine_count, is_root ? a.all_dtype : a.mine_dtype, false, comm);
+    bufpool_plan_t plan;
+
+    switch (bufpool_enter(id, &call, comm, &plan)) {
+        case BUFPOOL_ENTRY_DONE:
+            return OMPI_SUCCESS;
+        case BUFPOOL_ENTRY_PREVIOUS: {
+            mca_coll_base_module_gather_fn_t prev =
+                gather ? module->prev_gather : module->prev_scatter;
+            bufpool_count_fallback(id);
+            return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
+                        gather ? module->prev_gather_module : module->prev_scatter_module);
+        }
+        default:
+            return rooted_run(gather, &a, &plan, call.bytes, root, comm, module);
+    }
 }
 
 int mca_coll_bufpool_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const rooted_args_t a = {.all = rbuf,
-                             .all_count = rcount,
-                             .all_dtype = rdtype,
-                             .mine = (void *)sbuf,
-                             .mine_count = scount,
-                             .mine_dtype = sdtype};
-    int rc;
-    if (BUFPOOL_ENTRY_PREVIOUS == rooted(BUFPOOL_COLL_gather, &a, root, comm, module, &rc)) {
-        return BUFPOOL_FALLBACK(module, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                                comm);
-    }
-    return rc;
+    return rooted(true, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
 }
 
 int mca_coll_bufpool_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const rooted_args_t a = {.all = sbuf,
-                             .all_count = scount,
-                             .all_dtype = sdtype,
-                             .mine = rbuf,
-                             .mine_count = rcount,
-                             .mine_dtype = rdtype};
-    int rc;
-    if (BUFPOOL_ENTRY_PREVIOUS == rooted(BUFPOOL_COLL_scatter, &a, root, comm, module, &rc)) {
-        return BUFPOOL_FALLBACK(module, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                                comm);
-    }
-    return rc;
+    return rooted(false, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
 }

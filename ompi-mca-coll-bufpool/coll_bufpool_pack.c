@@ -256,3 +256,38 @@ int bufpool_view_copy(const bufpool_view_t *dst, const bufpool_view_t *src, size
     bufpool_slots_put(&slots);
     return rc;
 }
+
+static int linear_copy_own(const bufpool_linear_xchg_t *x)
+{
+    if (NULL == x->own) {
+        return OMPI_SUCCESS;
+    }
+    return bufpool_local_copy(x->rbuf + x->rank * x->rstride, x->rcount, x->rdtype, x->own,
+                              x->own_count, x->own_dtype, x->seg_bytes);
+}
+
+int bufpool_linear_exchange(const bufpool_linear_xchg_t *x, mca_coll_bufpool_module_t *module,
+                            struct ompi_communicator_t *comm)
+{
+    bufpool_reqs_t reqs;
+    int rc = OMPI_SUCCESS;
+
+    bufpool_reqs_init(&reqs, module, comm);
+    for (int k = 1; k < x->p && OMPI_SUCCESS == rc; k++) {
+        int from = (x->rank - k + x->p) % x->p;
+        rc = bufpool_reqs_recv(&reqs, x->rbuf + from * x->rstride, x->rcount, x->rdtype, from,
+                               x->tag);
+    }
+    for (int k = 1; k < x->p && OMPI_SUCCESS == rc; k++) {
+        int to = (x->rank + k) % x->p;
+        rc = bufpool_reqs_send_small_now(&reqs, x->sbuf + to * x->sstride, x->scount, x->sdtype,
+                                         x->bytes, to, x->tag);
+    }
+    const bool overlap = x->bytes <= BUFPOOL_OVERLAP_COPY_MAX;
+    if (OMPI_SUCCESS == rc && overlap) {
+        rc = linear_copy_own(x);
+    }
+    int wait_rc = bufpool_reqs_wait(&reqs);
+    rc = OMPI_SUCCESS != rc ? rc : wait_rc;
+    return OMPI_SUCCESS == rc && !overlap ? linear_copy_own(x) : rc;
+}

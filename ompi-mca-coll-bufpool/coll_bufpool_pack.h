@@ -96,6 +96,31 @@ int bufpool_local_copy(void *dst, size_t dcount, struct ompi_datatype_t *ddtype,
  * the same lines compete for the cache. */
 #define BUFPOOL_OVERLAP_COPY_MAX ((size_t)1 << 20)
 
+/* One block from and to every other rank at once (allgather direct,
+ * alltoall linear): every receive is posted, from rank - 1 down, then
+ * every send, to rank + 1 up (small ones inline), and my own block is
+ * copied in while they are in flight (after them above
+ * BUFPOOL_OVERLAP_COPY_MAX).  Waits only once everything is posted. */
+typedef struct bufpool_linear_xchg {
+    char *rbuf; /* block of rank b at rbuf + b * rstride */
+    ptrdiff_t rstride;
+    size_t rcount;
+    struct ompi_datatype_t *rdtype;
+    const char *sbuf; /* block for rank b at sbuf + b * sstride (0: one block) */
+    ptrdiff_t sstride;
+    size_t scount;
+    struct ompi_datatype_t *sdtype;
+    const void *own; /* copied to my block of rbuf; NULL: already there */
+    size_t own_count;
+    struct ompi_datatype_t *own_dtype;
+    size_t bytes;     /* signature bytes of one block */
+    size_t seg_bytes; /* the plan's segment (local copy) */
+    int rank, p, tag;
+} bufpool_linear_xchg_t;
+
+int bufpool_linear_exchange(const bufpool_linear_xchg_t *x, mca_coll_bufpool_module_t *module,
+                            struct ompi_communicator_t *comm);
+
 END_C_DECLS
 
 #endif /* MCA_COLL_BUFPOOL_PACK_H */

@@ -14,10 +14,10 @@
  *                      u + depth into the same slot.  The transfer of later
  *                      units overlaps the work on the current one;
  *   bufpool_sring_t    results formed in scratch slots and sent on, a slot
- *                      reused once its send has completed;
- *   bufpool_pairwise_reduce_scatter
- *                      the pipelined pairwise reduce-scatter stream shared
- *                      by allreduce, reduce_scatter(_block) and reduce.
+ *                      reused once its send has completed.
+ *
+ * The arithmetic (segments, depths, blocks, binomial trees) is in
+ * coll_bufpool_geometry.h; the algorithms live with their families.
  *
  * Deadlock freedom: sends never wait for scratch (they read user buffers or
  * slots that stay put until the end of the step), so a rank only ever blocks
@@ -29,6 +29,7 @@
 #define MCA_COLL_BUFPOOL_PIPELINE_H
 
 #include "coll_bufpool.h"
+#include "coll_bufpool_geometry.h"
 
 #include <stddef.h>
 
@@ -42,29 +43,9 @@ BEGIN_C_DECLS
 /* ---------------------------------------------------------------------- */
 /* Segmenting. */
 
-typedef struct bufpool_segs {
-    size_t count;     /* elements in the whole message                   */
-    size_t seg_count; /* elements per segment (the last may be shorter)  */
-    size_t nseg;      /* segments (0 when count is 0)                    */
-    ptrdiff_t extent; /* of one element                                  */
-    ptrdiff_t gap;    /* true lower bound: scratch starts at buf + gap   */
-    size_t seg_span;  /* scratch bytes for seg_count elements            */
-} bufpool_segs_t;
-
 /* Segments of at most seg_bytes of scratch (at least one element each). */
 void bufpool_segs_init(bufpool_segs_t *segs, size_t count, struct ompi_datatype_t *dtype,
                        size_t seg_bytes);
-
-static inline size_t bufpool_segs_count(const bufpool_segs_t *segs, size_t j)
-{
-    return j + 1 < segs->nseg ? segs->seg_count : segs->count - j * segs->seg_count;
-}
-
-/* Byte offset of segment j from the message's buffer pointer. */
-static inline ptrdiff_t bufpool_segs_offset(const bufpool_segs_t *segs, size_t j)
-{
-    return (ptrdiff_t)(j * segs->seg_count) * segs->extent;
-}
 
 /* Span in bytes of n elements (true extent of the first plus extents). */
 size_t bufpool_span(struct ompi_datatype_t *dtype, size_t n, ptrdiff_t *gap);
@@ -90,13 +71,6 @@ static inline void *bufpool_slot(const bufpool_slots_t *slots, int i)
 {
     return slots->mem + (size_t)i * slots->slot_span - slots->gap;
 }
-
-/* Depth to use for a message of nseg segments: the plan's depth, capped
- * by what the message can use. */
-int bufpool_depth_for(int depth, size_t nseg);
-/* Receives to keep posted when every one lands in the user's buffer (no
- * scratch behind them): all of them, up to the window's BUFPOOL_MAX_DEPTH. */
-int bufpool_direct_depth_for(size_t nunits);
 
 /* ---------------------------------------------------------------------- */
 /* Requests completed together at the end of a call. */
@@ -200,12 +174,6 @@ int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sd
  * the owner of all puts the memory back). */
 bufpool_slots_t bufpool_slots_view(const bufpool_slots_t *all, int first, int n);
 
-/* Segment bytes for an algorithm whose busiest rank needs need_slots slots
- * of one segment each: seg_bytes, shrunk when depth is below need_slots so
- * that need_slots segments still fit depth x seg_bytes.  Depends only on
- * the plan, so every rank cuts a message into the same segments. */
-size_t bufpool_segment_bytes_for(size_t seg_bytes, int depth, int need_slots);
-
 /* ---------------------------------------------------------------------- */
 /* Outbound slot ring: results computed into scratch and sent on.  A result
  * must stay in its slot until its send completes, so unit u reuses the slot
@@ -226,102 +194,6 @@ int bufpool_sring_send(bufpool_sring_t *ring, size_t count, struct ompi_datatype
                        int tag, struct ompi_communicator_t *comm);
 /* Complete every send still in flight (on error paths too). */
 int bufpool_sring_drain(bufpool_sring_t *ring);
-
-/* ---------------------------------------------------------------------- */
-/* Pipelined pairwise reduce-scatter: the stream behind allreduce (rsag),
- * reduce_scatter and reduce_scatter_block.
- *
- * Rank r owns block r.  Every rank posts, before it waits for anything,
- * the sends of its contribution to every other block (segment-major, read
- * from the input, so no scratch), then streams the p - 1 contributions to
- * its own block through pipeline_depth scratch slots, reducing segment j
- * of one source while later ones are still arriving.  segment_done is
- * called as soon as segment j of the block is final (allreduce starts its
- * allgather there).  Each block is reduced once, by its owner, in a fixed
- * order: commutative operations only.
- *
- * Without a place for the block (acc NULL: a reduce's non-root ranks), each
- * segment is reduced into a ring of scratch slots and sent to result_peer
- * as soon as it is final; the slots are then split between the receive
- * window and the ring (callers cut segments with
- * bufpool_segment_bytes_for(2) so that both get one).
- *
- * Blocking waits: on the receives of the stream, whose sends were all
- * posted before anyone waits, and (acc NULL) on a send to result_peer that
- * peer receives without waiting for anything; the other sends complete at
- * the caller's bufpool_reqs_wait. */
-
-/* One block per rank. */
-typedef struct bufpool_blocks {
-    int n;             /* blocks (the communicator size)               */
-    const int *counts; /* elements of block b, or NULL for an even split */
-    size_t total;      /* even split: total elements; the first
-                          total % n blocks get one more                  */
-} bufpool_blocks_t;
-
-size_t bufpool_blocks_len(const bufpool_blocks_t *blocks, int b);
-/* First element of block b (O(b) with counts). */
-size_t bufpool_blocks_disp(const bufpool_blocks_t *blocks, int b);
-
-typedef int (*bufpool_segment_done_fn)(void *ctx, size_t j, void *seg, size_t count);
-
-typedef struct bufpool_rs_stream {
-    const void *src;     /* this rank's input: every block, block layout  */
-    void *acc;           /* where my block is reduced (its first element),
-                            or NULL: in scratch, sent to result_peer      */
-    bool acc_holds_mine; /* in place: acc already holds my contribution   */
-    const bufpool_blocks_t *blocks;
-    struct ompi_datatype_t *dtype;
-    struct ompi_op_t *op;
-    int tag;
-    size_t seg_bytes;                     /* bytes per segment (the plan's) */
-    int depth;                            /* scratch slots (the plan's)     */
-    bufpool_segment_done_fn segment_done; /* NULL: nothing to do        */
-    void *ctx;
-    int result_peer; /* acc NULL: where the block goes, with result_tag */
-    int result_tag;
-} bufpool_rs_stream_t;
-
-/* The segments the stream cuts a block of len elements into, for the
- * ranks that receive a block's results (every rank of a call cuts alike). */
-void bufpool_rs_block_segs(const bufpool_rs_stream_t *stream, size_t len, bufpool_segs_t *segs);
-
-/* Sends go into reqs: the caller completes them with bufpool_reqs_wait
- * (also after an error) before it touches src or returns. */
-int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *stream, bufpool_reqs_t *reqs,
-                                    struct ompi_communicator_t *comm);
-
-/* ---------------------------------------------------------------------- */
-/* Binomial trees over virtual ranks v = (rank - root + p) % p, root 0.
- * The subtree of v is the vranks [v, v + bufpool_bmtree_size(v, p)); the
- * children of v are v + m for m = 1, 2, 4, ... while m < lowbit(v) (any m
- * for the root) and v + m < p, and their subtrees tile v's in that order,
- * so a subtree's blocks are contiguous in vrank order. */
-
-static inline int bufpool_bmtree_size(int v, int p)
-{
-    if (0 == v) {
-        return p;
-    }
-    int low = v & -v;
-    return low < p - v ? low : p - v;
-}
-
-static inline int bufpool_bmtree_parent(int v)
-{
-    return v & (v - 1);
-}
-
-/* Children are v + m for m < this bound (and v + m < p). */
-static inline int bufpool_bmtree_mask_end(int v, int p)
-{
-    return 0 == v ? p : (v & -v);
-}
-
-static inline int bufpool_vrank_to_rank(int v, int root, int p)
-{
-    return (v + root) % p;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Small sends whose receiver never waits for anything but them (or has

@@ -61,7 +61,7 @@
  *   - non-commutative operations: chain from 1 MiB (0.49-0.85), hand over
  *     below (1.1-1.8: the chain has p - 1 hops, tuned's linear one).
  */
-#include "coll_bufpool_pipeline.h"
+#include "coll_bufpool_reduce_scatter.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -294,16 +294,7 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
     };
     if (rank == root) {
         /* Every other block straight into rbuf, before any wait. */
-        for (int b = 0; b < size && OMPI_SUCCESS == rc; b++) {
-            bufpool_segs_t segs;
-            if (b == root) {
-                continue;
-            }
-            bufpool_rs_block_segs(&stream, bufpool_blocks_len(&blocks, b), &segs);
-            rc = bufpool_reqs_recv_segs(
-                &reqs, (char *)rbuf + (ptrdiff_t)bufpool_blocks_disp(&blocks, b) * extent, &segs,
-                dtype, b, result_tag);
-        }
+        rc = bufpool_rs_recv_blocks(&stream, rbuf, root, result_tag, &reqs);
     }
     if (OMPI_SUCCESS == rc) {
         rc = bufpool_pairwise_reduce_scatter(&stream, &reqs, comm);
@@ -321,21 +312,12 @@ int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, int count, struct ompi
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const size_t n = count > 0 ? (size_t)count : 0;
-    size_t type_size;
+    /* MPI_IN_PLACE is the root's alone: not part of the decision. */
+    const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, false, comm);
     reduce_tree_t tree;
     bufpool_plan_t plan;
 
-    ompi_datatype_type_size(dtype, &type_size);
-    const bufpool_call_t call = {
-        .comm_size = size, .count = n, .bytes = type_size * n, .commute = ompi_op_is_commute(op)};
-    switch (bufpool_enter(BUFPOOL_COLL_reduce, &call, comm, &plan)) {
-        case BUFPOOL_ENTRY_DONE:
-            return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS:
-            return BUFPOOL_FALLBACK(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
-        default:
-            break;
-    }
+    BUFPOOL_ENTER(module, reduce, &call, &plan, sbuf, rbuf, count, dtype, op, root, comm);
     if (BUFPOOL_REDUCE_RSG == plan.alg) {
         return reduce_rsg(sbuf, rbuf, n, dtype, op, root, &plan, comm, module);
     }

@@ -28,11 +28,243 @@
  *   (reduce_scatter_block, 0.2-0.92) at p >= 3.  Below, tuned's recursive
  *   halving and ring are as fast (0.8-1.2, noise): hand over.
  */
-#include "coll_bufpool_pipeline.h"
+#include "coll_bufpool_reduce_scatter.h"
 
 #include <string.h>
 
 #include "ompi/mca/coll/base/coll_tags.h"
+
+/* ---------------------------------------------------------------------- */
+/* The stream. */
+
+/* The blocks of the other ranks in the order the stream serves them:
+ * (rank + k) % p for k = 1 .. p - 1, displacements kept as a running sum
+ * so that counts cost O(p), not O(p^2). */
+typedef struct rs_cursor {
+    int block;
+    size_t disp, len;
+} rs_cursor_t;
+
+static void rs_cursor_next(const bufpool_blocks_t *blocks, rs_cursor_t *c)
+{
+    c->disp += c->len;
+    if (++c->block == blocks->n) {
+        c->block = 0;
+        c->disp = 0;
+    }
+    c->len = bufpool_blocks_len(blocks, c->block);
+}
+
+typedef struct rs_ctx {
+    int rank, size;
+    struct ompi_datatype_t *dtype;
+    size_t per; /* elements per segment, in every block */
+    size_t my_len;
+    char *direct; /* non-NULL: the nearest left rank's contribution lands
+                     here (my block's accumulator), not in a slot        */
+    ptrdiff_t extent;
+} rs_ctx_t;
+
+static size_t rs_seg_count(size_t len, size_t per, size_t j)
+{
+    size_t left = len - j * per;
+    return left < per ? left : per;
+}
+
+/* Unit u: segment u / (p-1) of my block from the (1 + u % (p-1))-th rank to
+ * my left.  Segment-major order keeps the accumulator segment in cache
+ * while every source is folded into it. */
+static void rs_describe(void *arg, size_t unit, bufpool_recv_unit_t *out)
+{
+    rs_ctx_t *c = arg;
+    size_t j = unit / (size_t)(c->size - 1);
+    int k = 1 + (int)(unit % (size_t)(c->size - 1));
+    out->peer = (c->rank - k + c->size) % c->size;
+    out->count = rs_seg_count(c->my_len, c->per, j);
+    out->dtype = c->dtype;
+    out->buf = NULL != c->direct && 1 == k ? c->direct + (ptrdiff_t)(j * c->per) * c->extent : NULL;
+}
+
+void bufpool_rs_block_segs(const bufpool_rs_stream_t *s, size_t len, bufpool_segs_t *segs)
+{
+    bufpool_segs_init(segs, len, s->dtype, s->seg_bytes);
+}
+
+int bufpool_rs_recv_blocks(const bufpool_rs_stream_t *s, void *rbuf, int me, int tag,
+                           bufpool_reqs_t *reqs)
+{
+    const bufpool_blocks_t *blocks = s->blocks;
+    ptrdiff_t lb, extent;
+    int rc = OMPI_SUCCESS;
+
+    ompi_datatype_get_extent(s->dtype, &lb, &extent);
+    for (int k = 1; k < blocks->n && OMPI_SUCCESS == rc; k++) {
+        int peer = (me + k) % blocks->n;
+        bufpool_segs_t segs;
+        bufpool_rs_block_segs(s, bufpool_blocks_len(blocks, peer), &segs);
+        rc = bufpool_reqs_recv_segs(
+            reqs, (char *)rbuf + (ptrdiff_t)bufpool_blocks_disp(blocks, peer) * extent, &segs,
+            s->dtype, peer, tag);
+    }
+    return rc;
+}
+
+int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t *reqs,
+                                    struct ompi_communicator_t *comm)
+{
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    const bufpool_blocks_t *blocks = s->blocks;
+    rs_ctx_t ctx = {.rank = rank, .size = size, .dtype = s->dtype};
+    bufpool_segs_t full;
+    bufpool_slots_t slots = {0}, win_slots, ring_slots;
+    bufpool_rwin_t win;
+    bufpool_sring_t ring;
+    const bool in_ring = NULL == s->acc;
+    /* With a place for the block that does not hold my contribution yet,
+     * the first contribution of each segment is received straight into it
+     * and my own folded in place (mine op in: commutative operations only,
+     * as everywhere in this stream).  That saves a slot's copy and the
+     * three-buffer reduction, and at 2 ranks every unit is direct: the
+     * stream needs no scratch at all. */
+    const bool direct_first = !in_ring && !s->acc_holds_mine;
+    int rc = OMPI_SUCCESS;
+
+    /* One segment length for every block, so that sender and receiver cut
+     * each block alike (a block shorter than a segment is one segment, as
+     * bufpool_rs_block_segs cuts it). */
+    size_t longest = 0;
+    for (int b = 0; b < size; b++) {
+        size_t len = bufpool_blocks_len(blocks, b);
+        longest = len > longest ? len : longest;
+    }
+    bufpool_segs_init(&full, longest, s->dtype, s->seg_bytes);
+    if (0 == longest) {
+        return OMPI_SUCCESS;
+    }
+    ctx.per = full.seg_count;
+    ctx.my_len = bufpool_blocks_len(blocks, rank);
+    const ptrdiff_t extent = full.extent;
+    ctx.extent = extent;
+    ctx.direct = direct_first ? s->acc : NULL;
+    const size_t max_nseg = (longest + ctx.per - 1) / ctx.per;
+    const char *src = s->src;
+
+    /* My contribution to every other block, segment-major to match the
+     * receivers' order (rs_describe). */
+    rs_cursor_t start = {
+        .block = rank, .disp = bufpool_blocks_disp(blocks, rank), .len = ctx.my_len};
+    for (size_t j = 0; j < max_nseg; j++) {
+        rs_cursor_t c = start;
+        for (int k = 1; k < size; k++) {
+            rs_cursor_next(blocks, &c);
+            if (j * ctx.per >= c.len) {
+                continue;
+            }
+            ptrdiff_t off = (ptrdiff_t)(c.disp + j * ctx.per) * extent;
+            rc = bufpool_reqs_send(reqs, src + off, rs_seg_count(c.len, ctx.per, j), s->dtype,
+                                   c.block, s->tag);
+            if (OMPI_SUCCESS != rc) {
+                return rc;
+            }
+        }
+    }
+
+    /* Reduce my block segment by segment as contributions stream in. */
+    const size_t my_nseg = (ctx.my_len + ctx.per - 1) / ctx.per;
+    const size_t nunits = my_nseg * (size_t)(size - 1);
+    if (0 == nunits) {
+        return OMPI_SUCCESS;
+    }
+    int win_depth = bufpool_depth_for(s->depth, nunits), ring_depth = 0, win_slot_count;
+    if (in_ring) {
+        /* Half of the slots (at least one) hold finished segments until
+         * result_peer has them. */
+        int nslots = s->depth;
+        nslots = nslots < 2 ? 2 : nslots;
+        ring_depth = nslots / 2;
+        win_depth = nslots - ring_depth;
+        win_depth = (size_t)win_depth > nunits ? (int)nunits : win_depth;
+        ring_depth = (size_t)ring_depth > my_nseg ? (int)my_nseg : ring_depth;
+    }
+    win_slot_count = win_depth;
+    if (direct_first && 2 == size) {
+        /* No slot in use: keep more receives posted (bounded by the
+         * window's size, not by scratch) so that every arriving segment
+         * finds its receive. */
+        win_depth = bufpool_direct_depth_for(nunits);
+        win_slot_count = 0;
+    }
+    rc = bufpool_slots_get(&slots, win_slot_count + ring_depth, full.seg_span, full.gap);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    win_slots = bufpool_slots_view(&slots, 0, win_slot_count);
+    ring_slots = bufpool_slots_view(&slots, win_slot_count, ring_depth);
+    if (in_ring) {
+        bufpool_sring_init(&ring, &ring_slots);
+    }
+    rc = bufpool_rwin_start(&win, comm, s->tag, &win_slots, (size_t)win_depth, nunits, rs_describe,
+                            &ctx);
+    if (OMPI_SUCCESS != rc) {
+        goto out;
+    }
+    const char *mine = src + (ptrdiff_t)start.disp * extent;
+    for (size_t j = 0; j < my_nseg; j++) {
+        size_t n = rs_seg_count(ctx.my_len, ctx.per, j);
+        ptrdiff_t off = (ptrdiff_t)(j * ctx.per) * extent;
+        void *acc_seg;
+        if (in_ring) {
+            rc = bufpool_sring_acquire(&ring, &acc_seg);
+            if (OMPI_SUCCESS != rc) {
+                goto abort;
+            }
+        } else {
+            acc_seg = (char *)s->acc + off;
+        }
+        for (int k = 1; k < size; k++) {
+            size_t unit = j * (size_t)(size - 1) + (size_t)(k - 1);
+            void *in;
+            rc = bufpool_rwin_wait(&win, unit, &in);
+            if (OMPI_SUCCESS != rc) {
+                goto abort;
+            }
+            if (1 == k && direct_first) {
+                bufpool_reduce(s->op, mine + off, acc_seg, n, s->dtype);
+            } else if (1 == k && !s->acc_holds_mine) {
+                bufpool_reduce3(s->op, in, mine + off, acc_seg, n, s->dtype);
+            } else {
+                bufpool_reduce(s->op, in, acc_seg, n, s->dtype);
+            }
+            rc = bufpool_rwin_release(&win, unit);
+            if (OMPI_SUCCESS != rc) {
+                goto abort;
+            }
+        }
+        if (in_ring) {
+            rc = bufpool_sring_send(&ring, n, s->dtype, s->result_peer, s->result_tag, comm);
+        } else if (NULL != s->segment_done) {
+            rc = s->segment_done(s->ctx, j, acc_seg, n);
+        }
+        if (OMPI_SUCCESS != rc) {
+            goto abort;
+        }
+    }
+    goto out;
+abort:
+    bufpool_rwin_abort(&win);
+out:
+    if (in_ring) {
+        int drain_rc = bufpool_sring_drain(&ring);
+        if (OMPI_SUCCESS == rc) {
+            rc = drain_rc;
+        }
+    }
+    bufpool_slots_put(&slots);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* MPI_Reduce_scatter(_block). */
 
 /* Move len elements from element from of buf down to its start, through one
  * scratch segment at a time when the layout is not contiguous (ascending
@@ -113,22 +345,6 @@ static int reduce_scatter_pairwise(const void *sbuf, void *rbuf, const bufpool_b
     return rc;
 }
 
-/* The entry of both: what the call looks like (total elements of every
- * rank's input), then the plan's pairwise stream, or the previous module. */
-static bufpool_entry_t pairwise_enter(bufpool_coll_id_t id, const void *sbuf, size_t total,
-                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                      struct ompi_communicator_t *comm, bufpool_plan_t *plan)
-{
-    size_t type_size;
-    ompi_datatype_type_size(dtype, &type_size);
-    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
-                                 .count = total,
-                                 .bytes = type_size * total,
-                                 .commute = ompi_op_is_commute(op),
-                                 .in_place = MPI_IN_PLACE == sbuf};
-    return bufpool_enter(id, &call, comm, plan);
-}
-
 int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                     struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
@@ -142,14 +358,9 @@ int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
     for (int b = 0; b < size; b++) {
         total += (size_t)rcounts[b];
     }
-    switch (pairwise_enter(BUFPOOL_COLL_reduce_scatter, sbuf, total, dtype, op, comm, &plan)) {
-        case BUFPOOL_ENTRY_DONE:
-            return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS:
-            return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
-        default:
-            break;
-    }
+    const bufpool_call_t call =
+        bufpool_reduction_call(total, dtype, op, MPI_IN_PLACE == sbuf, comm);
+    BUFPOOL_ENTER(module, reduce_scatter, &call, &plan, sbuf, rbuf, rcounts, dtype, op, comm);
     const bufpool_blocks_t blocks = {.n = size, .counts = rcounts, .total = total};
     return reduce_scatter_pairwise(sbuf, rbuf, &blocks, dtype, op, MCA_COLL_BASE_TAG_REDUCE_SCATTER,
                                    &plan, comm, module);
@@ -163,18 +374,11 @@ int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, int rcou
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const int size = ompi_comm_size(comm);
     const size_t total = (size_t)(rcount > 0 ? rcount : 0) * (size_t)size;
+    const bufpool_call_t call =
+        bufpool_reduction_call(total, dtype, op, MPI_IN_PLACE == sbuf, comm);
     bufpool_plan_t plan;
 
-    switch (
-        pairwise_enter(BUFPOOL_COLL_reduce_scatter_block, sbuf, total, dtype, op, comm, &plan)) {
-        case BUFPOOL_ENTRY_DONE:
-            return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS:
-            return BUFPOOL_FALLBACK(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op,
-                                    comm);
-        default:
-            break;
-    }
+    BUFPOOL_ENTER(module, reduce_scatter_block, &call, &plan, sbuf, rbuf, rcount, dtype, op, comm);
     const bufpool_blocks_t blocks = {.n = size, .counts = NULL, .total = total};
     return reduce_scatter_pairwise(sbuf, rbuf, &blocks, dtype, op,
                                    MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, &plan, comm, module);

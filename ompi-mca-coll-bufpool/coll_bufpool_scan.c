@@ -305,63 +305,48 @@ static int scan_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
 
 /* ---------------------------------------------------------------------- */
 
-/* Scan and exscan share their entry: the plan, then the chain or recursive
- * doubling of their kind.  Returns BUFPOOL_ENTRY_PREVIOUS without running
- * anything when the caller must hand the call over (*rc unset). */
-static bufpool_entry_t scan_family(bufpool_coll_id_t id, const void *sbuf, void *rbuf, int count,
-                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                   struct ompi_communicator_t *comm,
-                                   mca_coll_bufpool_module_t *module, int *rc)
+/* Scan and exscan share their entry (and their signature, so that the
+ * previous module's function is called through one pointer type). */
+static int scan_family(bool exclusive, const void *sbuf, void *rbuf, int count,
+                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                       struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
-    const bool exclusive = BUFPOOL_COLL_exscan == id;
+    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    const bufpool_coll_id_t id = exclusive ? BUFPOOL_COLL_exscan : BUFPOOL_COLL_scan;
     const size_t n = count > 0 ? (size_t)count : 0;
-    size_t type_size;
-    ptrdiff_t gap;
+    const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
     bufpool_plan_t plan;
 
-    ompi_datatype_type_size(dtype, &type_size);
-    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
-                                 .count = n,
-                                 .bytes = type_size * n,
-                                 .span = bufpool_span(dtype, n, &gap),
-                                 .commute = ompi_op_is_commute(op)};
-    bufpool_entry_t entry = bufpool_enter(id, &call, comm, &plan);
-    if (BUFPOOL_ENTRY_RUN != entry) {
-        *rc = OMPI_SUCCESS;
-        return entry;
+    switch (bufpool_enter(id, &call, comm, &plan)) {
+        case BUFPOOL_ENTRY_DONE:
+            return OMPI_SUCCESS;
+        case BUFPOOL_ENTRY_PREVIOUS: {
+            mca_coll_base_module_scan_fn_t prev =
+                exclusive ? module->prev_exscan : module->prev_scan;
+            bufpool_count_fallback(id);
+            return prev(sbuf, rbuf, count, dtype, op, comm,
+                        exclusive ? module->prev_exscan_module : module->prev_scan_module);
+        }
+        default:
+            break;
     }
     if ((exclusive ? BUFPOOL_EXSCAN_RECURSIVE_DOUBLING : BUFPOOL_SCAN_RECURSIVE_DOUBLING) ==
         plan.alg) {
-        *rc = scan_recursive_doubling(sbuf, rbuf, n, dtype, op, comm, exclusive);
-    } else {
-        *rc =
-            (exclusive ? exscan_chain : scan_chain)(sbuf, rbuf, n, dtype, op, &plan, comm, module);
+        return scan_recursive_doubling(sbuf, rbuf, n, dtype, op, comm, exclusive);
     }
-    return entry;
+    return (exclusive ? exscan_chain : scan_chain)(sbuf, rbuf, n, dtype, op, &plan, comm, module);
 }
 
 int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *base)
 {
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    int rc;
-    if (BUFPOOL_ENTRY_PREVIOUS ==
-        scan_family(BUFPOOL_COLL_scan, sbuf, rbuf, count, dtype, op, comm, module, &rc)) {
-        return BUFPOOL_FALLBACK(module, scan, sbuf, rbuf, count, dtype, op, comm);
-    }
-    return rc;
+    return scan_family(false, sbuf, rbuf, count, dtype, op, comm, base);
 }
 
 int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *base)
 {
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    int rc;
-    if (BUFPOOL_ENTRY_PREVIOUS ==
-        scan_family(BUFPOOL_COLL_exscan, sbuf, rbuf, count, dtype, op, comm, module, &rc)) {
-        return BUFPOOL_FALLBACK(module, exscan, sbuf, rbuf, count, dtype, op, comm);
-    }
-    return rc;
+    return scan_family(true, sbuf, rbuf, count, dtype, op, comm, base);
 }

@@ -1,0 +1,72 @@
+/*
+ * The pipelined pairwise reduce-scatter stream (coll_bufpool_reduce_scatter.c),
+ * shared by reduce_scatter(_block), allreduce's rsag and reduce's rsg.
+ */
+#ifndef MCA_COLL_BUFPOOL_REDUCE_SCATTER_H
+#define MCA_COLL_BUFPOOL_REDUCE_SCATTER_H
+
+#include "coll_bufpool_pipeline.h"
+
+BEGIN_C_DECLS
+
+/* ---------------------------------------------------------------------- */
+/* Pipelined pairwise reduce-scatter: the stream behind allreduce (rsag),
+ * reduce_scatter and reduce_scatter_block.
+ *
+ * Rank r owns block r.  Every rank posts, before it waits for anything,
+ * the sends of its contribution to every other block (segment-major, read
+ * from the input, so no scratch), then streams the p - 1 contributions to
+ * its own block through pipeline_depth scratch slots, reducing segment j
+ * of one source while later ones are still arriving.  segment_done is
+ * called as soon as segment j of the block is final (allreduce starts its
+ * allgather there).  Each block is reduced once, by its owner, in a fixed
+ * order: commutative operations only.
+ *
+ * Without a place for the block (acc NULL: a reduce's non-root ranks), each
+ * segment is reduced into a ring of scratch slots and sent to result_peer
+ * as soon as it is final; the slots are then split between the receive
+ * window and the ring (callers cut segments with
+ * bufpool_segment_bytes_for(2) so that both get one).
+ *
+ * Blocking waits: on the receives of the stream, whose sends were all
+ * posted before anyone waits, and (acc NULL) on a send to result_peer that
+ * peer receives without waiting for anything; the other sends complete at
+ * the caller's bufpool_reqs_wait. */
+
+typedef int (*bufpool_segment_done_fn)(void *ctx, size_t j, void *seg, size_t count);
+
+typedef struct bufpool_rs_stream {
+    const void *src;     /* this rank's input: every block, block layout  */
+    void *acc;           /* where my block is reduced (its first element),
+                            or NULL: in scratch, sent to result_peer      */
+    bool acc_holds_mine; /* in place: acc already holds my contribution   */
+    const bufpool_blocks_t *blocks;
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    int tag;
+    size_t seg_bytes;                     /* bytes per segment (the plan's) */
+    int depth;                            /* scratch slots (the plan's)     */
+    bufpool_segment_done_fn segment_done; /* NULL: nothing to do        */
+    void *ctx;
+    int result_peer; /* acc NULL: where the block goes, with result_tag */
+    int result_tag;
+} bufpool_rs_stream_t;
+
+/* The segments the stream cuts a block of len elements into, for the
+ * ranks that receive a block's results (every rank of a call cuts alike). */
+void bufpool_rs_block_segs(const bufpool_rs_stream_t *stream, size_t len, bufpool_segs_t *segs);
+
+/* Post the receives of every other rank's finished block (blocks other
+ * than me's), straight into rbuf laid out like the input and cut as the
+ * stream cuts them, with the results' tag: before any wait. */
+int bufpool_rs_recv_blocks(const bufpool_rs_stream_t *stream, void *rbuf, int me, int tag,
+                           bufpool_reqs_t *reqs);
+
+/* Sends go into reqs: the caller completes them with bufpool_reqs_wait
+ * (also after an error) before it touches src or returns. */
+int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *stream, bufpool_reqs_t *reqs,
+                                    struct ompi_communicator_t *comm);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_BUFPOOL_REDUCE_SCATTER_H */

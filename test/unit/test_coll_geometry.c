@@ -1,0 +1,168 @@
+/*
+ * The pipeline geometry of coll/bufpool (coll_bufpool_geometry.c) without
+ * MPI: segments of a message for contiguous, resized and oversized
+ * datatypes, depths, segment shrinking, per-rank blocks and the binomial
+ * tree.  Besides fixed cases, properties over many shapes: segments cover
+ * the message exactly, each fits its span bound, blocks tile the vector,
+ * and every subtree is tiled by its children's.
+ */
+#include "coll_bufpool_geometry.h"
+
+#include "unit.h"
+
+#define K ((size_t)1 << 10)
+
+static void test_segs_fixed(void)
+{
+    bufpool_segs_t s;
+
+    /* 100000 ints in 128 KiB segments: 32768 per segment, 4 segments. */
+    bufpool_segs_cut(&s, 100000, 4, 0, 4, 128 * K);
+    UNIT_CHECK_EQ_U64(s.seg_count, 32768);
+    UNIT_CHECK_EQ_U64(s.nseg, 4);
+    UNIT_CHECK_EQ_U64(s.seg_span, 128 * K);
+    UNIT_CHECK_EQ_U64(bufpool_segs_count(&s, 0), 32768);
+    UNIT_CHECK_EQ_U64(bufpool_segs_count(&s, 3), 100000 - 3 * 32768);
+    UNIT_CHECK_EQ_U64(bufpool_segs_offset(&s, 2), 2 * 32768 * 4);
+
+    /* Resized: 4 bytes of data every 16, starting at 8. */
+    bufpool_segs_cut(&s, 10, 16, 8, 4, 64);
+    UNIT_CHECK_EQ_U64(s.seg_count, 4); /* 4 + 3 x 16 = 52 <= 64 < 68 */
+    UNIT_CHECK_EQ_U64(s.seg_span, 52);
+    UNIT_CHECK_EQ_U64(s.gap, 8);
+    UNIT_CHECK_EQ_U64(s.nseg, 3);
+
+    /* One element larger than a segment: one element per segment. */
+    bufpool_segs_cut(&s, 5, 1000, 0, 1000, 100);
+    UNIT_CHECK_EQ_U64(s.seg_count, 1);
+    UNIT_CHECK_EQ_U64(s.nseg, 5);
+    UNIT_CHECK_EQ_U64(s.seg_span, 1000);
+
+    /* Nothing to cut. */
+    bufpool_segs_cut(&s, 0, 4, 0, 4, 128 * K);
+    UNIT_CHECK_EQ_U64(s.nseg, 0);
+    UNIT_CHECK_EQ_U64(s.seg_span, 0);
+
+    /* A message smaller than a segment is one segment. */
+    bufpool_segs_cut(&s, 3, 8, 0, 8, 128 * K);
+    UNIT_CHECK_EQ_U64(s.nseg, 1);
+    UNIT_CHECK_EQ_U64(s.seg_count, 3);
+    UNIT_CHECK_EQ_U64(s.seg_span, 24);
+}
+
+static void test_segs_properties(void)
+{
+    static const size_t segs_bytes[] = {1, 7, 64, 4096, 128 * 1024};
+    static const ptrdiff_t extents[] = {1, 4, 12, 16, 100};
+    for (size_t a = 0; a < sizeof(segs_bytes) / sizeof(*segs_bytes); a++) {
+        for (size_t e = 0; e < sizeof(extents) / sizeof(*extents); e++) {
+            for (ptrdiff_t te = 1; te <= extents[e]; te += 3) {
+                for (size_t count = 1; count < 3000; count = count * 3 + 1) {
+                    bufpool_segs_t s;
+                    size_t total = 0;
+                    bufpool_segs_cut(&s, count, extents[e], 0, te, segs_bytes[a]);
+                    UNIT_REQUIRE(s.nseg >= 1 && s.seg_count >= 1);
+                    for (size_t j = 0; j < s.nseg; j++) {
+                        size_t n = bufpool_segs_count(&s, j);
+                        UNIT_CHECK(n >= 1 && n <= s.seg_count);
+                        total += n;
+                    }
+                    UNIT_CHECK_EQ_U64(total, count);
+                    /* Within the bound unless one element alone exceeds it. */
+                    UNIT_CHECK(s.seg_span <= segs_bytes[a] || 1 == s.seg_count);
+                    /* As many per segment as fit: one more would not. */
+                    if (s.seg_count < count) {
+                        UNIT_CHECK((size_t)te + s.seg_count * (size_t)extents[e] > segs_bytes[a]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void test_depths(void)
+{
+    UNIT_CHECK_EQ_U64(bufpool_depth_for(4, 0), 1);
+    UNIT_CHECK_EQ_U64(bufpool_depth_for(4, 2), 2);
+    UNIT_CHECK_EQ_U64(bufpool_depth_for(4, 10), 4);
+    UNIT_CHECK_EQ_U64(bufpool_direct_depth_for(3), 3);
+    UNIT_CHECK_EQ_U64(bufpool_direct_depth_for(1000), BUFPOOL_MAX_DEPTH);
+    UNIT_CHECK_EQ_U64(bufpool_segment_bytes_for(128 * K, 4, 2), 128 * K);
+    UNIT_CHECK_EQ_U64(bufpool_segment_bytes_for(128 * K, 1, 2), 64 * K);
+    UNIT_CHECK_EQ_U64(bufpool_segment_bytes_for(128 * K, 2, 3), 128 * K * 2 / 3);
+    UNIT_CHECK_EQ_U64(bufpool_segment_bytes_for(1, 1, 2), 1);
+    /* need_slots shrunk segments always fit depth x seg. */
+    for (int depth = 1; depth <= 8; depth++) {
+        for (int need = 1; need <= 10; need++) {
+            size_t seg = bufpool_segment_bytes_for(4096, depth, need);
+            UNIT_CHECK(seg * (size_t)need <= 4096 * (size_t)depth || need <= depth);
+        }
+    }
+}
+
+static void test_blocks(void)
+{
+    const bufpool_blocks_t even = {.n = 3, .counts = NULL, .total = 10};
+    UNIT_CHECK_EQ_U64(bufpool_blocks_len(&even, 0), 4);
+    UNIT_CHECK_EQ_U64(bufpool_blocks_len(&even, 1), 3);
+    UNIT_CHECK_EQ_U64(bufpool_blocks_len(&even, 2), 3);
+    UNIT_CHECK_EQ_U64(bufpool_blocks_disp(&even, 1), 4);
+    UNIT_CHECK_EQ_U64(bufpool_blocks_disp(&even, 2), 7);
+
+    static const int counts[] = {2, 0, 5, 1};
+    const bufpool_blocks_t given = {.n = 4, .counts = counts, .total = 8};
+    UNIT_CHECK_EQ_U64(bufpool_blocks_len(&given, 1), 0);
+    UNIT_CHECK_EQ_U64(bufpool_blocks_disp(&given, 2), 2);
+    UNIT_CHECK_EQ_U64(bufpool_blocks_disp(&given, 3), 7);
+
+    /* Even splits tile the vector, lengths differ by at most one. */
+    for (int n = 1; n <= 9; n++) {
+        for (size_t total = 0; total < 40; total++) {
+            const bufpool_blocks_t b = {.n = n, .counts = NULL, .total = total};
+            size_t disp = 0;
+            for (int i = 0; i < n; i++) {
+                UNIT_CHECK_EQ_U64(bufpool_blocks_disp(&b, i), disp);
+                size_t len = bufpool_blocks_len(&b, i);
+                UNIT_CHECK(len == total / (size_t)n || len == total / (size_t)n + 1);
+                disp += len;
+            }
+            UNIT_CHECK_EQ_U64(disp, total);
+        }
+    }
+}
+
+static void test_bmtree(void)
+{
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_size(0, 6), 6);
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_size(4, 6), 2);
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_size(2, 6), 2);
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_size(5, 6), 1);
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_parent(5), 4);
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_parent(6), 4);
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_parent(3), 2);
+    UNIT_CHECK_EQ_U64(bufpool_vrank_to_rank(3, 4, 6), 1);
+
+    /* Each subtree is v itself followed by its children's subtrees, in
+     * order, and every child names v as its parent. */
+    for (int p = 1; p <= 33; p++) {
+        for (int v = 0; v < p; v++) {
+            int next = v + 1;
+            for (int m = 1; m < bufpool_bmtree_mask_end(v, p) && v + m < p; m <<= 1) {
+                UNIT_CHECK_EQ_U64(v + m, next);
+                UNIT_CHECK_EQ_U64(bufpool_bmtree_parent(v + m), v);
+                next += bufpool_bmtree_size(v + m, p);
+            }
+            UNIT_CHECK_EQ_U64(next, v + bufpool_bmtree_size(v, p));
+        }
+    }
+}
+
+int main(void)
+{
+    test_segs_fixed();
+    test_segs_properties();
+    test_depths();
+    test_blocks();
+    test_bmtree();
+    return unit_finish("test_coll_geometry");
+}
