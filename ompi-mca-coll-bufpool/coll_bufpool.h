@@ -33,18 +33,18 @@ BEGIN_C_DECLS
 
 /* Per-collective settings. */
 typedef struct bufpool_coll_params {
-    char *enable_text;    /* as typed: on|off                           */
-    char *algorithm_text; /* as typed: auto|<name>                      */
+    char *enable_text; /* as typed: on|off                                */
     bool enabled;
-    int algorithm; /* index into the collective's algorithm names */
+    int algorithm; /* an MCA enumeration: index into the algorithm names */
 } bufpool_coll_params_t;
 
 typedef struct mca_coll_bufpool_component {
     mca_coll_base_component_2_0_0_t super;
 
-    /* Parameters, all typed as text and parsed by us with clear messages
-     * (Open MPI's integer parser turns "abc" into 0 without a word). */
-    char *priority_text; /* parsed at every comm_query: writable through MPI_T */
+    /* Parameters typed as text and parsed by common/bufpool_params.c with
+     * clear messages (Open MPI's integer parser turns "abc" into 0 without a
+     * word); the algorithms are MCA enumerations. */
+    char *priority_text; /* writable through MPI_T: parsed again when it changes */
     char *verbose_text;
     char *pipeline_depth_text;
     int verbose;

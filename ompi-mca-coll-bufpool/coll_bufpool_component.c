@@ -15,6 +15,7 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
+#include "bufpool_params.h"
 #include "regpar_size.h"
 
 static int bufpool_register(void);
@@ -111,18 +112,22 @@ const char *const mca_coll_bufpool_coll_names[BUFPOOL_NCOLLS] = {
     BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_NAME)};
 #undef BUFPOOL_COLL_NAME
 
-static void register_var(const char *name, const char *help, mca_base_var_type_t type, int level,
-                         mca_base_var_scope_t scope, void *storage)
-{
-    /* MPI_T_cvar_write refuses a variable without the SETTABLE flag; the
-     * priority (the only ALL_EQ one) is meant to be written at run time. */
-    int flags = MCA_BASE_VAR_SCOPE_ALL_EQ == scope ? MCA_BASE_VAR_FLAG_SETTABLE : 0;
-    (void)mca_base_component_var_register(&COMPONENT->super.collm_version, name, help, type, NULL,
-                                          0, flags, level, scope, storage);
-}
+/* The parameter library's view of this component (messages name
+ * coll_bufpool_<param>; every rank speaks once verbose is 1). */
+static const bufpool_params_t coll_pp = {
+    .component = &mca_coll_bufpool_component.super.collm_version,
+    .prefix = "coll_bufpool",
+    .verbose = &mca_coll_bufpool_component.verbose,
+    .help_file = "help-coll-bufpool.txt",
+};
 
-/* Only the priority is writable at run time: the other values are checked
- * once, at open. */
+/* A text parameter: the default is also where storage points first. */
+static void register_var(const char *name, const char *help, int level, mca_base_var_scope_t scope,
+                         const char *dflt, char **storage)
+{
+    bufpool_params_register_text(&coll_pp, name, help, dflt, (mca_base_var_info_lvl_t)level, scope,
+                                 storage);
+}
 
 /* ---------------------------------------------------------------------- */
 /* MPI_T performance variables. */
@@ -145,6 +150,7 @@ static void register_pvar(const char *name, const char *help, int var_class, uin
 
 static int bufpool_register(void)
 {
+    (void)bufpool_params_help_init(&coll_pp);
     char name[64], help[512];
 
     COMPONENT->priority_text = DEFAULT_PRIORITY;
@@ -157,23 +163,20 @@ static int bufpool_register(void)
                  "every function tuned provides, a negative value disables bufpool. Applies to "
                  "communicators "
                  "created after it is set (it may be changed at run time with MPI_T)",
-                 MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ,
+                 OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL_EQ, DEFAULT_PRIORITY,
                  &COMPONENT->priority_text);
-    COMPONENT->verbose_text = "0";
     register_var("verbose",
                  "Verbosity (0 to 9): 0 errors and warnings only, 1 says where scratch memory "
                  "comes from and prints the counters at finalize, 2 also explains each call's "
                  "choice (algorithm, or the previous module, and why)",
-                 MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-                 &COMPONENT->verbose_text);
-    COMPONENT->segment_size_text = DEFAULT_SEGMENT_SIZE;
+                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "0", &COMPONENT->verbose_text);
     register_var("segment_size",
                  "Bytes per pipeline segment (suffixes K, M, G), from 4K to 64M. Scratch "
                  "memory of one call is at most pipeline_depth x segment_size. Near the "
                  "network's bandwidth-delay product is best: tens to hundreds of KiB. "
                  "Transfers that need no scratch (2-rank allreduce and reduce_scatter, not "
                  "in place) use segments of 8 x segment_size",
-                 MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, DEFAULT_SEGMENT_SIZE,
                  &COMPONENT->segment_size_text);
     COMPONENT->pipeline_depth_text = DEFAULT_PIPELINE_DEPTH;
     snprintf(help, sizeof(help),
@@ -181,44 +184,44 @@ static int bufpool_register(void)
              "runs ahead of the reduction of the current one (streams that receive straight "
              "into the user's buffer keep up to %d posted)",
              BUFPOOL_MAX_DEPTH, BUFPOOL_MAX_DEPTH);
-    register_var("pipeline_depth", help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
-                 MCA_BASE_VAR_SCOPE_READONLY, &COMPONENT->pipeline_depth_text);
-    COMPONENT->min_size_text = DEFAULT_MIN_SIZE;
+    register_var("pipeline_depth", help, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                 DEFAULT_PIPELINE_DEPTH, &COMPONENT->pipeline_depth_text);
     register_var("min_size",
                  "Messages smaller than this (bytes per process, suffixes K, M, G) go to the "
                  "previously selected module; 0 lets bufpool handle every size",
-                 MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, DEFAULT_MIN_SIZE,
                  &COMPONENT->min_size_text);
-    COMPONENT->small_size_text = DEFAULT_SMALL_SIZE;
     register_var("small_size",
                  "Messages up to this size (bytes, suffixes K, M, G) use latency-bound "
                  "algorithms when the algorithm is auto (allreduce: recursive doubling; bcast "
                  "on 8 or more processes: binomial tree); at most segment_size",
-                 MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+                 OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, DEFAULT_SMALL_SIZE,
                  &COMPONENT->small_size_text);
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         const char *coll = mca_coll_bufpool_coll_names[id];
         bufpool_coll_params_t *p = &COMPONENT->coll[id];
 
-        p->enable_text = "on";
         snprintf(name, sizeof(name), "%s_enable", coll);
         snprintf(help, sizeof(help),
                  "Let bufpool run MPI_%s (on|off); off hands every call to the previously "
                  "selected module",
                  coll);
-        register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
-                     MCA_BASE_VAR_SCOPE_READONLY, &p->enable_text);
+        register_var(name, help, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "on",
+                     &p->enable_text);
 
-        p->algorithm_text = "auto";
         snprintf(name, sizeof(name), "%s_algorithm", coll);
         snprintf(help, sizeof(help),
                  "Algorithm of MPI_%s: auto (chosen by message and communicator size), %s. A "
                  "forced algorithm that cannot serve a call (for example a non-commutative "
                  "operation) hands it to the previous module",
                  coll, algorithm_help[id]);
-        register_var(name, help, MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5,
-                     MCA_BASE_VAR_SCOPE_READONLY, &p->algorithm_text);
+        /* An MCA enumeration: ompi_info lists the names, MPI_T sees an
+         * integer, and Open MPI rejects an unknown name (keeping auto). */
+        p->algorithm = BUFPOOL_ALG_AUTO;
+        (void)bufpool_params_register_names(&coll_pp, name, help,
+                                            mca_coll_bufpool_algorithm_names[id], OPAL_INFO_LVL_5,
+                                            &p->algorithm);
 
         snprintf(name, sizeof(name), "%s_calls", coll);
         snprintf(help, sizeof(help), "Calls to MPI_%s served by bufpool's own algorithms", coll);
@@ -248,141 +251,73 @@ static int bufpool_register(void)
 /* ---------------------------------------------------------------------- */
 /* Checking the values, with one message per bad value. */
 
-/* Every process parses the same values: one message per job is enough
- * (from the first process), unless the user asked for more. */
-static bool speaks_for_job(void)
-{
-    return 0 == OPAL_PROC_MY_NAME.vpid || COMPONENT->verbose >= 1;
-}
-
-static void report_bad_value(const char *param, const char *value, const char *why,
-                             const char *expected, const char *fallback)
-{
-    if (!speaks_for_job()) {
-        return;
-    }
-    opal_output(0,
-                "coll_bufpool_%s: invalid value \"%s\" (%s); expected %s. Using %s instead "
-                "(pid %d).",
-                param, NULL == value ? "" : value, why, expected, fallback, (int)getpid());
-}
-
-static size_t checked_size(const char *param, const char *text, const char *dflt, uint64_t lo,
-                           uint64_t hi, const char *expected)
-{
-    char why[128];
-    uint64_t value, fallback;
-    (void)regpar_parse_size(dflt, &fallback, why, sizeof(why));
-    if (0 != regpar_parse_size(text, &value, why, sizeof(why))) {
-        report_bad_value(param, text, why, expected, dflt);
-        return (size_t)fallback;
-    }
-    if (value < lo || value > hi) {
-        report_bad_value(param, text, "out of range", expected, dflt);
-        return (size_t)fallback;
-    }
-    return (size_t)value;
-}
-
-static int checked_int(const char *param, const char *text, long lo, long hi, const char *dflt)
-{
-    char why[128], expected[96];
-    long value;
-    if (0 == regpar_parse_int(text, lo, hi, &value, why, sizeof(why))) {
-        return (int)value;
-    }
-    snprintf(expected, sizeof(expected), "an integer from %ld to %ld", lo, hi);
-    report_bad_value(param, text, why, expected, dflt);
-    (void)regpar_parse_int(dflt, lo, hi, &value, why, sizeof(why));
-    return (int)value;
-}
+/* The priority text parsed last and its value (see below); freed at close. */
+static char *priority_parsed_text;
+static int priority_parsed_value;
 
 int mca_coll_bufpool_priority(void)
 {
-    /* Parsed at every call because MPI_T may change the text at run time;
-     * a bad value is reported once per distinct text. */
-    static char *reported;
+    /* MPI_T may change the text at run time (the only SETTABLE parameter):
+     * it is parsed again only when it differs from the text parsed last,
+     * so a bad text is reported once. */
     char why[128];
     long value;
-    /* An empty value reaches us as NULL: compare it as "" so that it too
-     * is reported once, not once per communicator. */
+    /* An empty value reaches us as NULL: compare it as "". */
     const char *text = NULL == COMPONENT->priority_text ? "" : COMPONENT->priority_text;
-    if (0 == regpar_parse_int(text, -1000000, 1000000, &value, why, sizeof(why))) {
-        return (int)value;
-    }
+
     OPAL_THREAD_LOCK(&COMPONENT->pool_lock); /* communicators may be created concurrently */
-    if (NULL == reported || 0 != strcmp(reported, text)) {
-        free(reported);
-        reported = strdup(text);
-        report_bad_value("priority", text, why, "an integer such as 40 (negative disables)",
-                         DEFAULT_PRIORITY);
+    if (NULL == priority_parsed_text || 0 != strcmp(priority_parsed_text, text)) {
+        free(priority_parsed_text);
+        priority_parsed_text = strdup(text);
+        if (0 == regpar_parse_int(text, -1000000, 1000000, &value, why, sizeof(why))) {
+            priority_parsed_value = (int)value;
+        } else {
+            bufpool_params_bad(&coll_pp, "priority", text, why,
+                               "an integer such as 40 (negative disables)", DEFAULT_PRIORITY);
+            priority_parsed_value = atoi(DEFAULT_PRIORITY);
+        }
     }
+    int priority = priority_parsed_value;
     OPAL_THREAD_UNLOCK(&COMPONENT->pool_lock);
-    (void)regpar_parse_int(DEFAULT_PRIORITY, 0, 100, &value, why, sizeof(why));
-    return (int)value;
+    return priority;
 }
 
 static void check_params(void)
 {
-    char why[64];
+    bufpool_tuning_t *t = &COMPONENT->tuning;
 
-    COMPONENT->verbose = checked_int("verbose", COMPONENT->verbose_text, 0, 9, "0");
-    COMPONENT->tuning.pipeline_depth = checked_int("pipeline_depth", COMPONENT->pipeline_depth_text,
-                                                   1, BUFPOOL_MAX_DEPTH, DEFAULT_PIPELINE_DEPTH);
+    COMPONENT->verbose =
+        (int)bufpool_params_int(&coll_pp, "verbose", COMPONENT->verbose_text, 0, 9, "0");
+    t->pipeline_depth =
+        (int)bufpool_params_int(&coll_pp, "pipeline_depth", COMPONENT->pipeline_depth_text, 1,
+                                BUFPOOL_MAX_DEPTH, DEFAULT_PIPELINE_DEPTH);
     (void)mca_coll_bufpool_priority(); /* report a bad value at MPI_Init already */
-    COMPONENT->tuning.segment_size =
-        checked_size("segment_size", COMPONENT->segment_size_text, DEFAULT_SEGMENT_SIZE,
-                     (uint64_t)4 << 10, (uint64_t)64 << 20, "a size from 4K to 64M");
-    COMPONENT->tuning.min_size =
-        checked_size("min_size", COMPONENT->min_size_text, DEFAULT_MIN_SIZE, 0, UINT64_MAX,
-                     "a size such as 0, 64K or 1M");
+    t->segment_size = (size_t)bufpool_params_size(
+        &coll_pp, "segment_size", COMPONENT->segment_size_text, DEFAULT_SEGMENT_SIZE,
+        (uint64_t)4 << 10, (uint64_t)64 << 20, "a size from 4K to 64M");
+    t->min_size =
+        (size_t)bufpool_params_size(&coll_pp, "min_size", COMPONENT->min_size_text,
+                                    DEFAULT_MIN_SIZE, 0, UINT64_MAX, "a size such as 0, 64K or 1M");
     /* The default small_size may exceed a small segment_size the user
      * chose: that is not the user's mistake, so clamp it silently. */
-    COMPONENT->tuning.small_size =
-        checked_size("small_size", COMPONENT->small_size_text, DEFAULT_SMALL_SIZE, 0, UINT64_MAX,
-                     "a size from 0 to segment_size");
-    if (COMPONENT->tuning.small_size > COMPONENT->tuning.segment_size) {
+    t->small_size = (size_t)bufpool_params_size(&coll_pp, "small_size", COMPONENT->small_size_text,
+                                                DEFAULT_SMALL_SIZE, 0, UINT64_MAX,
+                                                "a size from 0 to segment_size");
+    if (t->small_size > t->segment_size) {
         if (NULL != COMPONENT->small_size_text &&
             0 != strcmp(COMPONENT->small_size_text, DEFAULT_SMALL_SIZE)) {
-            report_bad_value("small_size", COMPONENT->small_size_text, "above segment_size",
-                             "a size from 0 to segment_size", "segment_size");
+            bufpool_params_bad(&coll_pp, "small_size", COMPONENT->small_size_text,
+                               "above segment_size", "a size from 0 to segment_size",
+                               "segment_size");
         }
-        COMPONENT->tuning.small_size = COMPONENT->tuning.segment_size;
+        t->small_size = t->segment_size;
     }
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
-        bufpool_coll_params_t *p = &COMPONENT->coll[id];
-        const char *coll = mca_coll_bufpool_coll_names[id];
         char param[64];
-        bool enabled;
-
-        snprintf(param, sizeof(param), "%s_enable", coll);
-        if (0 == regpar_parse_bool(p->enable_text, &enabled)) {
-            p->enabled = enabled;
-        } else {
-            report_bad_value(param, p->enable_text, "not a switch", "on or off", "on");
-            p->enabled = true;
-        }
-
-        snprintf(param, sizeof(param), "%s_algorithm", coll);
-        p->algorithm = -1;
-        for (int a = 0; NULL != mca_coll_bufpool_algorithm_names[id][a]; a++) {
-            if (NULL != p->algorithm_text &&
-                0 == strcasecmp(p->algorithm_text, mca_coll_bufpool_algorithm_names[id][a])) {
-                p->algorithm = a;
-            }
-        }
-        if (p->algorithm < 0) {
-            char expected[256] = "one of";
-            for (int a = 0; NULL != mca_coll_bufpool_algorithm_names[id][a]; a++) {
-                strncat(expected, a ? ", " : " ", sizeof(expected) - strlen(expected) - 1);
-                strncat(expected, mca_coll_bufpool_algorithm_names[id][a],
-                        sizeof(expected) - strlen(expected) - 1);
-            }
-            snprintf(why, sizeof(why), "unknown algorithm");
-            report_bad_value(param, p->algorithm_text, why, expected, "auto");
-            p->algorithm = BUFPOOL_ALG_AUTO;
-        }
+        snprintf(param, sizeof(param), "%s_enable", mca_coll_bufpool_coll_names[id]);
+        COMPONENT->coll[id].enabled =
+            bufpool_params_bool(&coll_pp, param, COMPONENT->coll[id].enable_text, true);
     }
 }
 
@@ -423,5 +358,7 @@ static int bufpool_close(void)
         print_report();
     }
     OBJ_DESTRUCT(&COMPONENT->pool_lock);
+    free(priority_parsed_text);
+    priority_parsed_text = NULL;
     return OMPI_SUCCESS;
 }

@@ -93,7 +93,15 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
     /* Read at every new communicator: the priority may change at run time. */
     int my_priority = mca_coll_bufpool_priority();
 
-    if (my_priority < 0 || OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2) {
+    /* Every disqualification is logged at the coll framework's verbosity
+     * (--mca coll_base_verbose 10), as the other coll components do. */
+    const char *why_not = my_priority < 0            ? "negative coll_bufpool_priority"
+                          : OMPI_COMM_IS_INTER(comm) ? "an inter-communicator"
+                          : ompi_comm_size(comm) < 2 ? "a single process"
+                                                     : NULL;
+    if (NULL != why_not) {
+        opal_output_verbose(10, ompi_coll_base_framework.framework_output,
+                            "coll:bufpool:comm_query (%s): not used: %s", comm->c_name, why_not);
         return NULL;
     }
     mca_coll_bufpool_pool_lookup();
@@ -113,6 +121,9 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
     BUFPOOL_FOREACH_COLL(BUFPOOL_INSTALL)
 #undef BUFPOOL_INSTALL
 
+    opal_output_verbose(10, ompi_coll_base_framework.framework_output,
+                        "coll:bufpool:comm_query (%s): offered with priority %d", comm->c_name,
+                        my_priority);
     *priority = my_priority;
     return &module->super;
 }

@@ -21,6 +21,7 @@
 #include "opal/util/proc.h"
 
 #include "mpool_regpar.h"
+#include "bufpool_params.h"
 #include "regpar_size.h"
 
 static int regpar_register(void);
@@ -48,6 +49,17 @@ mca_mpool_regpar_component_t mca_mpool_regpar_component = {
 #define COMPONENT (&mca_mpool_regpar_component)
 #define PARAMS    (&mca_mpool_regpar_component.params)
 
+/* The parameter library's view of this component (messages name
+ * mpool_regpar_<param>; every rank speaks once verbose is 1). */
+static const bufpool_params_t regpar_pp = {
+    .component = &mca_mpool_regpar_component.super.mpool_version,
+    .prefix = "mpool_regpar",
+    .verbose = &mca_mpool_regpar_component.params.verbose,
+    .help_file = "help-mpool-regpar.txt",
+};
+
+#define SIZE_EXPECTED "a size such as 64K, 2M or 1G"
+
 /* Defaults, as the user would type them.  Chosen for collective scratch:
  * segments are tens to hundreds of KiB, so buckets up to 64M cover every
  * sensible segment; slabs of 32M keep a handful of registrations per bucket;
@@ -67,14 +79,6 @@ mca_mpool_regpar_component_t mca_mpool_regpar_component = {
  * use. */
 static regpar_pool_config_t regpar_pool_cfg;
 static regpar_reg_config_t regpar_reg_cfg;
-
-static void register_string(const char *name, const char *help, const char *dflt, char **storage)
-{
-    *storage = (char *)dflt;
-    (void)mca_base_component_var_register(&COMPONENT->super.mpool_version, name, help,
-                                          MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                          MCA_BASE_VAR_SCOPE_READONLY, storage);
-}
 
 /* ---------------------------------------------------------------------- */
 /* MPI_T performance variables: each reads one counter of a stats snapshot. */
@@ -161,87 +165,104 @@ static void register_pvars(void)
     }
 }
 
+/* Every parameter, typed as text and checked by mca_mpool_regpar_settings
+ * (common/bufpool_params.h says why): name, default, help, and where its
+ * text is kept.  A new parameter is one row here and one line there. */
+typedef struct regpar_param {
+    const char *name;
+    const char *dflt;
+    const char *help;
+    size_t offset; /* of its char * in mca_mpool_regpar_params_t */
+} regpar_param_t;
+
+static const regpar_param_t regpar_params[] = {
+    {"priority", DEFAULT_PRIORITY,
+     "Priority of the regpar pool when a lookup does not name an mpool (an integer; a hint "
+     "mpool=regpar always selects it with priority 100). The default 0 keeps MPI_Alloc_mem without "
+     "hints on Open MPI's default allocator",
+     offsetof(mca_mpool_regpar_params_t, priority_text)},
+    {"verbose", DEFAULT_VERBOSE,
+     "Verbosity (0 to 9): 0 errors and warnings only, 1 adds a report of the counters at finalize, "
+     "2 explains decisions, 3 traces every slab",
+     offsetof(mca_mpool_regpar_params_t, verbose_text)},
+    {"bucket_min", DEFAULT_BUCKET_MIN,
+     "Smallest bucket (bytes; suffixes K, M, G). A page multiple, at least one page, at most "
+     "bucket_max",
+     offsetof(mca_mpool_regpar_params_t, bucket_min)},
+    {"bucket_max", DEFAULT_BUCKET_MAX,
+     "Largest bucket (bytes; suffixes K, M, G). A page multiple. Larger requests are served by a "
+     "direct mapping that is released on free",
+     offsetof(mca_mpool_regpar_params_t, bucket_max)},
+    {"bucket_factor", DEFAULT_BUCKET_FACTOR,
+     "Growth factor between consecutive bucket sizes (each rounded up to a page), a decimal number "
+     "greater than 1 and at most 16. 2 wastes at most half a buffer; smaller factors waste less "
+     "and keep more buckets",
+     offsetof(mca_mpool_regpar_params_t, bucket_factor)},
+    {"slab_size", DEFAULT_SLAB_SIZE,
+     "Largest slab the pool maps at once (bytes; suffixes K, M, G; a multiple of 2M). A bucket's "
+     "slabs start at 2M (or one buffer) and double up to this",
+     offsetof(mca_mpool_regpar_params_t, slab_size)},
+    {"max_capacity", DEFAULT_MAX_CAPACITY,
+     "Bytes the pool keeps while idle (suffixes K, M, G). Above it, wholly free slabs are "
+     "released; requests beyond it are still served. At least one slab of the smallest bucket (2M "
+     "with the defaults)",
+     offsetof(mca_mpool_regpar_params_t, max_capacity)},
+    {"gc_age", DEFAULT_GC_AGE,
+     "Idle time after which a wholly free slab is released (units ns, us, ms, s, m, h; a bare "
+     "number is seconds; 0 disables collection by age)",
+     offsetof(mca_mpool_regpar_params_t, gc_age)},
+    {"hugepages", "on",
+     "Ask for transparent huge pages on slabs with madvise(MADV_HUGEPAGE) (on|off): fewer page "
+     "faults and fewer NIC translation entries",
+     offsetof(mca_mpool_regpar_params_t, hugepages)},
+    {"numa", "off",
+     "NUMA placement of slabs: off (first touch decides), local (the node of the CPU that creates "
+     "the pool) or a node number",
+     offsetof(mca_mpool_regpar_params_t, numa)},
+    {"reg_backend", "auto",
+     "How slabs are registered: auto (verbs if a device exists, else ofi if a provider needs local "
+     "registration, else none), verbs (ibv_reg_mr), ofi (fi_mr_reg), pin (mlock: real pinning, "
+     "counts against RLIMIT_MEMLOCK), or none",
+     offsetof(mca_mpool_regpar_params_t, reg_backend)},
+    {"reg_parallel", "auto",
+     "Register large slabs with several threads: auto (only where it helps: several cores, slab at "
+     "least reg_threshold, pre-fault done), on, off",
+     offsetof(mca_mpool_regpar_params_t, reg_parallel)},
+    {"reg_threads", "0",
+     "Registration threads, 0 to 64 (0 = one per idle core, at most 16); created once",
+     offsetof(mca_mpool_regpar_params_t, reg_threads)},
+    {"reg_chunk_size", DEFAULT_REG_CHUNK_SIZE,
+     "Bytes per registration chunk of a large slab (suffixes K, M, G; a page multiple). Keep below "
+     "4G for EFA",
+     offsetof(mca_mpool_regpar_params_t, reg_chunk_size)},
+    {"reg_threshold", DEFAULT_REG_THRESHOLD,
+     "Slabs at least this large are split into chunks and may be registered in parallel (suffixes "
+     "K, M, G)",
+     offsetof(mca_mpool_regpar_params_t, reg_threshold)},
+    {"prefault", "on",
+     "Pre-fault slabs when they are created, before registration (on|off), so that no collective "
+     "pays a page fault on pool memory",
+     offsetof(mca_mpool_regpar_params_t, prefault)},
+    {"bind_threads", "off", "Bind registration threads to cores (on|off)",
+     offsetof(mca_mpool_regpar_params_t, bind_threads)},
+    {"ofi_provider", "",
+     "libfabric provider for reg_backend ofi (for example verbs, efa, tcp, shm); empty = the first "
+     "provider found",
+     offsetof(mca_mpool_regpar_params_t, ofi_provider)},
+    {"verbs_device", "",
+     "RDMA device for reg_backend verbs (for example mlx5_0); empty = the first",
+     offsetof(mca_mpool_regpar_params_t, verbs_device)},
+};
+
 static int regpar_register(void)
 {
-    register_string("priority",
-                    "Priority of the regpar pool when a lookup does not name an mpool (an "
-                    "integer; a hint mpool=regpar always selects it with priority 100). The "
-                    "default 0 keeps MPI_Alloc_mem without hints on Open MPI's default "
-                    "allocator",
-                    DEFAULT_PRIORITY, &PARAMS->priority_text);
-    register_string("verbose",
-                    "Verbosity (0 to 9): 0 errors and warnings only, 1 adds a report of the "
-                    "counters at finalize, 2 explains decisions, 3 traces every slab",
-                    DEFAULT_VERBOSE, &PARAMS->verbose_text);
-    register_string("bucket_min",
-                    "Smallest bucket (bytes; suffixes K, M, G). A page multiple, at least one "
-                    "page, at most bucket_max",
-                    DEFAULT_BUCKET_MIN, &PARAMS->bucket_min);
-    register_string("bucket_max",
-                    "Largest bucket (bytes; suffixes K, M, G). A page multiple. Larger requests "
-                    "are served by a direct mapping that is released on free",
-                    DEFAULT_BUCKET_MAX, &PARAMS->bucket_max);
-    register_string("bucket_factor",
-                    "Growth factor between consecutive bucket sizes (each rounded up to a "
-                    "page), a decimal number greater than 1 and at most 16. 2 wastes at most "
-                    "half a buffer; smaller factors waste less and keep more buckets",
-                    DEFAULT_BUCKET_FACTOR, &PARAMS->bucket_factor);
-    register_string("slab_size",
-                    "Largest slab the pool maps at once (bytes; suffixes K, M, G; a multiple of "
-                    "2M). A bucket's slabs start at 2M (or one buffer) and double up to this",
-                    DEFAULT_SLAB_SIZE, &PARAMS->slab_size);
-    register_string("max_capacity",
-                    "Bytes the pool keeps while idle (suffixes K, M, G). Above it, wholly free "
-                    "slabs are released; requests beyond it are still served. At least one "
-                    "slab of the smallest bucket (2M with the defaults)",
-                    DEFAULT_MAX_CAPACITY, &PARAMS->max_capacity);
-    register_string("gc_age",
-                    "Idle time after which a wholly free slab is released (units ns, us, ms, s, "
-                    "m, h; a bare number is seconds; 0 disables collection by age)",
-                    DEFAULT_GC_AGE, &PARAMS->gc_age);
-    register_string("hugepages",
-                    "Ask for transparent huge pages on slabs with madvise(MADV_HUGEPAGE) "
-                    "(on|off): fewer page faults and fewer NIC translation entries",
-                    "on", &PARAMS->hugepages);
-    register_string("numa",
-                    "NUMA placement of slabs: off (first touch decides), local (the node of the "
-                    "CPU that creates the pool) or a node number",
-                    "off", &PARAMS->numa);
-    register_string("reg_backend",
-                    "How slabs are registered: auto (verbs if a device exists, else ofi if a "
-                    "provider needs local registration, else none), verbs (ibv_reg_mr), ofi "
-                    "(fi_mr_reg), pin (mlock: real pinning, counts against RLIMIT_MEMLOCK), or "
-                    "none",
-                    "auto", &PARAMS->reg_backend);
-    register_string("reg_parallel",
-                    "Register large slabs with several threads: auto (only where it helps: "
-                    "several cores, slab at least reg_threshold, pre-fault done), on, off",
-                    "auto", &PARAMS->reg_parallel);
-    register_string("reg_threads",
-                    "Registration threads, 0 to 64 (0 = one per idle core, at most 16); "
-                    "created once",
-                    "0", &PARAMS->reg_threads);
-    register_string("reg_chunk_size",
-                    "Bytes per registration chunk of a large slab (suffixes K, M, G; a page "
-                    "multiple). Keep below 4G for EFA",
-                    DEFAULT_REG_CHUNK_SIZE, &PARAMS->reg_chunk_size);
-    register_string("reg_threshold",
-                    "Slabs at least this large are split into chunks and may be registered in "
-                    "parallel (suffixes K, M, G)",
-                    DEFAULT_REG_THRESHOLD, &PARAMS->reg_threshold);
-    register_string("prefault",
-                    "Pre-fault slabs when they are created, before registration (on|off), so "
-                    "that no collective pays a page fault on pool memory",
-                    "on", &PARAMS->prefault);
-    register_string("bind_threads", "Bind registration threads to cores (on|off)", "off",
-                    &PARAMS->bind_threads);
-    register_string("ofi_provider",
-                    "libfabric provider for reg_backend ofi (for example verbs, efa, tcp, shm); "
-                    "empty = the first provider found",
-                    "", &PARAMS->ofi_provider);
-    register_string("verbs_device",
-                    "RDMA device for reg_backend verbs (for example mlx5_0); empty = the first", "",
-                    &PARAMS->verbs_device);
+    (void)bufpool_params_help_init(&regpar_pp);
+    for (size_t i = 0; i < sizeof(regpar_params) / sizeof(regpar_params[0]); i++) {
+        const regpar_param_t *pm = &regpar_params[i];
+        bufpool_params_register_text(&regpar_pp, pm->name, pm->help, pm->dflt, OPAL_INFO_LVL_5,
+                                     MCA_BASE_VAR_SCOPE_READONLY,
+                                     (char **)((char *)PARAMS + pm->offset));
+    }
     register_pvars();
     return OPAL_SUCCESS;
 }
@@ -249,58 +270,9 @@ static int regpar_register(void)
 /* ---------------------------------------------------------------------- */
 /* Parsing with one clear message per bad value. */
 
-/* Every process parses the same values: one message per job is enough
- * (from the first process), unless the user asked for more. */
 bool mca_mpool_regpar_speaks_for_job(void)
 {
-    return 0 == OPAL_PROC_MY_NAME.vpid || PARAMS->verbose >= 1;
-}
-
-static void report_bad_value(const char *param, const char *value, const char *why,
-                             const char *expected, const char *fallback)
-{
-    if (!mca_mpool_regpar_speaks_for_job()) {
-        return;
-    }
-    opal_output(0,
-                "mpool_regpar_%s: invalid value \"%s\" (%s); expected %s. Using %s instead "
-                "(pid %d).",
-                param, NULL == value ? "" : value, why, expected, fallback, (int)getpid());
-}
-
-static uint64_t settings_size(const char *param, const char *value, const char *dflt)
-{
-    char why[128];
-    uint64_t out;
-    if (0 == regpar_parse_size(value, &out, why, sizeof(why))) {
-        return out;
-    }
-    report_bad_value(param, value, why, "a size such as 64K, 2M or 1G", dflt);
-    (void)regpar_parse_size(dflt, &out, why, sizeof(why));
-    return out;
-}
-
-static long settings_int(const char *param, const char *value, long lo, long hi, const char *dflt)
-{
-    char why[128], expected[96];
-    long out;
-    if (0 == regpar_parse_int(value, lo, hi, &out, why, sizeof(why))) {
-        return out;
-    }
-    snprintf(expected, sizeof(expected), "an integer from %ld to %ld", lo, hi);
-    report_bad_value(param, value, why, expected, dflt);
-    (void)regpar_parse_int(dflt, lo, hi, &out, why, sizeof(why));
-    return out;
-}
-
-static bool settings_bool(const char *param, const char *value, bool dflt)
-{
-    bool out;
-    if (0 == regpar_parse_bool(value, &out)) {
-        return out;
-    }
-    report_bad_value(param, value, "not a switch", "on or off", dflt ? "on" : "off");
-    return dflt;
+    return bufpool_params_speaks(&regpar_pp);
 }
 
 static int settings_numa(const char *value)
@@ -308,7 +280,8 @@ static int settings_numa(const char *value)
     /* An empty value (NULL from Open MPI) is reported like every other
      * parameter's, not taken silently as off. */
     if (NULL == value || '\0' == value[0]) {
-        report_bad_value("numa", value, "empty", "off, local or a node number 0..4095", "off");
+        bufpool_params_bad(&regpar_pp, "numa", value, "empty",
+                           "off, local or a node number 0..4095", "off");
         return -1;
     }
     if (0 == strcasecmp(value, "off")) {
@@ -325,7 +298,8 @@ static int settings_numa(const char *value)
     if (0 == errno && '\0' == *end && end != value && node >= 0 && node < 4096) {
         return (int)node;
     }
-    report_bad_value("numa", value, "not a node", "off, local or a node number 0..4095", "off");
+    bufpool_params_bad(&regpar_pp, "numa", value, "not a node",
+                       "off, local or a node number 0..4095", "off");
     return -1;
 }
 
@@ -334,24 +308,25 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
     char why[256];
 
     regpar_pool_config_defaults(pool_cfg);
-    pool_cfg->bucket_min = settings_size("bucket_min", PARAMS->bucket_min, DEFAULT_BUCKET_MIN);
-    pool_cfg->bucket_max = settings_size("bucket_max", PARAMS->bucket_max, DEFAULT_BUCKET_MAX);
+    pool_cfg->bucket_min = bufpool_params_size(&regpar_pp, "bucket_min", PARAMS->bucket_min,
+                                               DEFAULT_BUCKET_MIN, 0, UINT64_MAX, SIZE_EXPECTED);
+    pool_cfg->bucket_max = bufpool_params_size(&regpar_pp, "bucket_max", PARAMS->bucket_max,
+                                               DEFAULT_BUCKET_MAX, 0, UINT64_MAX, SIZE_EXPECTED);
     if (0 != regpar_parse_decimal(PARAMS->bucket_factor, 0.0, 1e9, &pool_cfg->bucket_factor, why,
                                   sizeof(why))) {
-        report_bad_value("bucket_factor", PARAMS->bucket_factor, why,
-                         "a decimal number above 1 and at most 16", DEFAULT_BUCKET_FACTOR);
+        bufpool_params_bad(&regpar_pp, "bucket_factor", PARAMS->bucket_factor, why,
+                           "a decimal number above 1 and at most 16", DEFAULT_BUCKET_FACTOR);
         (void)regpar_parse_decimal(DEFAULT_BUCKET_FACTOR, 0.0, 1e9, &pool_cfg->bucket_factor, why,
                                    sizeof(why));
     }
-    pool_cfg->slab_size = settings_size("slab_size", PARAMS->slab_size, DEFAULT_SLAB_SIZE);
+    pool_cfg->slab_size = bufpool_params_size(&regpar_pp, "slab_size", PARAMS->slab_size,
+                                              DEFAULT_SLAB_SIZE, 0, UINT64_MAX, SIZE_EXPECTED);
     pool_cfg->max_capacity =
-        settings_size("max_capacity", PARAMS->max_capacity, DEFAULT_MAX_CAPACITY);
-    if (0 != regpar_parse_duration(PARAMS->gc_age, &pool_cfg->gc_age_ns, why, sizeof(why))) {
-        report_bad_value("gc_age", PARAMS->gc_age, why, "a duration such as 10s or 500ms",
-                         DEFAULT_GC_AGE);
-        (void)regpar_parse_duration(DEFAULT_GC_AGE, &pool_cfg->gc_age_ns, why, sizeof(why));
-    }
-    pool_cfg->hugepages = settings_bool("hugepages", PARAMS->hugepages, true);
+        bufpool_params_size(&regpar_pp, "max_capacity", PARAMS->max_capacity, DEFAULT_MAX_CAPACITY,
+                            0, UINT64_MAX, SIZE_EXPECTED);
+    pool_cfg->gc_age_ns = bufpool_params_duration(
+        &regpar_pp, "gc_age", PARAMS->gc_age, DEFAULT_GC_AGE, "a duration such as 10s or 500ms");
+    pool_cfg->hugepages = bufpool_params_bool(&regpar_pp, "hugepages", PARAMS->hugepages, true);
     pool_cfg->numa_node = settings_numa(PARAMS->numa);
     pool_cfg->verbose = PARAMS->verbose;
 
@@ -360,12 +335,12 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
      * all pool sizes then return to their defaults, which are consistent. */
     if (0 != regpar_pool_config_check(pool_cfg, (size_t)sysconf(_SC_PAGESIZE), why, sizeof(why))) {
         if (mca_mpool_regpar_speaks_for_job())
-            opal_output(0,
-                        "mpool_regpar: %s. Using the defaults for all pool sizes (bucket_min %s, "
-                        "bucket_max %s, bucket_factor %s, slab_size %s, max_capacity %s) "
-                        "(pid %d).",
-                        why, DEFAULT_BUCKET_MIN, DEFAULT_BUCKET_MAX, DEFAULT_BUCKET_FACTOR,
-                        DEFAULT_SLAB_SIZE, DEFAULT_MAX_CAPACITY, (int)getpid());
+            bufpool_params_show(&regpar_pp, "bad-pool-config",
+                                "mpool_regpar: %s. Using the defaults for all pool sizes "
+                                "(bucket_min %s, bucket_max %s, bucket_factor %s, slab_size %s, "
+                                "max_capacity %s) (pid %d).",
+                                why, DEFAULT_BUCKET_MIN, DEFAULT_BUCKET_MAX, DEFAULT_BUCKET_FACTOR,
+                                DEFAULT_SLAB_SIZE, DEFAULT_MAX_CAPACITY, (int)getpid());
         (void)regpar_parse_size(DEFAULT_BUCKET_MIN, &pool_cfg->bucket_min, why, sizeof(why));
         (void)regpar_parse_size(DEFAULT_BUCKET_MAX, &pool_cfg->bucket_max, why, sizeof(why));
         (void)regpar_parse_size(DEFAULT_SLAB_SIZE, &pool_cfg->slab_size, why, sizeof(why));
@@ -376,31 +351,32 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
 
     regpar_reg_config_defaults(reg_cfg);
     if (0 != regpar_reg_backend_parse(PARAMS->reg_backend, &reg_cfg->backend)) {
-        report_bad_value("reg_backend", PARAMS->reg_backend, "unknown backend",
-                         "auto, verbs, ofi, pin or none", "auto");
+        bufpool_params_bad(&regpar_pp, "reg_backend", PARAMS->reg_backend, "unknown backend",
+                           "auto, verbs, ofi, pin or none", "auto");
         reg_cfg->backend = REGPAR_REG_AUTO;
     }
     if (0 != regpar_reg_parallel_parse(PARAMS->reg_parallel, &reg_cfg->parallel)) {
-        report_bad_value("reg_parallel", PARAMS->reg_parallel, "unknown policy", "auto, on or off",
-                         "auto");
+        bufpool_params_bad(&regpar_pp, "reg_parallel", PARAMS->reg_parallel, "unknown policy",
+                           "auto, on or off", "auto");
         reg_cfg->parallel = REGPAR_PAR_AUTO;
     }
-    reg_cfg->threads =
-        (unsigned)settings_int("reg_threads", PARAMS->reg_threads, 0, REGPAR_REG_MAX_THREADS, "0");
-    reg_cfg->chunk_size =
-        settings_size("reg_chunk_size", PARAMS->reg_chunk_size, DEFAULT_REG_CHUNK_SIZE);
+    reg_cfg->threads = (unsigned)bufpool_params_int(&regpar_pp, "reg_threads", PARAMS->reg_threads,
+                                                    0, REGPAR_REG_MAX_THREADS, "0");
+    reg_cfg->chunk_size = bufpool_params_size(&regpar_pp, "reg_chunk_size", PARAMS->reg_chunk_size,
+                                              DEFAULT_REG_CHUNK_SIZE, 0, UINT64_MAX, SIZE_EXPECTED);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (0 == reg_cfg->chunk_size || 0 != reg_cfg->chunk_size % page) {
         char value[32];
         regpar_format_size(reg_cfg->chunk_size, value, sizeof(value));
-        report_bad_value("reg_chunk_size", value, "not a positive page multiple",
-                         "a multiple of the page size", DEFAULT_REG_CHUNK_SIZE);
+        bufpool_params_bad(&regpar_pp, "reg_chunk_size", value, "not a positive page multiple",
+                           "a multiple of the page size", DEFAULT_REG_CHUNK_SIZE);
         (void)regpar_parse_size(DEFAULT_REG_CHUNK_SIZE, &reg_cfg->chunk_size, why, sizeof(why));
     }
-    reg_cfg->threshold =
-        settings_size("reg_threshold", PARAMS->reg_threshold, DEFAULT_REG_THRESHOLD);
-    reg_cfg->prefault = settings_bool("prefault", PARAMS->prefault, true);
-    reg_cfg->bind_threads = settings_bool("bind_threads", PARAMS->bind_threads, false);
+    reg_cfg->threshold = bufpool_params_size(&regpar_pp, "reg_threshold", PARAMS->reg_threshold,
+                                             DEFAULT_REG_THRESHOLD, 0, UINT64_MAX, SIZE_EXPECTED);
+    reg_cfg->prefault = bufpool_params_bool(&regpar_pp, "prefault", PARAMS->prefault, true);
+    reg_cfg->bind_threads =
+        bufpool_params_bool(&regpar_pp, "bind_threads", PARAMS->bind_threads, false);
     reg_cfg->ofi_provider = PARAMS->ofi_provider;
     reg_cfg->verbs_device = PARAMS->verbs_device;
 }
@@ -409,9 +385,10 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
 
 static int regpar_open(void)
 {
-    PARAMS->priority =
-        (int)settings_int("priority", PARAMS->priority_text, -1000000, 1000000, DEFAULT_PRIORITY);
-    PARAMS->verbose = (int)settings_int("verbose", PARAMS->verbose_text, 0, 9, DEFAULT_VERBOSE);
+    PARAMS->priority = (int)bufpool_params_int(&regpar_pp, "priority", PARAMS->priority_text,
+                                               -1000000, 1000000, DEFAULT_PRIORITY);
+    PARAMS->verbose =
+        (int)bufpool_params_int(&regpar_pp, "verbose", PARAMS->verbose_text, 0, 9, DEFAULT_VERBOSE);
     OBJ_CONSTRUCT(&COMPONENT->lock, opal_mutex_t);
     COMPONENT->module_ready = false;
     COMPONENT->module_failed = false;

@@ -1,0 +1,235 @@
+/*
+ * The MCA parameter library shared by both components (bufpool_params.h).
+ */
+#define _GNU_SOURCE /* dladdr, vasprintf */
+#include "bufpool_params.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "opal/mca/base/mca_base_var_enum.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+#include "opal/util/show_help.h"
+
+#include "regpar_size.h"
+
+/* The help files found so far.  Keyed by name: both components link this
+ * library, and Open MPI may load them into one global namespace, where one
+ * copy serves both. */
+static const char *help_files_found[4];
+
+static bool help_known(const char *file)
+{
+    for (size_t i = 0; i < sizeof(help_files_found) / sizeof(*help_files_found); i++) {
+        if (NULL != help_files_found[i] && 0 == strcmp(help_files_found[i], file)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void help_remember(const char *file)
+{
+    for (size_t i = 0; i < sizeof(help_files_found) / sizeof(*help_files_found); i++) {
+        if (NULL == help_files_found[i]) {
+            help_files_found[i] = file;
+            return;
+        }
+    }
+}
+
+static bool help_in(const char *dir, const char *file)
+{
+    char path[PATH_MAX];
+    if (NULL == dir || (size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path)) {
+        return false;
+    }
+    if (0 != access(path, R_OK)) {
+        return false;
+    }
+    (void)opal_show_help_add_dir(dir);
+    return true;
+}
+
+bool bufpool_params_help_init(const bufpool_params_t *pp)
+{
+    Dl_info info;
+    char dir[PATH_MAX];
+    bool help_found = help_known(pp->help_file);
+
+    if (help_found) {
+        return true;
+    }
+    /* Next to the component: the path it was loaded from, then the file
+     * that path resolves to (a build tree links the .so elsewhere). */
+    if (0 != dladdr((void *)&bufpool_params_help_init, &info) && NULL != info.dli_fname) {
+        snprintf(dir, sizeof(dir), "%s", info.dli_fname);
+        help_found = help_in(dirname(dir), pp->help_file);
+        if (!help_found && NULL != realpath(info.dli_fname, dir)) {
+            help_found = help_in(dirname(dir), pp->help_file);
+        }
+    }
+#ifdef BUFPOOL_HELP_INSTDIR
+    if (!help_found) {
+        help_found = help_in(BUFPOOL_HELP_INSTDIR, pp->help_file);
+    }
+#endif
+#ifdef BUFPOOL_HELP_SRCDIR
+    if (!help_found) {
+        help_found = help_in(BUFPOOL_HELP_SRCDIR, pp->help_file);
+    }
+#endif
+    if (help_found) {
+        help_remember(pp->help_file);
+    }
+    return help_found;
+}
+
+void bufpool_params_show(const bufpool_params_t *pp, const char *topic, const char *fallback_fmt,
+                         ...)
+{
+    va_list ap;
+    va_start(ap, fallback_fmt);
+    if (help_known(pp->help_file)) {
+        (void)opal_show_vhelp(pp->help_file, topic, false, ap);
+    } else {
+        char *text = NULL;
+        if (0 <= vasprintf(&text, fallback_fmt, ap)) {
+            opal_output(0, "%s", text);
+            free(text);
+        }
+    }
+    va_end(ap);
+}
+
+bool bufpool_params_speaks(const bufpool_params_t *pp)
+{
+    return 0 == OPAL_PROC_MY_NAME.vpid || (NULL != pp->verbose && *pp->verbose >= 1);
+}
+
+void bufpool_params_bad(const bufpool_params_t *pp, const char *param, const char *value,
+                        const char *why, const char *expected, const char *fallback)
+{
+    if (!bufpool_params_speaks(pp)) {
+        return;
+    }
+    bufpool_params_show(pp, "bad-value",
+                        "%s_%s: invalid value \"%s\" (%s); expected %s. Using %s instead (pid %d).",
+                        pp->prefix, param, NULL == value ? "" : value, why, expected, fallback,
+                        (int)getpid());
+}
+
+void bufpool_params_register_text(const bufpool_params_t *pp, const char *name, const char *help,
+                                  const char *dflt, mca_base_var_info_lvl_t level,
+                                  mca_base_var_scope_t scope, char **storage)
+{
+    *storage = (char *)dflt;
+    (void)mca_base_component_var_register(
+        pp->component, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+        MCA_BASE_VAR_SCOPE_ALL_EQ == scope ? MCA_BASE_VAR_FLAG_SETTABLE : 0, level, scope, storage);
+}
+
+int bufpool_params_register_names(const bufpool_params_t *pp, const char *name, const char *help,
+                                  const char *const *names, mca_base_var_info_lvl_t level,
+                                  int *storage)
+{
+    mca_base_var_enum_value_t values[17];
+    mca_base_var_enum_t *en = NULL;
+    char enum_name[128];
+    int n = 0;
+
+    for (; NULL != names[n] && n < (int)(sizeof(values) / sizeof(*values)) - 1; n++) {
+        values[n].value = n;
+        values[n].string = names[n];
+    }
+    values[n].value = 0;
+    values[n].string = NULL;
+    snprintf(enum_name, sizeof(enum_name), "%s_%s", pp->prefix, name);
+    int rc = mca_base_var_enum_create(enum_name, values, &en);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = mca_base_component_var_register(pp->component, name, help, MCA_BASE_VAR_TYPE_INT, en, 0, 0,
+                                         level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    OBJ_RELEASE(en); /* the variable keeps its own reference */
+    return rc;
+}
+
+uint64_t bufpool_params_size(const bufpool_params_t *pp, const char *param, const char *text,
+                             const char *dflt, uint64_t lo, uint64_t hi, const char *expected)
+{
+    char why[128];
+    uint64_t value, fallback;
+    (void)regpar_parse_size(dflt, &fallback, why, sizeof(why));
+    if (0 != regpar_parse_size(text, &value, why, sizeof(why))) {
+        bufpool_params_bad(pp, param, text, why, expected, dflt);
+        return fallback;
+    }
+    if (value < lo || value > hi) {
+        bufpool_params_bad(pp, param, text, "out of range", expected, dflt);
+        return fallback;
+    }
+    return value;
+}
+
+long bufpool_params_int(const bufpool_params_t *pp, const char *param, const char *text, long lo,
+                        long hi, const char *dflt)
+{
+    char why[128], expected[96];
+    long value;
+    if (0 == regpar_parse_int(text, lo, hi, &value, why, sizeof(why))) {
+        return value;
+    }
+    snprintf(expected, sizeof(expected), "an integer from %ld to %ld", lo, hi);
+    bufpool_params_bad(pp, param, text, why, expected, dflt);
+    (void)regpar_parse_int(dflt, lo, hi, &value, why, sizeof(why));
+    return value;
+}
+
+bool bufpool_params_bool(const bufpool_params_t *pp, const char *param, const char *text, bool dflt)
+{
+    bool value;
+    if (0 == regpar_parse_bool(text, &value)) {
+        return value;
+    }
+    bufpool_params_bad(pp, param, text, "not a switch", "on or off", dflt ? "on" : "off");
+    return dflt;
+}
+
+uint64_t bufpool_params_duration(const bufpool_params_t *pp, const char *param, const char *text,
+                                 const char *dflt, const char *expected)
+{
+    char why[128];
+    uint64_t ns;
+    if (0 == regpar_parse_duration(text, &ns, why, sizeof(why))) {
+        return ns;
+    }
+    bufpool_params_bad(pp, param, text, why, expected, dflt);
+    (void)regpar_parse_duration(dflt, &ns, why, sizeof(why));
+    return ns;
+}
+
+int bufpool_params_name(const bufpool_params_t *pp, const char *param, const char *text,
+                        const char *const *names, const char *fallback)
+{
+    char expected[256] = "one of";
+    for (int i = 0; NULL != names[i]; i++) {
+        if (NULL != text && 0 == strcasecmp(text, names[i])) {
+            return i;
+        }
+    }
+    for (int i = 0; NULL != names[i]; i++) {
+        strncat(expected, i ? ", " : " ", sizeof(expected) - strlen(expected) - 1);
+        strncat(expected, names[i], sizeof(expected) - strlen(expected) - 1);
+    }
+    bufpool_params_bad(pp, param, text, "unknown name", expected, fallback);
+    return -1;
+}
