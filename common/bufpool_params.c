@@ -14,7 +14,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 #include "opal/util/show_help.h"
@@ -96,17 +95,27 @@ bool bufpool_params_help_init(const bufpool_params_t *pp)
 void bufpool_params_show(const bufpool_params_t *pp, const char *topic, const char *fallback_fmt,
                          ...)
 {
-    va_list ap;
+    va_list ap, ap2;
     va_start(ap, fallback_fmt);
-    if (help_known(pp->help_file)) {
-        (void)opal_show_vhelp(pp->help_file, topic, false, ap);
-    } else {
-        char *text = NULL;
-        if (0 <= vasprintf(&text, fallback_fmt, ap)) {
-            opal_output(0, "%s", text);
-            free(text);
-        }
+    va_copy(ap2, ap);
+    /* Rendered from the help file but printed here: mpirun's aggregation
+     * of opal_show_help keys on the file and topic only, so a second bad
+     * value in the same job would be swallowed as a repeat of the first.
+     * Once per job is already this library's rule (rank 0 speaks). */
+    char *text =
+        help_known(pp->help_file) ? opal_show_help_vstring(pp->help_file, topic, false, ap) : NULL;
+    if (NULL == text && 0 > vasprintf(&text, fallback_fmt, ap2)) {
+        text = NULL;
     }
+    if (NULL != text) {
+        size_t len = strlen(text);
+        while (len > 0 && '\n' == text[len - 1]) {
+            text[--len] = '\0';
+        }
+        opal_output(0, "%s", text);
+        free(text);
+    }
+    va_end(ap2);
     va_end(ap);
 }
 
@@ -135,32 +144,6 @@ void bufpool_params_register_text(const bufpool_params_t *pp, const char *name, 
     (void)mca_base_component_var_register(
         pp->component, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
         MCA_BASE_VAR_SCOPE_ALL_EQ == scope ? MCA_BASE_VAR_FLAG_SETTABLE : 0, level, scope, storage);
-}
-
-int bufpool_params_register_names(const bufpool_params_t *pp, const char *name, const char *help,
-                                  const char *const *names, mca_base_var_info_lvl_t level,
-                                  int *storage)
-{
-    mca_base_var_enum_value_t values[17];
-    mca_base_var_enum_t *en = NULL;
-    char enum_name[128];
-    int n = 0;
-
-    for (; NULL != names[n] && n < (int)(sizeof(values) / sizeof(*values)) - 1; n++) {
-        values[n].value = n;
-        values[n].string = names[n];
-    }
-    values[n].value = 0;
-    values[n].string = NULL;
-    snprintf(enum_name, sizeof(enum_name), "%s_%s", pp->prefix, name);
-    int rc = mca_base_var_enum_create(enum_name, values, &en);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    rc = mca_base_component_var_register(pp->component, name, help, MCA_BASE_VAR_TYPE_INT, en, 0, 0,
-                                         level, MCA_BASE_VAR_SCOPE_READONLY, storage);
-    OBJ_RELEASE(en); /* the variable keeps its own reference */
-    return rc;
 }
 
 uint64_t bufpool_params_size(const bufpool_params_t *pp, const char *param, const char *text,
@@ -230,6 +213,6 @@ int bufpool_params_name(const bufpool_params_t *pp, const char *param, const cha
         strncat(expected, i ? ", " : " ", sizeof(expected) - strlen(expected) - 1);
         strncat(expected, names[i], sizeof(expected) - strlen(expected) - 1);
     }
-    bufpool_params_bad(pp, param, text, "unknown name", expected, fallback);
+    bufpool_params_bad(pp, param, text, "unknown algorithm", expected, fallback);
     return -1;
 }

@@ -5,10 +5,11 @@
  * Values are typed as text and parsed here (regpar_size.h: strict sizes
  * and durations with suffixes, integers, switches), because Open MPI 4.1's
  * own integer parser turns "abc" into 0 and "-1" into 2^64-1 without a
- * word.  Names from a fixed set (algorithms) are registered as MCA
- * enumerations instead, so that ompi_info lists the valid values and the
- * MPI_T control variable is an integer; Open MPI itself rejects a bad name
- * there (help-mca-var.txt, "invalid-value-enum") and the default stays.
+ * word.  Names from a fixed set (algorithms) are text too: registered as
+ * MCA enumerations, Open MPI 4.1 reports a bad name with its own
+ * show_help topic, which mpirun shows once per job however many
+ * parameters are wrong (aggregation keys on file and topic), so a second
+ * bad name would go unreported.
  *
  * A bad value is reported once per job: by the first process only, unless
  * the component's verbosity is 1 or more (then by every process), always in
@@ -45,9 +46,10 @@ typedef struct bufpool_params {
  * once, at register. */
 bool bufpool_params_help_init(const bufpool_params_t *pp);
 
-/* A message for users: opal_show_help(pp->help_file, topic) (mpirun shows
- * it once and counts the processes that sent the same), or opal_output of
- * fallback_fmt with the same arguments when the help file is missing. */
+/* A message for users: the help file's topic rendered with the arguments
+ * (opal_show_help_vstring), or fallback_fmt when the help file is missing,
+ * printed with opal_output (see bufpool_params.c for why not
+ * opal_show_help itself). */
 void bufpool_params_show(const bufpool_params_t *pp, const char *topic, const char *fallback_fmt,
                          ...) __attribute__((format(printf, 3, 4)));
 
@@ -63,13 +65,6 @@ void bufpool_params_bad(const bufpool_params_t *pp, const char *param, const cha
 void bufpool_params_register_text(const bufpool_params_t *pp, const char *name, const char *help,
                                   const char *dflt, mca_base_var_info_lvl_t level,
                                   mca_base_var_scope_t scope, char **storage);
-
-/* Register an integer parameter that takes one of names (NULL-terminated;
- * names[i] is value i) as an MCA enumeration; *storage holds the default on
- * entry and the value after.  Returns the variable's index or an error. */
-int bufpool_params_register_names(const bufpool_params_t *pp, const char *name, const char *help,
-                                  const char *const *names, mca_base_var_info_lvl_t level,
-                                  int *storage);
 
 /* Parse text, or report it and parse dflt (which must be valid). */
 uint64_t bufpool_params_size(const bufpool_params_t *pp, const char *param, const char *text,

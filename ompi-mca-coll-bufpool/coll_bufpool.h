@@ -33,9 +33,10 @@ BEGIN_C_DECLS
 
 /* Per-collective settings. */
 typedef struct bufpool_coll_params {
-    char *enable_text; /* as typed: on|off                                */
+    char *enable_text;    /* as typed: on|off                           */
+    char *algorithm_text; /* as typed: auto|<name>                      */
     bool enabled;
-    int algorithm; /* an MCA enumeration: index into the algorithm names */
+    int algorithm; /* index into the collective's algorithm names */
 } bufpool_coll_params_t;
 
 typedef struct mca_coll_bufpool_component {
@@ -43,7 +44,7 @@ typedef struct mca_coll_bufpool_component {
 
     /* Parameters typed as text and parsed by common/bufpool_params.c with
      * clear messages (Open MPI's integer parser turns "abc" into 0 without a
-     * word); the algorithms are MCA enumerations. */
+     * word). */
     char *priority_text; /* writable through MPI_T: parsed again when it changes */
     char *verbose_text;
     char *pipeline_depth_text;

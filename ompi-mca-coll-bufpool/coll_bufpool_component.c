@@ -216,12 +216,8 @@ static int bufpool_register(void)
                  "forced algorithm that cannot serve a call (for example a non-commutative "
                  "operation) hands it to the previous module",
                  coll, algorithm_help[id]);
-        /* An MCA enumeration: ompi_info lists the names, MPI_T sees an
-         * integer, and Open MPI rejects an unknown name (keeping auto). */
-        p->algorithm = BUFPOOL_ALG_AUTO;
-        (void)bufpool_params_register_names(&coll_pp, name, help,
-                                            mca_coll_bufpool_algorithm_names[id], OPAL_INFO_LVL_5,
-                                            &p->algorithm);
+        register_var(name, help, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "auto",
+                     &p->algorithm_text);
 
         snprintf(name, sizeof(name), "%s_calls", coll);
         snprintf(help, sizeof(help), "Calls to MPI_%s served by bufpool's own algorithms", coll);
@@ -318,6 +314,10 @@ static void check_params(void)
         snprintf(param, sizeof(param), "%s_enable", mca_coll_bufpool_coll_names[id]);
         COMPONENT->coll[id].enabled =
             bufpool_params_bool(&coll_pp, param, COMPONENT->coll[id].enable_text, true);
+        snprintf(param, sizeof(param), "%s_algorithm", mca_coll_bufpool_coll_names[id]);
+        int alg = bufpool_params_name(&coll_pp, param, COMPONENT->coll[id].algorithm_text,
+                                      mca_coll_bufpool_algorithm_names[id], "auto");
+        COMPONENT->coll[id].algorithm = alg < 0 ? BUFPOOL_ALG_AUTO : alg;
     }
 }
 

@@ -68,8 +68,8 @@ kind_of() {
         mpool_regpar_hugepages | mpool_regpar_prefault | mpool_regpar_bind_threads | \
             coll_bufpool_*_enable) echo switch ;;
         mpool_regpar_numa) echo numa ;;
-        mpool_regpar_reg_backend | mpool_regpar_reg_parallel) echo choice ;;
-        coll_bufpool_*_algorithm) echo enum ;;
+        mpool_regpar_reg_backend | mpool_regpar_reg_parallel | coll_bufpool_*_algorithm)
+            echo choice ;;
         mpool_regpar_ofi_provider | mpool_regpar_verbs_device) echo name ;;
         *) echo none ;;
     esac
@@ -80,10 +80,6 @@ accepted() {
     case "$1:$2" in
         size_or_zero:zero | any_integer:negative | any_integer:zero | \
             integer_from_zero:zero | duration:zero | switch:zero | numa:zero | name:empty)
-            return 0 ;;
-        # An MCA enumeration takes a name or its number (ompi_info lists
-        # both); Open MPI reads an empty value as the number 0 (auto).
-        enum:zero | enum:empty)
             return 0 ;;
     esac
     return 1
