@@ -31,5 +31,6 @@ if ! ip netns list 2>/dev/null | grep -q "^$ns\( \|$\)"; then
     echo "rsh-agent.sh: namespace $ns does not exist: run test/multihost/cluster.sh up N first" >&2
     exit 255
 fi
-# Like ssh: the words are joined and run by a shell on the "remote" host.
-exec ip netns exec "$ns" unshare --uts sh -c "hostname '$host' && exec $*"
+# Like ssh: the words are joined and run by a shell on the "remote" host
+# (with an absolute mpirun, Open MPI sends "PATH=... ; export PATH ; orted").
+exec ip netns exec "$ns" unshare --uts sh -c "hostname '$host' && $*"
