@@ -23,55 +23,13 @@
 
 #include "mpool_regpar_ext.h"
 
+#include "coll_bufpool_decide.h"
+
 BEGIN_C_DECLS
 
 #if OMPI_MAJOR_VERSION != 4
 #error "coll/bufpool is written against the Open MPI 4.1 coll interface (module 2.3.0)"
 #endif
-
-/* The collectives bufpool implements: X(name). */
-#define BUFPOOL_FOREACH_COLL(X)                                                                    \
-    X(allreduce)                                                                                   \
-    X(reduce)                                                                                      \
-    X(bcast)                                                                                       \
-    X(allgather)                                                                                   \
-    X(reduce_scatter)                                                                              \
-    X(reduce_scatter_block)                                                                        \
-    X(alltoall)                                                                                    \
-    X(gather)                                                                                      \
-    X(scatter)                                                                                     \
-    X(scan)                                                                                        \
-    X(exscan)
-
-#define BUFPOOL_COLL_ID(name) BUFPOOL_COLL_##name,
-typedef enum { BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_ID) BUFPOOL_NCOLLS } bufpool_coll_id_t;
-#undef BUFPOOL_COLL_ID
-
-/* Upper bound of coll_bufpool_pipeline_depth. */
-#define BUFPOOL_MAX_DEPTH 64
-/* Upper bound on the algorithms of one collective, "auto" included. */
-#define BUFPOOL_MAX_ALGORITHMS 8
-/* Algorithm 0 of every collective is "auto". */
-#define BUFPOOL_ALG_AUTO 0
-
-/* Algorithms of each collective; the names, in the same order, are in
- * coll_bufpool_component.c (mca_coll_bufpool_algorithm_names). */
-enum { BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING = 1, BUFPOOL_ALLREDUCE_RSAG };
-enum { BUFPOOL_REDUCE_CHAIN = 1, BUFPOOL_REDUCE_BINARY, BUFPOOL_REDUCE_RSG };
-enum {
-    BUFPOOL_BCAST_BINOMIAL = 1,
-    BUFPOOL_BCAST_CHAIN,
-    BUFPOOL_BCAST_SCATTER_ALLGATHER,
-    BUFPOOL_BCAST_LINEAR
-};
-enum { BUFPOOL_ALLGATHER_RING = 1, BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING, BUFPOOL_ALLGATHER_DIRECT };
-enum { BUFPOOL_REDUCE_SCATTER_PAIRWISE = 1 };
-enum { BUFPOOL_REDUCE_SCATTER_BLOCK_PAIRWISE = 1 };
-enum { BUFPOOL_ALLTOALL_PAIRWISE = 1, BUFPOOL_ALLTOALL_LINEAR };
-enum { BUFPOOL_GATHER_BINOMIAL = 1, BUFPOOL_GATHER_LINEAR };
-enum { BUFPOOL_SCATTER_BINOMIAL = 1, BUFPOOL_SCATTER_LINEAR };
-enum { BUFPOOL_SCAN_CHAIN = 1, BUFPOOL_SCAN_RECURSIVE_DOUBLING };
-enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
 
 /* Per-collective settings. */
 typedef struct bufpool_coll_params {
@@ -90,13 +48,12 @@ typedef struct mca_coll_bufpool_component {
     char *verbose_text;
     char *pipeline_depth_text;
     int verbose;
-    int pipeline_depth;
     char *segment_size_text;
     char *min_size_text;
     char *small_size_text;
-    size_t segment_size;
-    size_t min_size;
-    size_t small_size; /* below: latency-bound algorithms */
+    /* segment_size, pipeline_depth, min_size, small_size as checked: read
+     * only by bufpool_enter, which hands each call a plan built from them. */
+    bufpool_tuning_t tuning;
     bufpool_coll_params_t coll[BUFPOOL_NCOLLS];
 
     /* The pool, looked up once (first communicator). */
@@ -163,11 +120,25 @@ static inline void bufpool_count_fallback(bufpool_coll_id_t id)
     (bufpool_count_fallback(BUFPOOL_COLL_##name),                                                  \
      (bp_module)->prev_##name(__VA_ARGS__, (bp_module)->prev_##name##_module))
 
-/* The algorithm forced for a collective, or BUFPOOL_ALG_AUTO. */
-static inline int bufpool_forced_algorithm(bufpool_coll_id_t id)
-{
-    return mca_coll_bufpool_component.coll[id].algorithm;
-}
+/* ---------------------------------------------------------------------- */
+/* The entry path every collective takes (coll_bufpool_entry.c). */
+
+typedef enum {
+    BUFPOOL_ENTRY_RUN,      /* run plan->alg                                */
+    BUFPOOL_ENTRY_PREVIOUS, /* hand the call over (BUFPOOL_FALLBACK)        */
+    BUFPOOL_ENTRY_DONE      /* nothing to move: return OMPI_SUCCESS         */
+} bufpool_entry_t;
+
+/* The shared preamble of a call: an empty reduction or scan is done at
+ * once; a message below coll_bufpool_min_size goes to the previous module;
+ * otherwise the forced algorithm or the collective's decision function
+ * (coll_bufpool_decide.c) fills plan, which may still hand the call over
+ * when the algorithm cannot serve it.  At coll_bufpool_verbose >= 2 the
+ * outcome is printed, and at the coll framework's verbosity >= 20 it is
+ * logged there.  A served call is counted (even an empty bcast, gather,
+ * scatter, allgather or alltoall, which then is done). */
+bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const bufpool_call_t *call,
+                              struct ompi_communicator_t *comm, bufpool_plan_t *plan);
 
 /* ---------------------------------------------------------------------- */
 /* Scratch memory (coll_bufpool_scratch.c). */

@@ -26,8 +26,7 @@
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
-#define COMPONENT (&mca_coll_bufpool_component)
-#define TAG       MCA_COLL_BASE_TAG_ALLGATHER
+#define TAG MCA_COLL_BASE_TAG_ALLGATHER
 
 typedef struct ag_call {
     const void *sbuf; /* MPI_IN_PLACE: my block is already in rbuf */
@@ -38,6 +37,7 @@ typedef struct ag_call {
     struct ompi_datatype_t *rdtype;
     ptrdiff_t rblock; /* bytes between blocks of rbuf */
     size_t bytes;     /* of one block */
+    size_t seg_bytes; /* the plan's segment (local copies)  */
     int rank, p;
 } ag_call_t;
 
@@ -52,7 +52,7 @@ static int ag_copy_own(const ag_call_t *c)
         return OMPI_SUCCESS;
     }
     return bufpool_local_copy(ag_block(c, c->rank), (size_t)c->rcount, c->rdtype, c->sbuf,
-                              (size_t)c->scount, c->sdtype);
+                              (size_t)c->scount, c->sdtype, c->seg_bytes);
 }
 
 /* Send my own block to peer: from sbuf (so that the local copy is not on
@@ -161,51 +161,27 @@ static int allgather_direct(const ag_call_t *c, mca_coll_bufpool_module_t *modul
     return OMPI_SUCCESS == rc && !overlap ? ag_copy_own(c) : rc;
 }
 
-/* Up to this many bytes per block, posting everything at once (direct)
- * beats the ring's p - 1 dependent steps on sizes that are not powers of
- * two. */
-#define DIRECT_MAX_BYTES ((size_t)64 << 10)
-
 int mca_coll_bufpool_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                                void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const int p = ompi_comm_size(comm);
-    const bool pof2 = 0 == (p & (p - 1));
     size_t rsize;
     ptrdiff_t lb, rext;
+    bufpool_plan_t plan;
 
     ompi_datatype_type_size(rdtype, &rsize);
-    const size_t bytes = rsize * (size_t)(rcount > 0 ? rcount : 0);
-    if (bytes < COMPONENT->min_size) {
-        bufpool_explain(BUFPOOL_COLL_allgather, -1, bytes, comm, "below coll_bufpool_min_size");
-        return BUFPOOL_FALLBACK(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                comm);
-    }
-    int alg = bufpool_forced_algorithm(BUFPOOL_COLL_allgather);
-    const bool forced = BUFPOOL_ALG_AUTO != alg;
-    if (!forced) {
-        if (pof2) {
-            alg = BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING;
-        } else if (bytes <= DIRECT_MAX_BYTES) {
-            alg = BUFPOOL_ALLGATHER_DIRECT;
-        } else {
-            alg = BUFPOOL_ALLGATHER_RING;
-        }
-    }
-    if (BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING == alg && !pof2) {
-        bufpool_explain(BUFPOOL_COLL_allgather, -1, bytes, comm,
-                        "recursive_doubling needs a power-of-two size");
-        return BUFPOOL_FALLBACK(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                comm);
-    }
-
-    bufpool_explain(BUFPOOL_COLL_allgather, alg, bytes, comm,
-                    forced ? "forced by coll_bufpool_allgather_algorithm" : "auto");
-    bufpool_count_call(BUFPOOL_COLL_allgather);
-    if (0 == bytes) {
-        return OMPI_SUCCESS;
+    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .bytes = rsize * (size_t)(rcount > 0 ? rcount : 0),
+                                 .commute = true};
+    switch (bufpool_enter(BUFPOOL_COLL_allgather, &call, comm, &plan)) {
+        case BUFPOOL_ENTRY_DONE:
+            return OMPI_SUCCESS;
+        case BUFPOOL_ENTRY_PREVIOUS:
+            return BUFPOOL_FALLBACK(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                    comm);
+        default:
+            break;
     }
     ompi_datatype_get_extent(rdtype, &lb, &rext);
     ag_call_t c = {.sbuf = sbuf,
@@ -215,10 +191,11 @@ int mca_coll_bufpool_allgather(const void *sbuf, int scount, struct ompi_datatyp
                    .rcount = rcount,
                    .rdtype = rdtype,
                    .rblock = rext * (ptrdiff_t)rcount,
-                   .bytes = bytes,
+                   .bytes = call.bytes,
+                   .seg_bytes = plan.seg_bytes,
                    .rank = ompi_comm_rank(comm),
-                   .p = p};
-    switch (alg) {
+                   .p = call.comm_size};
+    switch (plan.alg) {
         case BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING:
             return allgather_recursive_doubling(&c, comm);
         case BUFPOOL_ALLGATHER_DIRECT:

@@ -27,12 +27,6 @@
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
-#define COMPONENT (&mca_coll_bufpool_component)
-
-/* Message sizes that auto hands to the previous module on 2 and 3 processes. */
-#define AUTO_PREV_MIN ((size_t)4 << 10)
-#define AUTO_PREV_MAX ((size_t)8 << 10)
-
 /* Largest scratch recursive doubling keeps on the stack. */
 #define RD_STACK_SCRATCH 1024
 
@@ -142,8 +136,8 @@ static int rsag_segment_done(void *arg, size_t j, void *seg, size_t count)
 }
 
 static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
-                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                          mca_coll_bufpool_module_t *module)
+                          struct ompi_op_t *op, const bufpool_plan_t *plan,
+                          struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
@@ -164,7 +158,8 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
         .dtype = dtype,
         .op = op,
         .tag = MCA_COLL_BASE_TAG_ALLREDUCE,
-        .seg_bytes = bufpool_rs_seg_bytes_for(size, in_place),
+        .seg_bytes = plan->seg_bytes,
+        .depth = plan->depth,
         .segment_done = rsag_segment_done,
         .ctx = &ctx,
     };
@@ -201,48 +196,28 @@ int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, int count,
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    const size_t n = count > 0 ? (size_t)count : 0;
     size_t type_size;
     ptrdiff_t gap;
+    bufpool_plan_t plan;
 
-    if (count <= 0) {
-        return OMPI_SUCCESS;
-    }
     ompi_datatype_type_size(dtype, &type_size);
-    const size_t bytes = type_size * (size_t)count;
-    const size_t span = bufpool_span(dtype, (size_t)count, &gap);
-    const bool commute = ompi_op_is_commute(op);
-    const size_t bound = COMPONENT->segment_size * (size_t)COMPONENT->pipeline_depth;
-
-    if (bytes < COMPONENT->min_size) {
-        return BUFPOOL_FALLBACK(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
+    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .count = n,
+                                 .bytes = type_size * n,
+                                 .span = bufpool_span(dtype, n, &gap),
+                                 .commute = ompi_op_is_commute(op),
+                                 .in_place = MPI_IN_PLACE == sbuf};
+    switch (bufpool_enter(BUFPOOL_COLL_allreduce, &call, comm, &plan)) {
+        case BUFPOOL_ENTRY_DONE:
+            return OMPI_SUCCESS;
+        case BUFPOOL_ENTRY_PREVIOUS:
+            return BUFPOOL_FALLBACK(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
+        default:
+            break;
     }
-
-    int alg = bufpool_forced_algorithm(BUFPOOL_COLL_allreduce);
-    /* Auto leaves 4K to 8K messages on 2 and 3 processes to the previous
-     * module: a whole 4K message is just past shared memory's eager limit,
-     * so recursive doubling pays a rendezvous (1.45 x tuned, measured),
-     * tuned's ring sends eager halves, and rsag's fixed costs still show
-     * (1.08 x).  The scratch at stake is a few KiB. */
-    if (BUFPOOL_ALG_AUTO == alg && ompi_comm_size(comm) < 4 && bytes >= AUTO_PREV_MIN &&
-        bytes < AUTO_PREV_MAX) {
-        return BUFPOOL_FALLBACK(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
+    if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan.alg) {
+        return allreduce_recursive_doubling(sbuf, rbuf, n, dtype, op, comm);
     }
-    if (BUFPOOL_ALG_AUTO == alg) {
-        alg = (span <= COMPONENT->small_size || (size_t)count < (size_t)ompi_comm_size(comm) ||
-               !commute)
-                  ? BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING
-                  : BUFPOOL_ALLREDUCE_RSAG;
-    }
-    /* recursive_doubling needs a whole message of scratch: only within the
-     * bound.  rsag reorders the reduction: commutative operations only. */
-    if ((BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == alg && span > bound) ||
-        (BUFPOOL_ALLREDUCE_RSAG == alg && !commute)) {
-        return BUFPOOL_FALLBACK(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
-    }
-
-    bufpool_count_call(BUFPOOL_COLL_allreduce);
-    if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == alg) {
-        return allreduce_recursive_doubling(sbuf, rbuf, (size_t)count, dtype, op, comm);
-    }
-    return allreduce_rsag(sbuf, rbuf, (size_t)count, dtype, op, comm, module);
+    return allreduce_rsag(sbuf, rbuf, n, dtype, op, &plan, comm, module);
 }

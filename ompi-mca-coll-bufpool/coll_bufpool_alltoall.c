@@ -26,8 +26,7 @@
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
-#define COMPONENT (&mca_coll_bufpool_component)
-#define TAG       MCA_COLL_BASE_TAG_ALLTOALL
+#define TAG MCA_COLL_BASE_TAG_ALLTOALL
 
 typedef struct a2a_call {
     const char *sbuf;
@@ -38,14 +37,16 @@ typedef struct a2a_call {
     int rcount;
     struct ompi_datatype_t *rdtype;
     ptrdiff_t rblock;
-    size_t bytes; /* of one block */
+    size_t bytes;     /* of one block */
+    size_t seg_bytes; /* the plan's segment (local copies) */
     int rank, p;
 } a2a_call_t;
 
 static int a2a_copy_own(const a2a_call_t *c)
 {
     return bufpool_local_copy(c->rbuf + c->rank * c->rblock, (size_t)c->rcount, c->rdtype,
-                              c->sbuf + c->rank * c->sblock, (size_t)c->scount, c->sdtype);
+                              c->sbuf + c->rank * c->sblock, (size_t)c->scount, c->sdtype,
+                              c->seg_bytes);
 }
 
 static int alltoall_pairwise(const a2a_call_t *c, mca_coll_bufpool_module_t *module,
@@ -158,12 +159,13 @@ static int inplace_finish(const bufpool_view_t *block, inplace_seg_t *s, size_t 
     return OMPI_SUCCESS != rc ? rc : send_rc;
 }
 
-static int alltoall_inplace(const a2a_call_t *c, struct ompi_communicator_t *comm)
+static int alltoall_inplace(const a2a_call_t *c, const bufpool_plan_t *plan,
+                            struct ompi_communicator_t *comm)
 {
     /* Each segment in flight needs a send slot and maybe a receive slot:
      * the segment shrinks when depth is 1 so that two fit the bound.  It
-     * depends only on the parameters, so both partners cut alike. */
-    const size_t seg = bufpool_segment_bytes_for(2);
+     * depends only on the plan, so both partners cut alike. */
+    const size_t seg = bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, 2);
     bufpool_view_t whole;
     bufpool_slots_t slots = {0};
     int rc;
@@ -172,7 +174,7 @@ static int alltoall_inplace(const a2a_call_t *c, struct ompi_communicator_t *com
     const size_t bytes = whole.bytes;
     const size_t nseg = (bytes + seg - 1) / seg;
     const bool direct = bufpool_view_all_direct(&whole, seg);
-    const int depth = COMPONENT->pipeline_depth;
+    const int depth = plan->depth;
     /* Slots per segment in flight, and segments in flight. */
     const int per = direct ? 1 : 2;
     int window = depth / per > 0 ? depth / per : 1;
@@ -240,65 +242,29 @@ static int alltoall_inplace(const a2a_call_t *c, struct ompi_communicator_t *com
 
 /* ---------------------------------------------------------------------- */
 
-/* Auto: below PAIRWISE_MIN_RANKS every transfer is posted at once
- * (linear): measured at p = 4 on shared memory, pairwise is 1.08-1.34 x
- * tuned from 16 KiB to 16 MiB while linear matches it at every size.  With
- * many ranks, large blocks go pairwise so that a rank copies from one peer
- * at a time (as tuned does; not measured, the machine has 2 cores). */
-#define PAIRWISE_MIN_RANKS 16
-#define LINEAR_MAX_BYTES   ((size_t)64 << 10)
-/* In place at p = 2 up to this many bytes, auto hands the call to the
- * previous module: the whole exchange takes 1-2 us and taking and
- * returning a pooled buffer costs 50-70 ns of it (1.03-1.06 x tuned at
- * 1 B - 1 KiB, 1.00-1.01 x with malloc instead of the pool; 1.01 x at
- * 2 KiB, 0.90 x at 4 KiB), while tuned's one-exchange in-place algorithm
- * has nothing to save at p = 2.  At p = 4 the linear in-place form takes
- * 0.50-0.65 x tuned's time at these sizes. */
-#define INPLACE_P2_MAX_FALLBACK 1024
-
 int mca_coll_bufpool_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                               struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const int p = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
     size_t rsize;
     ptrdiff_t lb, sext = 0, rext;
+    bufpool_plan_t plan;
 
     ompi_datatype_type_size(rdtype, &rsize);
-    const size_t bytes = rsize * (size_t)(rcount > 0 ? rcount : 0);
-    if (bytes < COMPONENT->min_size) {
-        bufpool_explain(BUFPOOL_COLL_alltoall, -1, bytes, comm, "below coll_bufpool_min_size");
-        return BUFPOOL_FALLBACK(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    }
-    /* In place, linear keeps a copy of the p - 1 outgoing blocks. */
-    const size_t bound = COMPONENT->segment_size * (size_t)COMPONENT->pipeline_depth;
-    const bool copy_fits = bytes <= bound / (size_t)(p - 1);
-    int alg = bufpool_forced_algorithm(BUFPOOL_COLL_alltoall);
-    const bool forced = BUFPOOL_ALG_AUTO != alg;
-    if (!forced) {
-        if (in_place && 2 == p && bytes <= INPLACE_P2_MAX_FALLBACK) {
-            bufpool_explain(BUFPOOL_COLL_alltoall, -1, bytes, comm,
-                            "auto: small in-place exchange at 2 ranks");
+    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .bytes = rsize * (size_t)(rcount > 0 ? rcount : 0),
+                                 .commute = true,
+                                 .in_place = in_place};
+    switch (bufpool_enter(BUFPOOL_COLL_alltoall, &call, comm, &plan)) {
+        case BUFPOOL_ENTRY_DONE:
+            return OMPI_SUCCESS;
+        case BUFPOOL_ENTRY_PREVIOUS:
             return BUFPOOL_FALLBACK(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype,
                                     comm);
-        }
-        alg = (p >= PAIRWISE_MIN_RANKS && bytes > LINEAR_MAX_BYTES) || (in_place && !copy_fits)
-                  ? BUFPOOL_ALLTOALL_PAIRWISE
-                  : BUFPOOL_ALLTOALL_LINEAR;
-    }
-    if (in_place && BUFPOOL_ALLTOALL_LINEAR == alg && !copy_fits) {
-        bufpool_explain(BUFPOOL_COLL_alltoall, -1, bytes, comm,
-                        "linear in place needs the p-1 blocks within depth x segment_size");
-        return BUFPOOL_FALLBACK(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    }
-
-    bufpool_explain(BUFPOOL_COLL_alltoall, alg, bytes, comm,
-                    forced ? "forced by coll_bufpool_alltoall_algorithm" : "auto");
-    bufpool_count_call(BUFPOOL_COLL_alltoall);
-    if (0 == bytes) {
-        return OMPI_SUCCESS;
+        default:
+            break;
     }
     ompi_datatype_get_extent(rdtype, &lb, &rext);
     if (!in_place) {
@@ -312,12 +278,13 @@ int mca_coll_bufpool_alltoall(const void *sbuf, int scount, struct ompi_datatype
                     .rcount = rcount,
                     .rdtype = rdtype,
                     .rblock = rext * (ptrdiff_t)rcount,
-                    .bytes = bytes,
+                    .bytes = call.bytes,
+                    .seg_bytes = plan.seg_bytes,
                     .rank = ompi_comm_rank(comm),
-                    .p = p};
-    if (BUFPOOL_ALLTOALL_LINEAR == alg) {
+                    .p = call.comm_size};
+    if (BUFPOOL_ALLTOALL_LINEAR == plan.alg) {
         return in_place ? alltoall_inplace_linear(&c, module, comm)
                         : alltoall_linear(&c, module, comm);
     }
-    return in_place ? alltoall_inplace(&c, comm) : alltoall_pairwise(&c, module, comm);
+    return in_place ? alltoall_inplace(&c, &plan, comm) : alltoall_pairwise(&c, module, comm);
 }

@@ -40,8 +40,7 @@
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
-#define COMPONENT (&mca_coll_bufpool_component)
-#define TAG       MCA_COLL_BASE_TAG_BCAST
+#define TAG MCA_COLL_BASE_TAG_BCAST
 
 /* Bytes of a stream of total bytes cut in pieces of seg: piece j. */
 static inline size_t piece_len(size_t total, size_t seg, size_t j)
@@ -172,13 +171,14 @@ static int piece_send(const piece_stream_t *s, size_t unit, int peer, bufpool_sr
 /* ---------------------------------------------------------------------- */
 
 static int bcast_chain(void *buf, size_t count, struct ompi_datatype_t *dtype, int root,
-                       struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                       const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                       mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     const int v = (rank - root + p) % p;
     const int prev = v > 0 ? bufpool_vrank_to_rank(v - 1, root, p) : MPI_PROC_NULL;
     const int next = v + 1 < p ? bufpool_vrank_to_rank(v + 1, root, p) : MPI_PROC_NULL;
-    const size_t seg = COMPONENT->segment_size;
+    const size_t seg = plan->seg_bytes;
     bufpool_view_t view;
     bufpool_slots_t slots = {0};
     bufpool_sring_t ring;
@@ -190,7 +190,7 @@ static int bcast_chain(void *buf, size_t count, struct ompi_datatype_t *dtype, i
     bufpool_view_init(&view, buf, count, dtype);
     piece_stream_t s = {.view = &view, .first = 0, .bytes = view.bytes, .seg = seg, .peer = prev};
     const size_t n = pieces_of(view.bytes, seg);
-    const int depth = bufpool_depth_for(n);
+    const int depth = bufpool_depth_for(plan->depth, n);
     rc = bufpool_slots_get(&slots, bufpool_view_all_direct(&view, seg) ? 0 : depth, seg, 0);
     if (OMPI_SUCCESS != rc) {
         return rc;
@@ -296,6 +296,7 @@ typedef struct sag {
     struct ompi_communicator_t *comm;
     const bufpool_view_t *view;
     size_t seg;
+    int depth;                              /* receives in flight without slots */
     bufpool_slots_t send_slots, recv_slots; /* views of one scratch buffer */
     bufpool_reqs_t *reqs;
 } sag_t;
@@ -309,8 +310,7 @@ static int sag_sendrecv(sag_t *g, size_t soff, size_t slen, int dst, size_t roff
     piece_stream_t in = {.view = g->view, .first = roff, .bytes = rlen, .seg = g->seg, .peer = src};
     const size_t nout = MPI_PROC_NULL == dst ? 0 : pieces_of(slen, g->seg);
     const size_t nin = MPI_PROC_NULL == src ? 0 : pieces_of(rlen, g->seg);
-    const size_t depth =
-        (size_t)(g->recv_slots.n > 0 ? g->recv_slots.n : mca_coll_bufpool_component.pipeline_depth);
+    const size_t depth = (size_t)(g->recv_slots.n > 0 ? g->recv_slots.n : g->depth);
     bufpool_sring_t ring;
     bufpool_rwin_t win;
     int rc;
@@ -351,15 +351,15 @@ static int sag_sendrecv(sag_t *g, size_t soff, size_t slen, int dst, size_t roff
 }
 
 static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype_t *dtype, int root,
-                                   struct ompi_communicator_t *comm,
+                                   const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                                    mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     const int v = (rank - root + p) % p;
     /* Send and receive sides each need a slot: with a depth of 1 the
      * segment shrinks so that both fit the bound. */
-    const size_t seg = bufpool_segment_bytes_for(2);
-    const int depth = COMPONENT->pipeline_depth;
+    const size_t seg = bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, 2);
+    const int depth = plan->depth;
     bufpool_view_t view;
     bufpool_slots_t slots = {0};
     bufpool_reqs_t reqs;
@@ -377,7 +377,7 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
         return rc;
     }
     bufpool_reqs_init(&reqs, module, comm);
-    sag_t g = {.comm = comm, .view = &view, .seg = seg, .reqs = &reqs};
+    sag_t g = {.comm = comm, .view = &view, .seg = seg, .depth = depth, .reqs = &reqs};
     g.send_slots = bufpool_slots_view(&slots, 0, nslots / 2);
     g.recv_slots = bufpool_slots_view(&slots, nslots / 2, nslots - nslots / 2);
 
@@ -420,73 +420,33 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
 
 /* ---------------------------------------------------------------------- */
 
-/* Auto, measured on shared memory (2 cores, up to 4 ranks oversubscribed):
- * - below LINEAR_MAX_BYTES the root's parallel sends win: each receiver
- *   copies for itself, and no relay has to be scheduled before the data
- *   moves on (at p = 4 binomial is 15-40% slower than linear from 16 KiB to
- *   256 KiB; up to BUFPOOL_INLINE_SEND_MAX bytes, where the root's sends
- *   return at once, linear takes 0.15 x tuned's time);
- * - except between BUFPOOL_INLINE_SEND_MAX and EAGER_MAX bytes: there an
- *   eager send completes only once its receiver has taken the fragment, so
- *   the root of linear waits for all p - 1 receivers to be scheduled
- *   (1.09-1.19 x tuned at 512 B - 2 KiB) and binomial, which waits for
- *   log2(p) of them, does better (1.01-1.07 x, within the noise);
- * - from LINEAR_MAX_BYTES on the pipelined chain wins: a segment is read
- *   from cache by the next rank right after it lands (0.75-0.82 x tuned's
- *   unsegmented chain from 4 MiB on at p = 4);
- * - from BINOMIAL_MIN_RANKS on, latency-bound messages (up to small_size)
- *   take log2(p) steps instead of p - 1 sends from the root (not measured:
- *   the machine has 2 cores);
- * - from SAG_MIN_RANKS on, scatter_allgather moves 2 (p-1)/p of the
- *   message per rank instead of the chain's p - 1 hops (not measured). */
-#define LINEAR_MAX_BYTES   ((size_t)1 << 20)
-#define EAGER_MAX          4096 /* btl_vader_eager_limit */
-#define BINOMIAL_MIN_RANKS 8
-#define SAG_MIN_RANKS      16
-
 int mca_coll_bufpool_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const int p = ompi_comm_size(comm);
     size_t type_size;
+    bufpool_plan_t plan;
 
     ompi_datatype_type_size(dtype, &type_size);
-    const size_t bytes = type_size * (size_t)(count > 0 ? count : 0);
-    if (bytes < COMPONENT->min_size) {
-        bufpool_explain(BUFPOOL_COLL_bcast, -1, bytes, comm, "below coll_bufpool_min_size");
-        return BUFPOOL_FALLBACK(module, bcast, buf, count, dtype, root, comm);
-    }
-
-    int alg = bufpool_forced_algorithm(BUFPOOL_COLL_bcast);
-    const bool forced = BUFPOOL_ALG_AUTO != alg;
-    if (!forced) {
-        if ((p >= BINOMIAL_MIN_RANKS && bytes <= COMPONENT->small_size) ||
-            (p > 2 && bytes > BUFPOOL_INLINE_SEND_MAX && bytes <= EAGER_MAX)) {
-            alg = BUFPOOL_BCAST_BINOMIAL;
-        } else if (2 == p || bytes < LINEAR_MAX_BYTES) {
-            alg = BUFPOOL_BCAST_LINEAR;
-        } else if (p < SAG_MIN_RANKS) {
-            alg = BUFPOOL_BCAST_CHAIN;
-        } else {
-            alg = BUFPOOL_BCAST_SCATTER_ALLGATHER;
-        }
-    }
-
-    bufpool_explain(BUFPOOL_COLL_bcast, alg, bytes, comm,
-                    forced ? "forced by coll_bufpool_bcast_algorithm" : "auto");
-    bufpool_count_call(BUFPOOL_COLL_bcast);
-    if (0 == bytes) {
-        return OMPI_SUCCESS;
-    }
-    switch (alg) {
-        case BUFPOOL_BCAST_BINOMIAL:
-            return bcast_binomial(buf, count, dtype, bytes, root, comm, module);
-        case BUFPOOL_BCAST_LINEAR:
-            return bcast_linear(buf, count, dtype, bytes, root, comm, module);
-        case BUFPOOL_BCAST_CHAIN:
-            return bcast_chain(buf, (size_t)count, dtype, root, comm, module);
+    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .bytes = type_size * (size_t)(count > 0 ? count : 0),
+                                 .commute = true};
+    switch (bufpool_enter(BUFPOOL_COLL_bcast, &call, comm, &plan)) {
+        case BUFPOOL_ENTRY_DONE:
+            return OMPI_SUCCESS;
+        case BUFPOOL_ENTRY_PREVIOUS:
+            return BUFPOOL_FALLBACK(module, bcast, buf, count, dtype, root, comm);
         default:
-            return bcast_scatter_allgather(buf, (size_t)count, dtype, root, comm, module);
+            break;
+    }
+    switch (plan.alg) {
+        case BUFPOOL_BCAST_BINOMIAL:
+            return bcast_binomial(buf, count, dtype, call.bytes, root, comm, module);
+        case BUFPOOL_BCAST_LINEAR:
+            return bcast_linear(buf, count, dtype, call.bytes, root, comm, module);
+        case BUFPOOL_BCAST_CHAIN:
+            return bcast_chain(buf, (size_t)count, dtype, root, &plan, comm, module);
+        default:
+            return bcast_scatter_allgather(buf, (size_t)count, dtype, root, &plan, comm, module);
     }
 }

@@ -162,8 +162,8 @@ static int bufpool_register(void)
     COMPONENT->verbose_text = "0";
     register_var("verbose",
                  "Verbosity (0 to 9): 0 errors and warnings only, 1 says where scratch memory "
-                 "comes from and prints the counters at finalize, 2 also explains each "
-                 "algorithm choice of bcast, allgather, alltoall, gather and scatter",
+                 "comes from and prints the counters at finalize, 2 also explains each call's "
+                 "choice (algorithm, or the previous module, and why)",
                  MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
                  &COMPONENT->verbose_text);
     COMPONENT->segment_size_text = DEFAULT_SEGMENT_SIZE;
@@ -327,26 +327,27 @@ static void check_params(void)
     char why[64];
 
     COMPONENT->verbose = checked_int("verbose", COMPONENT->verbose_text, 0, 9, "0");
-    COMPONENT->pipeline_depth = checked_int("pipeline_depth", COMPONENT->pipeline_depth_text, 1,
-                                            BUFPOOL_MAX_DEPTH, DEFAULT_PIPELINE_DEPTH);
+    COMPONENT->tuning.pipeline_depth = checked_int("pipeline_depth", COMPONENT->pipeline_depth_text,
+                                                   1, BUFPOOL_MAX_DEPTH, DEFAULT_PIPELINE_DEPTH);
     (void)mca_coll_bufpool_priority(); /* report a bad value at MPI_Init already */
-    COMPONENT->segment_size =
+    COMPONENT->tuning.segment_size =
         checked_size("segment_size", COMPONENT->segment_size_text, DEFAULT_SEGMENT_SIZE,
                      (uint64_t)4 << 10, (uint64_t)64 << 20, "a size from 4K to 64M");
-    COMPONENT->min_size = checked_size("min_size", COMPONENT->min_size_text, DEFAULT_MIN_SIZE, 0,
-                                       UINT64_MAX, "a size such as 0, 64K or 1M");
+    COMPONENT->tuning.min_size =
+        checked_size("min_size", COMPONENT->min_size_text, DEFAULT_MIN_SIZE, 0, UINT64_MAX,
+                     "a size such as 0, 64K or 1M");
     /* The default small_size may exceed a small segment_size the user
      * chose: that is not the user's mistake, so clamp it silently. */
-    COMPONENT->small_size =
+    COMPONENT->tuning.small_size =
         checked_size("small_size", COMPONENT->small_size_text, DEFAULT_SMALL_SIZE, 0, UINT64_MAX,
                      "a size from 0 to segment_size");
-    if (COMPONENT->small_size > COMPONENT->segment_size) {
+    if (COMPONENT->tuning.small_size > COMPONENT->tuning.segment_size) {
         if (NULL != COMPONENT->small_size_text &&
             0 != strcmp(COMPONENT->small_size_text, DEFAULT_SMALL_SIZE)) {
             report_bad_value("small_size", COMPONENT->small_size_text, "above segment_size",
                              "a size from 0 to segment_size", "segment_size");
         }
-        COMPONENT->small_size = COMPONENT->segment_size;
+        COMPONENT->tuning.small_size = COMPONENT->tuning.segment_size;
     }
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {

@@ -50,8 +50,6 @@
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
-#define COMPONENT (&mca_coll_bufpool_component)
-
 /* Children of one vrank: at most one per bit of an int. */
 #define TREE_MAX_KIDS 31
 
@@ -61,7 +59,8 @@
 typedef struct tree {
     int p, root, v;
     size_t block;   /* bytes per rank                                  */
-    size_t seg;     /* segment bytes                                   */
+    size_t seg;     /* segment bytes (the plan's)                      */
+    int depth;      /* pipeline depth (the plan's)                     */
     size_t group;   /* blocks per unit when block <= seg, else 0       */
     size_t nchunk;  /* pieces per block when block > seg               */
     int wrap;       /* first vrank whose rank is below the root's      */
@@ -75,13 +74,15 @@ typedef struct unit {
     size_t len;   /* bytes                                        */
 } unit_t;
 
-static void tree_init(tree_t *t, int p, int root, int rank, size_t block)
+static void tree_init(tree_t *t, int p, int root, int rank, size_t block,
+                      const bufpool_plan_t *plan)
 {
     t->p = p;
     t->root = root;
     t->v = (rank - root + p) % p;
     t->block = block;
-    t->seg = COMPONENT->segment_size;
+    t->seg = plan->seg_bytes;
+    t->depth = plan->depth;
     if (block <= t->seg) {
         t->group = t->seg / block;
         t->nchunk = 1;
@@ -252,7 +253,7 @@ static int gather_up(const tree_t *t, const bufpool_view_t *mine, struct ompi_co
     int kids[TREE_MAX_KIDS];
     const int nkids = tree_kids(t, v, kids);
     const size_t nunits = units_of(t, v);
-    const int depth = bufpool_depth_for(nunits);
+    const int depth = bufpool_depth_for(t->depth, nunits);
     const bool need_slots = nkids > 0 || !bufpool_view_all_direct(mine, t->seg);
     bufpool_slots_t slots = {0};
     slot_reqs_t recvs;                       /* children's pieces of each slot's unit */
@@ -342,7 +343,7 @@ static int gather_root(const tree_t *t, const bufpool_view_t *mine, const root_b
     const int tag = MCA_COLL_BASE_TAG_GATHER;
     int kids[TREE_MAX_KIDS];
     const int nkids = tree_kids(t, 0, kids);
-    const int depth = COMPONENT->pipeline_depth;
+    const int depth = t->depth;
     bufpool_view_t block;
     bufpool_view_sub(&block, &rb->all, 0, rb->per);
     const bool need_slots = !bufpool_view_all_direct(&block, t->seg);
@@ -406,7 +407,7 @@ static int gather_root(const tree_t *t, const bufpool_view_t *mine, const root_b
     if (OMPI_SUCCESS == rc && NULL != mine) {
         bufpool_view_t dst;
         bufpool_view_sub(&dst, &rb->all, (size_t)t->root * rb->per, rb->per);
-        rc = bufpool_view_copy(&dst, mine);
+        rc = bufpool_view_copy(&dst, mine, t->seg);
     }
     int wait_rc = bufpool_reqs_wait(&reqs);
     return OMPI_SUCCESS != rc ? rc : wait_rc;
@@ -451,7 +452,7 @@ static int scatter_down(const tree_t *t, const bufpool_view_t *mine,
     int kids[TREE_MAX_KIDS];
     const int nkids = tree_kids(t, v, kids);
     const size_t nunits = units_of(t, v);
-    const int depth = bufpool_depth_for(nunits);
+    const int depth = bufpool_depth_for(t->depth, nunits);
     const bool need_slots = nkids > 0 || !bufpool_view_all_direct(mine, t->seg);
     scatter_down_t d = {.t = t, .mine = mine, .parent = rank_of(t, bufpool_bmtree_parent(v))};
     bufpool_slots_t slots = {0};
@@ -531,7 +532,7 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
     bufpool_reqs_t reqs;
     int rc;
 
-    rc = bufpool_slots_get(&slots, need_slots ? COMPONENT->pipeline_depth : 0, t->seg, 0);
+    rc = bufpool_slots_get(&slots, need_slots ? t->depth : 0, t->seg, 0);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -570,7 +571,7 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
     if (OMPI_SUCCESS == rc && NULL != mine) {
         bufpool_view_t src;
         bufpool_view_sub(&src, &sb->all, (size_t)t->root * sb->per, sb->per);
-        rc = bufpool_view_copy(mine, &src);
+        rc = bufpool_view_copy(mine, &src, t->seg);
     }
     int wait_rc = bufpool_reqs_wait(&reqs);
     return OMPI_SUCCESS != rc ? rc : (OMPI_SUCCESS != ring_rc ? ring_rc : wait_rc);
@@ -584,8 +585,8 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
  * place. */
 static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *dtype,
                        const void *mine, int mine_count, struct ompi_datatype_t *mine_dtype,
-                       bool gather, int tag, int root, mca_coll_bufpool_module_t *module,
-                       struct ompi_communicator_t *comm)
+                       bool gather, int tag, int root, size_t seg_bytes,
+                       mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
 {
     const int p = ompi_comm_size(comm);
     ptrdiff_t lb, extent;
@@ -608,9 +609,9 @@ static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *d
     if (OMPI_SUCCESS == rc && NULL != mine) {
         char *own = (char *)userbuf + root * stride;
         rc = gather ? bufpool_local_copy(own, (size_t)count, dtype, mine, (size_t)mine_count,
-                                         mine_dtype)
+                                         mine_dtype, seg_bytes)
                     : bufpool_local_copy((void *)mine, (size_t)mine_count, mine_dtype, own,
-                                         (size_t)count, dtype);
+                                         (size_t)count, dtype, seg_bytes);
     }
     int wait_rc = bufpool_reqs_wait(&reqs);
     return OMPI_SUCCESS != rc ? rc : wait_rc;
@@ -618,28 +619,71 @@ static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *d
 
 /* ---------------------------------------------------------------------- */
 
-/* Auto.  Measured on shared memory (p = 2 and 4, 4 oversubscribed on 2
- * cores), linear is 0.55-1.04 x tuned at every size and root: the root's
- * copies are the whole cost of a large gather or scatter and linear does
- * them straight between user buffers, while a relay adds a copy and, when
- * oversubscribed, a scheduling delay per hop.  The tree only pays when the
- * root would otherwise handle many small messages: from BINOMIAL_MIN_RANKS
- * ranks on, blocks up to BINOMIAL_MAX_BYTES (not measured: 2 cores). */
-#define BINOMIAL_MAX_BYTES ((size_t)2 << 10)
-#define BINOMIAL_MIN_RANKS 8
+/* Gather and scatter mirror each other: the root's buffer of every block
+ * ("all": gather's receive, scatter's send arguments) and each rank's own
+ * block ("mine": the other side).  Returns BUFPOOL_ENTRY_PREVIOUS without
+ * running anything when the caller must hand the call over. */
+typedef struct rooted_args {
+    const void *all;
+    int all_count;
+    struct ompi_datatype_t *all_dtype;
+    void *mine; /* MPI_IN_PLACE at the root: none */
+    int mine_count;
+    struct ompi_datatype_t *mine_dtype;
+} rooted_args_t;
 
-/* Gathers from this many bytes per rank on fewer than 4 processes go to the
- * previous module (see mca_coll_bufpool_gather). */
-#define GATHER_PREV_MIN_BYTES ((size_t)64 << 10)
-
-/* True for the binomial tree, false for linear. */
-static bool use_tree(bufpool_coll_id_t id, int binomial, size_t bytes, int p)
+static bufpool_entry_t rooted(bufpool_coll_id_t id, const rooted_args_t *a, int root,
+                              struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
+                              int *rc)
 {
-    int alg = bufpool_forced_algorithm(id);
-    if (BUFPOOL_ALG_AUTO != alg) {
-        return binomial == alg;
+    const bool gather = BUFPOOL_COLL_gather == id;
+    const int tag = gather ? MCA_COLL_BASE_TAG_GATHER : MCA_COLL_BASE_TAG_SCATTER;
+    const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
+    const bool is_root = rank == root;
+    size_t type_size;
+    bufpool_plan_t plan;
+
+    /* Only the root's arguments for all are significant. */
+    ompi_datatype_type_size(is_root ? a->all_dtype : a->mine_dtype, &type_size);
+    const int n = is_root ? a->all_count : a->mine_count;
+    const bufpool_call_t call = {
+        .comm_size = p, .bytes = type_size * (size_t)(n > 0 ? n : 0), .commute = true};
+    *rc = OMPI_SUCCESS;
+    bufpool_entry_t entry = bufpool_enter(id, &call, comm, &plan);
+    if (BUFPOOL_ENTRY_RUN != entry) {
+        return entry;
     }
-    return p >= BINOMIAL_MIN_RANKS && bytes <= BINOMIAL_MAX_BYTES;
+
+    const bool have_mine = !(is_root && MPI_IN_PLACE == a->mine);
+    const bool tree = (gather ? BUFPOOL_GATHER_BINOMIAL : BUFPOOL_SCATTER_BINOMIAL) == plan.alg;
+    if (!tree) {
+        if (!is_root) {
+            *rc = gather ? MCA_PML_CALL(send(a->mine, a->mine_count, a->mine_dtype, root, tag,
+                                             MCA_PML_BASE_SEND_STANDARD, comm))
+                         : MCA_PML_CALL(recv(a->mine, a->mine_count, a->mine_dtype, root, tag, comm,
+                                             MPI_STATUS_IGNORE));
+        } else {
+            *rc = linear_root(a->all, a->all_count, a->all_dtype, have_mine ? a->mine : NULL,
+                              a->mine_count, a->mine_dtype, gather, tag, root, plan.seg_bytes,
+                              module, comm);
+        }
+        return entry;
+    }
+    bufpool_view_t mine;
+    if (have_mine) {
+        bufpool_view_init(&mine, a->mine, (size_t)a->mine_count, a->mine_dtype);
+    }
+    tree_t t;
+    tree_init(&t, p, root, rank, call.bytes, &plan);
+    if (!is_root) {
+        *rc = gather ? gather_up(&t, &mine, comm) : scatter_down(&t, &mine, comm);
+        return entry;
+    }
+    root_buf_t rb = {.per = (size_t)a->all_count};
+    bufpool_view_init(&rb.all, a->all, (size_t)a->all_count * (size_t)p, a->all_dtype);
+    *rc = gather ? gather_root(&t, have_mine ? &mine : NULL, &rb, module, comm)
+                 : scatter_root(&t, have_mine ? &mine : NULL, &rb, module, comm);
+    return entry;
 }
 
 int mca_coll_bufpool_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -647,59 +691,18 @@ int mca_coll_bufpool_gather(const void *sbuf, int scount, struct ompi_datatype_t
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
-    const bool is_root = rank == root;
-    size_t type_size;
-
-    /* Only the root's receive arguments are significant. */
-    ompi_datatype_type_size(is_root ? rdtype : sdtype, &type_size);
-    const int n = is_root ? rcount : scount;
-    const size_t bytes = type_size * (size_t)(n > 0 ? n : 0);
-    if (bytes < COMPONENT->min_size) {
-        bufpool_explain(BUFPOOL_COLL_gather, -1, bytes, comm, "below coll_bufpool_min_size");
+    const rooted_args_t a = {.all = rbuf,
+                             .all_count = rcount,
+                             .all_dtype = rdtype,
+                             .mine = (void *)sbuf,
+                             .mine_count = scount,
+                             .mine_dtype = sdtype};
+    int rc;
+    if (BUFPOOL_ENTRY_PREVIOUS == rooted(BUFPOOL_COLL_gather, &a, root, comm, module, &rc)) {
         return BUFPOOL_FALLBACK(module, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
                                 comm);
     }
-    /* Auto leaves large gathers on 2 and 3 processes to the previous
-     * module: tuned's linear_sync needs no scratch there either, and its
-     * synchronised transfers measured 1.1 to 1.3 x faster than our linear
-     * from 128K up (shared memory, 2 processes). */
-    if (BUFPOOL_ALG_AUTO == bufpool_forced_algorithm(BUFPOOL_COLL_gather) && p < 4 &&
-        bytes >= GATHER_PREV_MIN_BYTES) {
-        bufpool_explain(BUFPOOL_COLL_gather, -1, bytes, comm,
-                        "large gather on fewer than 4 processes: the previous module's is faster");
-        return BUFPOOL_FALLBACK(module, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                                comm);
-    }
-    const bool tree = use_tree(BUFPOOL_COLL_gather, BUFPOOL_GATHER_BINOMIAL, bytes, p);
-    bufpool_explain(BUFPOOL_COLL_gather, tree ? BUFPOOL_GATHER_BINOMIAL : BUFPOOL_GATHER_LINEAR,
-                    bytes, comm, bufpool_forced_algorithm(BUFPOOL_COLL_gather) ? "forced" : "auto");
-    bufpool_count_call(BUFPOOL_COLL_gather);
-    if (0 == bytes) {
-        return OMPI_SUCCESS;
-    }
-
-    const bool have_mine = !(is_root && MPI_IN_PLACE == sbuf);
-    if (!tree) {
-        if (!is_root) {
-            return MCA_PML_CALL(send(sbuf, scount, sdtype, root, MCA_COLL_BASE_TAG_GATHER,
-                                     MCA_PML_BASE_SEND_STANDARD, comm));
-        }
-        return linear_root(rbuf, rcount, rdtype, have_mine ? sbuf : NULL, scount, sdtype, true,
-                           MCA_COLL_BASE_TAG_GATHER, root, module, comm);
-    }
-    bufpool_view_t mine;
-    if (have_mine) {
-        bufpool_view_init(&mine, sbuf, (size_t)scount, sdtype);
-    }
-    tree_t t;
-    tree_init(&t, p, root, rank, bytes);
-    if (!is_root) {
-        return gather_up(&t, &mine, comm);
-    }
-    root_buf_t rb = {.per = (size_t)rcount};
-    bufpool_view_init(&rb.all, rbuf, (size_t)rcount * (size_t)p, rdtype);
-    return gather_root(&t, have_mine ? &mine : NULL, &rb, module, comm);
+    return rc;
 }
 
 int mca_coll_bufpool_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -707,47 +710,16 @@ int mca_coll_bufpool_scatter(const void *sbuf, int scount, struct ompi_datatype_
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
-    const bool is_root = rank == root;
-    size_t type_size;
-
-    /* Only the root's send arguments are significant. */
-    ompi_datatype_type_size(is_root ? sdtype : rdtype, &type_size);
-    const int n = is_root ? scount : rcount;
-    const size_t bytes = type_size * (size_t)(n > 0 ? n : 0);
-    if (bytes < COMPONENT->min_size) {
-        bufpool_explain(BUFPOOL_COLL_scatter, -1, bytes, comm, "below coll_bufpool_min_size");
+    const rooted_args_t a = {.all = sbuf,
+                             .all_count = scount,
+                             .all_dtype = sdtype,
+                             .mine = rbuf,
+                             .mine_count = rcount,
+                             .mine_dtype = rdtype};
+    int rc;
+    if (BUFPOOL_ENTRY_PREVIOUS == rooted(BUFPOOL_COLL_scatter, &a, root, comm, module, &rc)) {
         return BUFPOOL_FALLBACK(module, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
                                 comm);
     }
-    const bool tree = use_tree(BUFPOOL_COLL_scatter, BUFPOOL_SCATTER_BINOMIAL, bytes, p);
-    bufpool_explain(BUFPOOL_COLL_scatter, tree ? BUFPOOL_SCATTER_BINOMIAL : BUFPOOL_SCATTER_LINEAR,
-                    bytes, comm,
-                    bufpool_forced_algorithm(BUFPOOL_COLL_scatter) ? "forced" : "auto");
-    bufpool_count_call(BUFPOOL_COLL_scatter);
-    if (0 == bytes) {
-        return OMPI_SUCCESS;
-    }
-
-    const bool have_mine = !(is_root && MPI_IN_PLACE == rbuf);
-    if (!tree) {
-        if (!is_root) {
-            return MCA_PML_CALL(recv(rbuf, rcount, rdtype, root, MCA_COLL_BASE_TAG_SCATTER, comm,
-                                     MPI_STATUS_IGNORE));
-        }
-        return linear_root(sbuf, scount, sdtype, have_mine ? rbuf : NULL, rcount, rdtype, false,
-                           MCA_COLL_BASE_TAG_SCATTER, root, module, comm);
-    }
-    bufpool_view_t mine;
-    if (have_mine) {
-        bufpool_view_init(&mine, rbuf, (size_t)rcount, rdtype);
-    }
-    tree_t t;
-    tree_init(&t, p, root, rank, bytes);
-    if (!is_root) {
-        return scatter_down(&t, &mine, comm);
-    }
-    root_buf_t sb = {.per = (size_t)scount};
-    bufpool_view_init(&sb.all, sbuf, (size_t)scount * (size_t)p, sdtype);
-    return scatter_root(&t, have_mine ? &mine : NULL, &sb, module, comm);
+    return rc;
 }

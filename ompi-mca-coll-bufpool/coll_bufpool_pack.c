@@ -8,8 +8,6 @@
 
 #include "opal/datatype/opal_convertor.h"
 
-#define COMPONENT (&mca_coll_bufpool_component)
-
 void bufpool_view_init(bufpool_view_t *view, const void *buf, size_t count,
                        struct ompi_datatype_t *dtype)
 {
@@ -202,7 +200,7 @@ bool bufpool_view_recv_piece(const bufpool_view_t *view, size_t off, size_t len,
 }
 
 int bufpool_local_copy(void *dst, size_t dcount, struct ompi_datatype_t *ddtype, const void *src,
-                       size_t scount, struct ompi_datatype_t *sdtype)
+                       size_t scount, struct ompi_datatype_t *sdtype, size_t seg_bytes)
 {
     if (ddtype == sdtype && dcount == scount) {
         return bufpool_copy(dst, src, scount, sdtype);
@@ -210,10 +208,10 @@ int bufpool_local_copy(void *dst, size_t dcount, struct ompi_datatype_t *ddtype,
     bufpool_view_t d, s;
     bufpool_view_init(&d, dst, dcount, ddtype);
     bufpool_view_init(&s, src, scount, sdtype);
-    return bufpool_view_copy(&d, &s);
+    return bufpool_view_copy(&d, &s, seg_bytes);
 }
 
-int bufpool_view_copy(const bufpool_view_t *dst, const bufpool_view_t *src)
+int bufpool_view_copy(const bufpool_view_t *dst, const bufpool_view_t *src, size_t seg_bytes)
 {
     const size_t bytes = src->bytes < dst->bytes ? src->bytes : dst->bytes;
 
@@ -241,7 +239,7 @@ int bufpool_view_copy(const bufpool_view_t *dst, const bufpool_view_t *src)
         return bufpool_view_pack(src, 0, bytes, dst->contig);
     }
     /* Two different non-contiguous layouts: one pooled segment at a time. */
-    const size_t seg = COMPONENT->segment_size < bytes ? COMPONENT->segment_size : bytes;
+    const size_t seg = seg_bytes < bytes ? seg_bytes : bytes;
     bufpool_slots_t slots;
     int rc = bufpool_slots_get(&slots, 1, seg, 0);
     if (OMPI_SUCCESS != rc) {

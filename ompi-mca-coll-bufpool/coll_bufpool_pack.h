@@ -80,14 +80,14 @@ bool bufpool_view_recv_piece(const bufpool_view_t *view, size_t off, size_t len,
 
 /* dst = src where the two views have the same signature length (the local
  * part of gather, scatter, allgather, alltoall).  Different layouts go
- * through one pooled segment at a time. */
-int bufpool_view_copy(const bufpool_view_t *dst, const bufpool_view_t *src);
+ * through one pooled segment of at most seg_bytes at a time. */
+int bufpool_view_copy(const bufpool_view_t *dst, const bufpool_view_t *src, size_t seg_bytes);
 
 /* The same for a local block given as (buf, count, datatype) on each side;
  * the common case (same datatype and count) skips the views, which is
  * measurable on the smallest collectives. */
 int bufpool_local_copy(void *dst, size_t dcount, struct ompi_datatype_t *ddtype, const void *src,
-                       size_t scount, struct ompi_datatype_t *sdtype);
+                       size_t scount, struct ompi_datatype_t *sdtype, size_t seg_bytes);
 
 /* The local block of allgather and alltoall is copied while the first
  * transfers are in flight up to this size, after them above it: measured

@@ -47,9 +47,8 @@ void bufpool_segs_init(bufpool_segs_t *segs, size_t count, struct ompi_datatype_
     segs->seg_span = (size_t)true_extent + (per - 1) * (size_t)extent;
 }
 
-int bufpool_depth_for(size_t nseg)
+int bufpool_depth_for(int depth, size_t nseg)
 {
-    int depth = mca_coll_bufpool_component.pipeline_depth;
     if (nseg < (size_t)depth) {
         depth = nseg > 0 ? (int)nseg : 1;
     }
@@ -305,10 +304,8 @@ bufpool_slots_t bufpool_slots_view(const bufpool_slots_t *all, int first, int n)
     return view;
 }
 
-size_t bufpool_segment_bytes_for(int need_slots)
+size_t bufpool_segment_bytes_for(size_t seg, int depth, int need_slots)
 {
-    const size_t seg = mca_coll_bufpool_component.segment_size;
-    const int depth = mca_coll_bufpool_component.pipeline_depth;
     if (need_slots <= depth) {
         return seg;
     }
@@ -437,21 +434,9 @@ static void rs_describe(void *arg, size_t unit, bufpool_recv_unit_t *out)
     out->buf = NULL != c->direct && 1 == k ? c->direct + (ptrdiff_t)(j * c->per) * c->extent : NULL;
 }
 
-static size_t rs_seg_bytes(const bufpool_rs_stream_t *s)
-{
-    return 0 != s->seg_bytes ? s->seg_bytes : mca_coll_bufpool_component.segment_size;
-}
-
-size_t bufpool_rs_seg_bytes_for(int size, bool in_place)
-{
-    return 2 == size && !in_place
-               ? mca_coll_bufpool_component.segment_size * BUFPOOL_DIRECT_SEGMENT_FACTOR
-               : 0;
-}
-
 void bufpool_rs_block_segs(const bufpool_rs_stream_t *s, size_t len, bufpool_segs_t *segs)
 {
-    bufpool_segs_init(segs, len, s->dtype, rs_seg_bytes(s));
+    bufpool_segs_init(segs, len, s->dtype, s->seg_bytes);
 }
 
 int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t *reqs,
@@ -482,7 +467,7 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
         size_t len = bufpool_blocks_len(blocks, b);
         longest = len > longest ? len : longest;
     }
-    bufpool_segs_init(&full, longest, s->dtype, rs_seg_bytes(s));
+    bufpool_segs_init(&full, longest, s->dtype, s->seg_bytes);
     if (0 == longest) {
         return OMPI_SUCCESS;
     }
@@ -520,11 +505,11 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
     if (0 == nunits) {
         return OMPI_SUCCESS;
     }
-    int win_depth = bufpool_depth_for(nunits), ring_depth = 0, win_slot_count;
+    int win_depth = bufpool_depth_for(s->depth, nunits), ring_depth = 0, win_slot_count;
     if (in_ring) {
         /* Half of the slots (at least one) hold finished segments until
          * result_peer has them. */
-        int nslots = mca_coll_bufpool_component.pipeline_depth;
+        int nslots = s->depth;
         nslots = nslots < 2 ? 2 : nslots;
         ring_depth = nslots / 2;
         win_depth = nslots - ring_depth;
@@ -618,13 +603,4 @@ int bufpool_reqs_send_small_now(bufpool_reqs_t *reqs, const void *buf, size_t co
             send(buf, count, dtype, peer, tag, MCA_PML_BASE_SEND_STANDARD, reqs->comm));
     }
     return bufpool_reqs_send(reqs, buf, count, dtype, peer, tag);
-}
-
-void bufpool_explain_print(bufpool_coll_id_t id, int alg, size_t bytes,
-                           struct ompi_communicator_t *comm, const char *why)
-{
-    opal_output(0, "coll_bufpool: %s of %zu bytes per rank on %s (%d ranks, rank %d): %s (%s)",
-                mca_coll_bufpool_coll_names[id], bytes, comm->c_name, ompi_comm_size(comm),
-                ompi_comm_rank(comm),
-                alg < 0 ? "previous module" : mca_coll_bufpool_algorithm_names[id][alg], why);
 }

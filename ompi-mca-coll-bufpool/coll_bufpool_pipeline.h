@@ -91,9 +91,9 @@ static inline void *bufpool_slot(const bufpool_slots_t *slots, int i)
     return slots->mem + (size_t)i * slots->slot_span - slots->gap;
 }
 
-/* Depth to use for a message of nseg segments: the parameter, capped by
- * what the message can use. */
-int bufpool_depth_for(size_t nseg);
+/* Depth to use for a message of nseg segments: the plan's depth, capped
+ * by what the message can use. */
+int bufpool_depth_for(int depth, size_t nseg);
 /* Receives to keep posted when every one lands in the user's buffer (no
  * scratch behind them): all of them, up to the window's BUFPOOL_MAX_DEPTH. */
 int bufpool_direct_depth_for(size_t nunits);
@@ -201,11 +201,10 @@ int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sd
 bufpool_slots_t bufpool_slots_view(const bufpool_slots_t *all, int first, int n);
 
 /* Segment bytes for an algorithm whose busiest rank needs need_slots slots
- * of one segment each: coll_bufpool_segment_size, shrunk when depth is
- * below need_slots so that need_slots segments still fit depth x
- * segment_size.  Depends only on the parameters, so every rank cuts a
- * message into the same segments. */
-size_t bufpool_segment_bytes_for(int need_slots);
+ * of one segment each: seg_bytes, shrunk when depth is below need_slots so
+ * that need_slots segments still fit depth x seg_bytes.  Depends only on
+ * the plan, so every rank cuts a message into the same segments. */
+size_t bufpool_segment_bytes_for(size_t seg_bytes, int depth, int need_slots);
 
 /* ---------------------------------------------------------------------- */
 /* Outbound slot ring: results computed into scratch and sent on.  A result
@@ -275,23 +274,13 @@ typedef struct bufpool_rs_stream {
     struct ompi_datatype_t *dtype;
     struct ompi_op_t *op;
     int tag;
-    size_t seg_bytes;                     /* 0: coll_bufpool_segment_size  */
+    size_t seg_bytes;                     /* bytes per segment (the plan's) */
+    int depth;                            /* scratch slots (the plan's)     */
     bufpool_segment_done_fn segment_done; /* NULL: nothing to do        */
     void *ctx;
     int result_peer; /* acc NULL: where the block goes, with result_tag */
     int result_tag;
 } bufpool_rs_stream_t;
-
-/* Segment bytes for a stream of size ranks: at 2 ranks out of place every
- * unit of the stream (and of rsag's allgather) is received straight into
- * rbuf, so segments cost no scratch and are BUFPOOL_DIRECT_SEGMENT_FACTOR
- * times coll_bufpool_segment_size: fewer rendezvous handshakes, the same
- * overlap (measured 0.73-0.80x tuned at 512K-8M with 1M segments against
- * 0.89-1.14x with 128K).  Otherwise 0 (the segment size).  Every rank must
- * agree, which MPI's all-or-none MPI_IN_PLACE for allreduce and
- * reduce_scatter(_block) guarantees. */
-#define BUFPOOL_DIRECT_SEGMENT_FACTOR 8
-size_t bufpool_rs_seg_bytes_for(int size, bool in_place);
 
 /* The segments the stream cuts a block of len elements into, for the
  * ranks that receive a block's results (every rank of a call cuts alike). */
@@ -339,31 +328,14 @@ static inline int bufpool_vrank_to_rank(int v, int root, int p)
  * its receive posted already): a blocking send lets the PML send a small
  * message inline, without a request, which is a few percent of the
  * latency of a small collective at p = 2.  Larger ones are posted into
- * reqs so that they overlap the rest of the call.  The bound is vader's
+ * reqs so that they overlap the rest of the call.  The bound,
+ * BUFPOOL_INLINE_SEND_MAX (coll_bufpool_decide.h), is vader's
  * btl_vader_max_inline_send (256): above it a blocking send returns only
  * once the receiver has taken the fragment, and on an oversubscribed node
  * that costs a scheduling round per send (bcast and alltoall of 1 KiB at
  * p = 4 were 1.6-2.4 x slower with 1024 here). */
-#define BUFPOOL_INLINE_SEND_MAX 256
-
 int bufpool_reqs_send_small_now(bufpool_reqs_t *reqs, const void *buf, size_t count,
                                 struct ompi_datatype_t *dtype, size_t bytes, int peer, int tag);
-
-/* ---------------------------------------------------------------------- */
-/* coll_bufpool_verbose >= 2: one line per call saying which algorithm
- * serves it (alg indexes mca_coll_bufpool_algorithm_names; -1: the call
- * goes to the previous module) and why. */
-
-void bufpool_explain_print(bufpool_coll_id_t id, int alg, size_t bytes,
-                           struct ompi_communicator_t *comm, const char *why);
-
-static inline void bufpool_explain(bufpool_coll_id_t id, int alg, size_t bytes,
-                                   struct ompi_communicator_t *comm, const char *why)
-{
-    if (mca_coll_bufpool_component.verbose >= 2) {
-        bufpool_explain_print(id, alg, bytes, comm, why);
-    }
-}
 
 END_C_DECLS
 

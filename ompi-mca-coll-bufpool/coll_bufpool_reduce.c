@@ -46,7 +46,7 @@
  *   0 in the non-commutative chain; from every rank in rsg) are all posted
  *   up front and waited for last.
  *
- * "auto", measured on the project machine (2 cores, vader with CMA single
+ * "auto" (thresholds in coll_bufpool_decide.c), measured on the project machine (2 cores, vader with CMA single
  *   copy, p = 4 oversubscribed; medians, bufpool / Open MPI's tuned):
  *   - p = 2: whatever the algorithm, the root has to pull the other rank's
  *     whole message through CMA (splitting the reduction, rsg, only changes
@@ -64,8 +64,6 @@
 #include "coll_bufpool_pipeline.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
-
-#define COMPONENT (&mca_coll_bufpool_component)
 
 typedef struct reduce_tree {
     int parent;       /* where my partial goes; -1: I am the top, the root */
@@ -102,7 +100,8 @@ static void binary_tree(int rank, int size, int root, reduce_tree_t *t)
 
 static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf, size_t count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-                           struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                           const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                           mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), tag = MCA_COLL_BASE_TAG_REDUCE;
     const bool in_place = rank == root && MPI_IN_PLACE == sbuf;
@@ -121,7 +120,8 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
 
     /* Every rank cuts the message alike, with room for a slot per child
      * at the busiest rank. */
-    bufpool_segs_init(&segs, count, dtype, bufpool_segment_bytes_for(t->max_children));
+    bufpool_segs_init(&segs, count, dtype,
+                      bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, t->max_children));
     bufpool_reqs_init(&reqs, module, comm);
     for (int i = 0; i < BUFPOOL_MAX_DEPTH; i++) {
         up[i] = MPI_REQUEST_NULL;
@@ -142,7 +142,7 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
      * the others share the slots. */
     const bool direct0 = top && !in_place;
     const int slotted = t->nchildren - (direct0 ? 1 : 0);
-    int nslots = COMPONENT->pipeline_depth;
+    int nslots = plan->depth;
     if (nslots < t->max_children) {
         nslots = t->max_children;
     }
@@ -264,8 +264,8 @@ out : {
  * Results travel on the gather tag, apart from the contributions (the
  * root receives both from every rank). */
 static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
-                      struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                      mca_coll_bufpool_module_t *module)
+                      struct ompi_op_t *op, int root, const bufpool_plan_t *plan,
+                      struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const int result_tag = MCA_COLL_BASE_TAG_GATHER;
@@ -287,7 +287,8 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
         .op = op,
         .tag = MCA_COLL_BASE_TAG_REDUCE,
         /* Non-root ranks split their slots between window and ring. */
-        .seg_bytes = bufpool_segment_bytes_for(2),
+        .seg_bytes = bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, 2),
+        .depth = plan->depth,
         .result_peer = root,
         .result_tag = result_tag,
     };
@@ -313,67 +314,35 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
 
 /* ---------------------------------------------------------------------- */
 
-/* "auto" (see the file header for the measurements behind it). */
-#define REDUCE_MIN_RANKS            3
-#define REDUCE_MIN_BYTES            ((size_t)4 << 10)
-#define REDUCE_BINARY_MAX_BYTES     ((size_t)256 << 10)
-#define REDUCE_RSG_MIN_BYTES        ((size_t)512 << 10)
-#define REDUCE_NONCOMMUTE_MIN_BYTES ((size_t)1 << 20)
-
-/* The algorithm "auto" picks, or -1 to hand the call over. */
-static int reduce_auto(size_t bytes, int size, bool commute)
-{
-    if (size < REDUCE_MIN_RANKS) {
-        return -1;
-    }
-    if (!commute) {
-        return bytes >= REDUCE_NONCOMMUTE_MIN_BYTES ? BUFPOOL_REDUCE_CHAIN : -1;
-    }
-    if (bytes < REDUCE_MIN_BYTES) {
-        return -1;
-    }
-    if (bytes < REDUCE_BINARY_MAX_BYTES) {
-        return BUFPOOL_REDUCE_BINARY;
-    }
-    return bytes >= REDUCE_RSG_MIN_BYTES ? BUFPOOL_REDUCE_RSG : -1;
-}
-
 int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const bool commute = ompi_op_is_commute(op);
+    const size_t n = count > 0 ? (size_t)count : 0;
     size_t type_size;
     reduce_tree_t tree;
+    bufpool_plan_t plan;
 
-    if (count <= 0) {
-        return OMPI_SUCCESS;
-    }
     ompi_datatype_type_size(dtype, &type_size);
-    const size_t bytes = type_size * (size_t)count;
-    if (bytes < COMPONENT->min_size) {
-        return BUFPOOL_FALLBACK(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
+    const bufpool_call_t call = {
+        .comm_size = size, .count = n, .bytes = type_size * n, .commute = ompi_op_is_commute(op)};
+    switch (bufpool_enter(BUFPOOL_COLL_reduce, &call, comm, &plan)) {
+        case BUFPOOL_ENTRY_DONE:
+            return OMPI_SUCCESS;
+        case BUFPOOL_ENTRY_PREVIOUS:
+            return BUFPOOL_FALLBACK(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
+        default:
+            break;
     }
-
-    int alg = bufpool_forced_algorithm(BUFPOOL_COLL_reduce);
-    if (BUFPOOL_ALG_AUTO == alg) {
-        alg = reduce_auto(bytes, size, commute);
+    if (BUFPOOL_REDUCE_RSG == plan.alg) {
+        return reduce_rsg(sbuf, rbuf, n, dtype, op, root, &plan, comm, module);
     }
-    /* Only the chain keeps rank order. */
-    if (alg < 0 || (BUFPOOL_REDUCE_CHAIN != alg && !commute)) {
-        return BUFPOOL_FALLBACK(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
-    }
-
-    bufpool_count_call(BUFPOOL_COLL_reduce);
-    if (BUFPOOL_REDUCE_RSG == alg) {
-        return reduce_rsg(sbuf, rbuf, (size_t)count, dtype, op, root, comm, module);
-    }
-    if (BUFPOOL_REDUCE_BINARY == alg) {
+    if (BUFPOOL_REDUCE_BINARY == plan.alg) {
         binary_tree(rank, size, root, &tree);
     } else {
-        chain_tree(rank, size, root, commute, &tree);
+        chain_tree(rank, size, root, call.commute, &tree);
     }
-    return reduce_tree_run(&tree, sbuf, rbuf, (size_t)count, dtype, op, root, comm, module);
+    return reduce_tree_run(&tree, sbuf, rbuf, n, dtype, op, root, &plan, comm, module);
 }

@@ -20,7 +20,7 @@
  *   sends are posted before anyone waits), then the sends; the final move is
  *   local.
  *
- * "auto", measured on the project machine (2 cores, vader with CMA single
+ * "auto" (thresholds in coll_bufpool_decide.c), measured on the project machine (2 cores, vader with CMA single
  *   copy, p = 4 oversubscribed; medians, bufpool / Open MPI's tuned): from
  *   4 KiB at p = 2 (0.16-0.70 for reduce_scatter, 0.15-0.70 for the block
  *   variant, whose tuned algorithm above 128 KiB is a reduce then a
@@ -34,21 +34,12 @@
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
-#define COMPONENT (&mca_coll_bufpool_component)
-
-/* "auto" hands over the calls below these sizes (the whole vector, in
- * bytes), where the default module's recursive halving and ring are as fast
- * (see the file header). */
-#define RS_TWO_RANKS_MIN_BYTES  ((size_t)4 << 10)
-#define RS_MIN_BYTES            ((size_t)32 << 10)
-#define RSB_TWO_RANKS_MIN_BYTES ((size_t)4 << 10)
-#define RSB_MIN_BYTES           ((size_t)1 << 10)
-
 /* Move len elements from element from of buf down to its start, through one
  * scratch segment at a time when the layout is not contiguous (ascending
  * segments never overwrite input not yet read, as the destination lies
  * below the source). */
-static int move_to_start(char *buf, size_t from, size_t len, struct ompi_datatype_t *dtype)
+static int move_to_start(char *buf, size_t from, size_t len, struct ompi_datatype_t *dtype,
+                         size_t seg_bytes)
 {
     ptrdiff_t lb, extent, true_lb, true_extent;
     if (0 == from || 0 == len) {
@@ -65,7 +56,7 @@ static int move_to_start(char *buf, size_t from, size_t len, struct ompi_datatyp
     }
     bufpool_segs_t segs;
     bufpool_slots_t slot;
-    bufpool_segs_init(&segs, len, dtype, COMPONENT->segment_size);
+    bufpool_segs_init(&segs, len, dtype, seg_bytes);
     int rc = bufpool_slots_get(&slot, 1, segs.seg_span, segs.gap);
     if (OMPI_SUCCESS != rc) {
         return rc;
@@ -85,7 +76,7 @@ static int move_to_start(char *buf, size_t from, size_t len, struct ompi_datatyp
 
 static int reduce_scatter_pairwise(const void *sbuf, void *rbuf, const bufpool_blocks_t *blocks,
                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op, int tag,
-                                   struct ompi_communicator_t *comm,
+                                   const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                                    mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm);
@@ -104,7 +95,8 @@ static int reduce_scatter_pairwise(const void *sbuf, void *rbuf, const bufpool_b
         .dtype = dtype,
         .op = op,
         .tag = tag,
-        .seg_bytes = bufpool_rs_seg_bytes_for(ompi_comm_size(comm), in_place),
+        .seg_bytes = plan->seg_bytes,
+        .depth = plan->depth,
         .segment_done = NULL,
         .ctx = NULL,
     };
@@ -116,29 +108,25 @@ static int reduce_scatter_pairwise(const void *sbuf, void *rbuf, const bufpool_b
         rc = wait_rc;
     }
     if (OMPI_SUCCESS == rc && in_place) {
-        rc = move_to_start(rbuf, my_disp, bufpool_blocks_len(blocks, rank), dtype);
+        rc = move_to_start(rbuf, my_disp, bufpool_blocks_len(blocks, rank), dtype, plan->seg_bytes);
     }
     return rc;
 }
 
-/* Whether pairwise serves a call of total elements (every rank's input);
- * if not, the caller falls back. */
-static bool pairwise_serves(bufpool_coll_id_t id, size_t total, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, int size)
+/* The entry of both: what the call looks like (total elements of every
+ * rank's input), then the plan's pairwise stream, or the previous module. */
+static bufpool_entry_t pairwise_enter(bufpool_coll_id_t id, const void *sbuf, size_t total,
+                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                      struct ompi_communicator_t *comm, bufpool_plan_t *plan)
 {
     size_t type_size;
     ompi_datatype_type_size(dtype, &type_size);
-    const size_t bytes = type_size * total;
-    if (bytes < COMPONENT->min_size || !ompi_op_is_commute(op)) {
-        return false;
-    }
-    if (BUFPOOL_ALG_AUTO == bufpool_forced_algorithm(id)) {
-        const bool block = BUFPOOL_COLL_reduce_scatter_block == id;
-        const size_t min = 2 == size ? (block ? RSB_TWO_RANKS_MIN_BYTES : RS_TWO_RANKS_MIN_BYTES)
-                                     : (block ? RSB_MIN_BYTES : RS_MIN_BYTES);
-        return bytes >= min;
-    }
-    return true;
+    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .count = total,
+                                 .bytes = type_size * total,
+                                 .commute = ompi_op_is_commute(op),
+                                 .in_place = MPI_IN_PLACE == sbuf};
+    return bufpool_enter(id, &call, comm, plan);
 }
 
 int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
@@ -148,21 +136,23 @@ int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const int size = ompi_comm_size(comm);
     size_t total = 0;
+    bufpool_plan_t plan;
 
+    /* Some blocks may be empty; only an empty message is nothing to do. */
     for (int b = 0; b < size; b++) {
         total += (size_t)rcounts[b];
     }
-    /* Some blocks may be empty; only an empty message is nothing to do. */
-    if (0 == total) {
-        return OMPI_SUCCESS;
+    switch (pairwise_enter(BUFPOOL_COLL_reduce_scatter, sbuf, total, dtype, op, comm, &plan)) {
+        case BUFPOOL_ENTRY_DONE:
+            return OMPI_SUCCESS;
+        case BUFPOOL_ENTRY_PREVIOUS:
+            return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+        default:
+            break;
     }
-    if (!pairwise_serves(BUFPOOL_COLL_reduce_scatter, total, dtype, op, size)) {
-        return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
-    }
-    bufpool_count_call(BUFPOOL_COLL_reduce_scatter);
     const bufpool_blocks_t blocks = {.n = size, .counts = rcounts, .total = total};
     return reduce_scatter_pairwise(sbuf, rbuf, &blocks, dtype, op, MCA_COLL_BASE_TAG_REDUCE_SCATTER,
-                                   comm, module);
+                                   &plan, comm, module);
 }
 
 int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
@@ -172,16 +162,20 @@ int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, int rcou
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const int size = ompi_comm_size(comm);
+    const size_t total = (size_t)(rcount > 0 ? rcount : 0) * (size_t)size;
+    bufpool_plan_t plan;
 
-    if (rcount <= 0) {
-        return OMPI_SUCCESS;
+    switch (
+        pairwise_enter(BUFPOOL_COLL_reduce_scatter_block, sbuf, total, dtype, op, comm, &plan)) {
+        case BUFPOOL_ENTRY_DONE:
+            return OMPI_SUCCESS;
+        case BUFPOOL_ENTRY_PREVIOUS:
+            return BUFPOOL_FALLBACK(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op,
+                                    comm);
+        default:
+            break;
     }
-    const size_t total = (size_t)rcount * (size_t)size;
-    if (!pairwise_serves(BUFPOOL_COLL_reduce_scatter_block, total, dtype, op, size)) {
-        return BUFPOOL_FALLBACK(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
-    }
-    bufpool_count_call(BUFPOOL_COLL_reduce_scatter_block);
     const bufpool_blocks_t blocks = {.n = size, .counts = NULL, .total = total};
     return reduce_scatter_pairwise(sbuf, rbuf, &blocks, dtype, op,
-                                   MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, comm, module);
+                                   MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, &plan, comm, module);
 }

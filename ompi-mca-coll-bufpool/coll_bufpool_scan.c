@@ -49,11 +49,9 @@
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
-#define COMPONENT (&mca_coll_bufpool_component)
-
 static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
-                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                      mca_coll_bufpool_module_t *module)
+                      struct ompi_op_t *op, const bufpool_plan_t *plan,
+                      struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const int tag = MCA_COLL_BASE_TAG_SCAN;
@@ -65,7 +63,7 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
     bufpool_rwin_t win;
     int rc = OMPI_SUCCESS;
 
-    bufpool_segs_init(&segs, count, dtype, COMPONENT->segment_size);
+    bufpool_segs_init(&segs, count, dtype, plan->seg_bytes);
     bufpool_reqs_init(&reqs, module, comm);
 
     if (0 == rank) {
@@ -81,7 +79,8 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
      * mine): no slot copy, no three-buffer reduction, no scratch, so more
      * receives can stay posted. */
     const bool direct = !in_place && ompi_op_is_commute(op);
-    const int depth = direct ? bufpool_direct_depth_for(segs.nseg) : bufpool_depth_for(segs.nseg);
+    const int depth =
+        direct ? bufpool_direct_depth_for(segs.nseg) : bufpool_depth_for(plan->depth, segs.nseg);
     bufpool_peer_segs_t prefix = {
         .peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = direct ? (char *)rbuf : NULL};
     rc = bufpool_slots_get(&slots, direct ? 0 : depth, segs.seg_span, segs.gap);
@@ -135,8 +134,8 @@ out : {
 #define EXSCAN_CHAIN_MIN_SLOTS 2
 
 static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
-                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                        mca_coll_bufpool_module_t *module)
+                        struct ompi_op_t *op, const bufpool_plan_t *plan,
+                        struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const int tag = MCA_COLL_BASE_TAG_EXSCAN;
@@ -151,7 +150,9 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
     int rc = OMPI_SUCCESS;
 
     /* Every rank cuts alike, with room for both groups of slots. */
-    bufpool_segs_init(&segs, count, dtype, bufpool_segment_bytes_for(EXSCAN_CHAIN_MIN_SLOTS));
+    bufpool_segs_init(
+        &segs, count, dtype,
+        bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, EXSCAN_CHAIN_MIN_SLOTS));
     bufpool_reqs_init(&reqs, module, comm);
 
     if (0 == rank) {
@@ -164,7 +165,7 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
         goto out;
     }
 
-    int nslots = COMPONENT->pipeline_depth;
+    int nslots = plan->depth;
     if (nslots < EXSCAN_CHAIN_MIN_SLOTS) {
         nslots = EXSCAN_CHAIN_MIN_SLOTS;
     }
@@ -304,41 +305,39 @@ static int scan_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
 
 /* ---------------------------------------------------------------------- */
 
-/* "auto" (see the file header): the chain from these sizes (bytes), the
- * previous module's linear chain below them; recursive doubling only when
- * forced. */
-#define SCAN_TWO_RANKS_MIN_BYTES ((size_t)4 << 10)
-#define SCAN_MIN_BYTES           ((size_t)16 << 10)
-#define EXSCAN_MIN_RANKS         3
-#define EXSCAN_MIN_BYTES         ((size_t)128 << 10)
-
-/* The algorithm to run, or -1 to hand the call over. */
-static int scan_choose(bufpool_coll_id_t id, size_t count, struct ompi_datatype_t *dtype, int size)
+/* Scan and exscan share their entry: the plan, then the chain or recursive
+ * doubling of their kind.  Returns BUFPOOL_ENTRY_PREVIOUS without running
+ * anything when the caller must hand the call over (*rc unset). */
+static bufpool_entry_t scan_family(bufpool_coll_id_t id, const void *sbuf, void *rbuf, int count,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm,
+                                   mca_coll_bufpool_module_t *module, int *rc)
 {
     const bool exclusive = BUFPOOL_COLL_exscan == id;
-    const int chain = exclusive ? BUFPOOL_EXSCAN_CHAIN : BUFPOOL_SCAN_CHAIN;
-    const int rd = exclusive ? BUFPOOL_EXSCAN_RECURSIVE_DOUBLING : BUFPOOL_SCAN_RECURSIVE_DOUBLING;
+    const size_t n = count > 0 ? (size_t)count : 0;
     size_t type_size;
     ptrdiff_t gap;
+    bufpool_plan_t plan;
 
     ompi_datatype_type_size(dtype, &type_size);
-    const size_t bytes = type_size * count;
-    if (bytes < COMPONENT->min_size) {
-        return -1;
+    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .count = n,
+                                 .bytes = type_size * n,
+                                 .span = bufpool_span(dtype, n, &gap),
+                                 .commute = ompi_op_is_commute(op)};
+    bufpool_entry_t entry = bufpool_enter(id, &call, comm, &plan);
+    if (BUFPOOL_ENTRY_RUN != entry) {
+        *rc = OMPI_SUCCESS;
+        return entry;
     }
-    int alg = bufpool_forced_algorithm(id);
-    if (BUFPOOL_ALG_AUTO == alg) {
-        if (exclusive) {
-            return size >= EXSCAN_MIN_RANKS && bytes >= EXSCAN_MIN_BYTES ? chain : -1;
-        }
-        return bytes >= (2 == size ? SCAN_TWO_RANKS_MIN_BYTES : SCAN_MIN_BYTES) ? chain : -1;
+    if ((exclusive ? BUFPOOL_EXSCAN_RECURSIVE_DOUBLING : BUFPOOL_SCAN_RECURSIVE_DOUBLING) ==
+        plan.alg) {
+        *rc = scan_recursive_doubling(sbuf, rbuf, n, dtype, op, comm, exclusive);
+    } else {
+        *rc =
+            (exclusive ? exscan_chain : scan_chain)(sbuf, rbuf, n, dtype, op, &plan, comm, module);
     }
-    /* Recursive doubling holds two whole messages of scratch. */
-    const size_t bound = COMPONENT->segment_size * (size_t)COMPONENT->pipeline_depth;
-    if (rd == alg && 2 * bufpool_span(dtype, count, &gap) > bound) {
-        return -1;
-    }
-    return alg;
+    return entry;
 }
 
 int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -346,19 +345,12 @@ int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, int count, struct ompi_d
                           mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-
-    if (count <= 0) {
-        return OMPI_SUCCESS;
-    }
-    int alg = scan_choose(BUFPOOL_COLL_scan, (size_t)count, dtype, ompi_comm_size(comm));
-    if (alg < 0) {
+    int rc;
+    if (BUFPOOL_ENTRY_PREVIOUS ==
+        scan_family(BUFPOOL_COLL_scan, sbuf, rbuf, count, dtype, op, comm, module, &rc)) {
         return BUFPOOL_FALLBACK(module, scan, sbuf, rbuf, count, dtype, op, comm);
     }
-    bufpool_count_call(BUFPOOL_COLL_scan);
-    if (BUFPOOL_SCAN_RECURSIVE_DOUBLING == alg) {
-        return scan_recursive_doubling(sbuf, rbuf, (size_t)count, dtype, op, comm, false);
-    }
-    return scan_chain(sbuf, rbuf, (size_t)count, dtype, op, comm, module);
+    return rc;
 }
 
 int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -366,17 +358,10 @@ int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, int count, struct ompi
                             mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-
-    if (count <= 0) {
-        return OMPI_SUCCESS;
-    }
-    int alg = scan_choose(BUFPOOL_COLL_exscan, (size_t)count, dtype, ompi_comm_size(comm));
-    if (alg < 0) {
+    int rc;
+    if (BUFPOOL_ENTRY_PREVIOUS ==
+        scan_family(BUFPOOL_COLL_exscan, sbuf, rbuf, count, dtype, op, comm, module, &rc)) {
         return BUFPOOL_FALLBACK(module, exscan, sbuf, rbuf, count, dtype, op, comm);
     }
-    bufpool_count_call(BUFPOOL_COLL_exscan);
-    if (BUFPOOL_EXSCAN_RECURSIVE_DOUBLING == alg) {
-        return scan_recursive_doubling(sbuf, rbuf, (size_t)count, dtype, op, comm, true);
-    }
-    return exscan_chain(sbuf, rbuf, (size_t)count, dtype, op, comm, module);
+    return rc;
 }

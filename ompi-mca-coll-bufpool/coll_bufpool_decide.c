@@ -1,0 +1,359 @@
+/*
+ * coll/bufpool decisions, one function per collective (see
+ * coll_bufpool_decide.h).  The thresholds of "auto" and the measurements
+ * behind them are here; the algorithms are in their families' files.
+ *
+ * Machine of the measurements: one node, 2 cores, shared memory (vader),
+ * p = 2 and p = 4 (oversubscribed); "x tuned" is bufpool's time over
+ * coll/tuned's.  Rules for many processes are not measured (2 cores).
+ */
+#include "coll_bufpool_decide.h"
+
+#include <stdint.h>
+
+void bufpool_plan_init(bufpool_plan_t *plan, const bufpool_tuning_t *tuning, int alg)
+{
+    plan->alg = alg;
+    plan->seg_bytes = tuning->segment_size;
+    plan->depth = tuning->pipeline_depth;
+    plan->scratch_bound = tuning->segment_size * (size_t)tuning->pipeline_depth;
+    plan->why = BUFPOOL_ALG_AUTO == alg ? "auto" : "forced";
+}
+
+static void hand_over(bufpool_plan_t *plan, const char *why)
+{
+    plan->alg = BUFPOOL_ALG_PREVIOUS;
+    plan->why = why;
+}
+
+/* At 2 ranks out of place every unit of the pairwise reduce-scatter stream
+ * (and of rsag's allgather) is received straight into the result, so
+ * segments cost no scratch and may be larger.  Every rank agrees: MPI's
+ * MPI_IN_PLACE is all-or-none for allreduce and reduce_scatter(_block). */
+static void pairwise_stream_segments(const bufpool_call_t *call, bufpool_plan_t *plan)
+{
+    if (2 == call->comm_size && !call->in_place) {
+        plan->seg_bytes *= BUFPOOL_DIRECT_SEGMENT_FACTOR;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* allreduce.  Auto leaves 4K to 8K messages on 2 and 3 processes to the
+ * previous module: a whole 4K message is just past shared memory's eager
+ * limit, so recursive doubling pays a rendezvous (1.45 x tuned), tuned's
+ * ring sends eager halves, and rsag's fixed costs still show (1.08 x).
+ * The scratch at stake is a few KiB. */
+#define ALLREDUCE_PREV_MIN ((size_t)4 << 10)
+#define ALLREDUCE_PREV_MAX ((size_t)8 << 10)
+
+void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                              int forced, bufpool_plan_t *plan)
+{
+    bufpool_plan_init(plan, tuning, forced);
+    if (BUFPOOL_ALG_AUTO == forced) {
+        if (call->comm_size < 4 && call->bytes >= ALLREDUCE_PREV_MIN &&
+            call->bytes < ALLREDUCE_PREV_MAX) {
+            hand_over(plan, "auto: 4K-8K on fewer than 4 processes");
+            return;
+        }
+        plan->alg = (call->span <= tuning->small_size || call->count < (size_t)call->comm_size ||
+                     !call->commute)
+                        ? BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING
+                        : BUFPOOL_ALLREDUCE_RSAG;
+    }
+    /* recursive_doubling needs a whole message of scratch: only within the
+     * bound.  rsag reorders the reduction: commutative operations only. */
+    if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg && call->span > plan->scratch_bound) {
+        hand_over(plan, "recursive_doubling needs the message within depth x segment_size");
+    } else if (BUFPOOL_ALLREDUCE_RSAG == plan->alg && !call->commute) {
+        hand_over(plan, "rsag needs a commutative operation");
+    } else if (BUFPOOL_ALLREDUCE_RSAG == plan->alg) {
+        pairwise_stream_segments(call, plan);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* reduce (see coll_bufpool_reduce.c's header for the measurements). */
+#define REDUCE_MIN_RANKS            3
+#define REDUCE_MIN_BYTES            ((size_t)4 << 10)
+#define REDUCE_BINARY_MAX_BYTES     ((size_t)256 << 10)
+#define REDUCE_RSG_MIN_BYTES        ((size_t)512 << 10)
+#define REDUCE_NONCOMMUTE_MIN_BYTES ((size_t)1 << 20)
+
+static int reduce_auto(size_t bytes, int size, bool commute)
+{
+    if (size < REDUCE_MIN_RANKS) {
+        return BUFPOOL_ALG_PREVIOUS;
+    }
+    if (!commute) {
+        return bytes >= REDUCE_NONCOMMUTE_MIN_BYTES ? BUFPOOL_REDUCE_CHAIN : BUFPOOL_ALG_PREVIOUS;
+    }
+    if (bytes < REDUCE_MIN_BYTES) {
+        return BUFPOOL_ALG_PREVIOUS;
+    }
+    if (bytes < REDUCE_BINARY_MAX_BYTES) {
+        return BUFPOOL_REDUCE_BINARY;
+    }
+    return bytes >= REDUCE_RSG_MIN_BYTES ? BUFPOOL_REDUCE_RSG : BUFPOOL_ALG_PREVIOUS;
+}
+
+void bufpool_decide_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                           bufpool_plan_t *plan)
+{
+    bufpool_plan_init(plan, tuning, forced);
+    if (BUFPOOL_ALG_AUTO == forced) {
+        plan->alg = reduce_auto(call->bytes, call->comm_size, call->commute);
+        if (plan->alg < 0) {
+            hand_over(plan, "auto: the previous module's is faster");
+            return;
+        }
+    }
+    /* Only the chain keeps rank order. */
+    if (BUFPOOL_REDUCE_CHAIN != plan->alg && !call->commute) {
+        hand_over(plan, "only chain serves a non-commutative operation");
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* bcast.  Auto, measured at p = 2 and 4:
+ * - linear: the root posts a send to every rank at once; each receiver
+ *   copies for itself, and no relay has to be scheduled before the data
+ *   moves on (at p = 4 binomial is 15-40% slower than linear from 16 KiB
+ *   to 256 KiB; up to BUFPOOL_INLINE_SEND_MAX bytes, where the root's sends
+ *   return at once, linear takes 0.15 x tuned's time);
+ * - except between BUFPOOL_INLINE_SEND_MAX and BCAST_EAGER_MAX bytes:
+ *   there an eager send completes only once its receiver has taken the
+ *   fragment, so the root of linear waits for all p - 1 receivers to be
+ *   scheduled (1.09-1.19 x tuned at 512 B - 2 KiB) and binomial, which
+ *   waits for log2(p) of them, does better (1.01-1.07 x, within the noise);
+ * - from BCAST_LINEAR_MAX_BYTES on the pipelined chain wins: a segment is
+ *   read from cache by the next rank right after it lands (0.75-0.82 x
+ *   tuned's unsegmented chain from 4 MiB on at p = 4);
+ * - from BCAST_BINOMIAL_MIN_RANKS on, latency-bound messages (up to
+ *   small_size) take log2(p) steps instead of p - 1 sends from the root
+ *   (not measured);
+ * - from BCAST_SAG_MIN_RANKS on, scatter_allgather moves 2 (p-1)/p of the
+ *   message per rank instead of the chain's p - 1 hops (not measured). */
+#define BCAST_LINEAR_MAX_BYTES   ((size_t)1 << 20)
+#define BCAST_EAGER_MAX          4096 /* btl_vader_eager_limit */
+#define BCAST_BINOMIAL_MIN_RANKS 8
+#define BCAST_SAG_MIN_RANKS      16
+
+void bufpool_decide_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                          bufpool_plan_t *plan)
+{
+    const int p = call->comm_size;
+    const size_t bytes = call->bytes;
+    bufpool_plan_init(plan, tuning, forced);
+    if (BUFPOOL_ALG_AUTO != forced) {
+        return;
+    }
+    if ((p >= BCAST_BINOMIAL_MIN_RANKS && bytes <= tuning->small_size) ||
+        (p > 2 && bytes > BUFPOOL_INLINE_SEND_MAX && bytes <= BCAST_EAGER_MAX)) {
+        plan->alg = BUFPOOL_BCAST_BINOMIAL;
+    } else if (2 == p || bytes < BCAST_LINEAR_MAX_BYTES) {
+        plan->alg = BUFPOOL_BCAST_LINEAR;
+    } else if (p < BCAST_SAG_MIN_RANKS) {
+        plan->alg = BUFPOOL_BCAST_CHAIN;
+    } else {
+        plan->alg = BUFPOOL_BCAST_SCATTER_ALLGATHER;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* allgather.  Up to ALLGATHER_DIRECT_MAX_BYTES per block, posting
+ * everything at once (direct) beats the ring's p - 1 dependent steps on
+ * sizes that are not powers of two. */
+#define ALLGATHER_DIRECT_MAX_BYTES ((size_t)64 << 10)
+
+void bufpool_decide_allgather(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                              int forced, bufpool_plan_t *plan)
+{
+    const int p = call->comm_size;
+    const bool pof2 = 0 == (p & (p - 1));
+    bufpool_plan_init(plan, tuning, forced);
+    if (BUFPOOL_ALG_AUTO == forced) {
+        if (pof2) {
+            plan->alg = BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING;
+        } else if (call->bytes <= ALLGATHER_DIRECT_MAX_BYTES) {
+            plan->alg = BUFPOOL_ALLGATHER_DIRECT;
+        } else {
+            plan->alg = BUFPOOL_ALLGATHER_RING;
+        }
+    }
+    if (BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING == plan->alg && !pof2) {
+        hand_over(plan, "recursive_doubling needs a power-of-two size");
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* reduce_scatter(_block): the pairwise stream only (commutative
+ * operations); auto leaves small inputs (bytes of the whole input) to the
+ * previous module (see coll_bufpool_reduce_scatter.c's header). */
+#define RS_TWO_RANKS_MIN_BYTES  ((size_t)4 << 10)
+#define RS_MIN_BYTES            ((size_t)32 << 10)
+#define RSB_TWO_RANKS_MIN_BYTES ((size_t)4 << 10)
+#define RSB_MIN_BYTES           ((size_t)1 << 10)
+
+static void decide_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                            size_t two_ranks_min, size_t min, bufpool_plan_t *plan)
+{
+    bufpool_plan_init(plan, tuning, forced);
+    if (!call->commute) {
+        hand_over(plan, "pairwise needs a commutative operation");
+        return;
+    }
+    if (BUFPOOL_ALG_AUTO == forced) {
+        if (call->bytes < (2 == call->comm_size ? two_ranks_min : min)) {
+            hand_over(plan, "auto: small input, the previous module's is faster");
+            return;
+        }
+        plan->alg = 1; /* pairwise */
+    }
+    pairwise_stream_segments(call, plan);
+}
+
+void bufpool_decide_reduce_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                                   int forced, bufpool_plan_t *plan)
+{
+    decide_pairwise(call, tuning, forced, RS_TWO_RANKS_MIN_BYTES, RS_MIN_BYTES, plan);
+}
+
+void bufpool_decide_reduce_scatter_block(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                                         int forced, bufpool_plan_t *plan)
+{
+    decide_pairwise(call, tuning, forced, RSB_TWO_RANKS_MIN_BYTES, RSB_MIN_BYTES, plan);
+}
+
+/* ---------------------------------------------------------------------- */
+/* alltoall.  Auto: below ALLTOALL_PAIRWISE_MIN_RANKS every transfer is
+ * posted at once (linear): at p = 4, pairwise is 1.08-1.34 x tuned from
+ * 16 KiB to 16 MiB while linear matches it at every size.  With many
+ * ranks, large blocks go pairwise so that a rank copies from one peer at a
+ * time (as tuned does; not measured).  In place at p = 2 up to
+ * ALLTOALL_INPLACE_P2_MAX_PREV bytes auto hands the call over: the whole
+ * exchange takes 1-2 us and taking and returning a pooled buffer costs
+ * 50-70 ns of it (1.03-1.06 x tuned at 1 B - 1 KiB, 1.00-1.01 x with
+ * malloc instead of the pool; 1.01 x at 2 KiB, 0.90 x at 4 KiB), while
+ * tuned's one-exchange in-place algorithm has nothing to save at p = 2.
+ * At p = 4 the linear in-place form takes 0.50-0.65 x tuned's time there. */
+#define ALLTOALL_PAIRWISE_MIN_RANKS  16
+#define ALLTOALL_LINEAR_MAX_BYTES    ((size_t)64 << 10)
+#define ALLTOALL_INPLACE_P2_MAX_PREV 1024
+
+void bufpool_decide_alltoall(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                             bufpool_plan_t *plan)
+{
+    const int p = call->comm_size;
+    const size_t bytes = call->bytes;
+    bufpool_plan_init(plan, tuning, forced);
+    /* In place, linear keeps a copy of the p - 1 outgoing blocks. */
+    const bool copy_fits = bytes <= plan->scratch_bound / (size_t)(p - 1);
+    if (BUFPOOL_ALG_AUTO == forced) {
+        if (call->in_place && 2 == p && bytes <= ALLTOALL_INPLACE_P2_MAX_PREV) {
+            hand_over(plan, "auto: small in-place exchange at 2 ranks");
+            return;
+        }
+        plan->alg = (p >= ALLTOALL_PAIRWISE_MIN_RANKS && bytes > ALLTOALL_LINEAR_MAX_BYTES) ||
+                            (call->in_place && !copy_fits)
+                        ? BUFPOOL_ALLTOALL_PAIRWISE
+                        : BUFPOOL_ALLTOALL_LINEAR;
+    }
+    if (call->in_place && BUFPOOL_ALLTOALL_LINEAR == plan->alg && !copy_fits) {
+        hand_over(plan, "linear in place needs the p-1 blocks within depth x segment_size");
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* gather and scatter.  Measured at p = 2 and 4, linear is 0.55-1.04 x
+ * tuned at every size and root: the root's copies are the whole cost of a
+ * large gather or scatter and linear does them straight between user
+ * buffers, while a relay adds a copy and, when oversubscribed, a
+ * scheduling delay per hop.  The tree only pays when the root would
+ * otherwise handle many small messages: from ROOTED_BINOMIAL_MIN_RANKS
+ * ranks on, blocks up to ROOTED_BINOMIAL_MAX_BYTES (not measured).
+ * Auto leaves large gathers on 2 and 3 processes to the previous module:
+ * tuned's linear_sync needs no scratch there either, and its synchronised
+ * transfers measured 1.1 to 1.3 x faster than our linear from 128K up. */
+#define ROOTED_BINOMIAL_MAX_BYTES ((size_t)2 << 10)
+#define ROOTED_BINOMIAL_MIN_RANKS 8
+#define GATHER_PREV_MIN_BYTES     ((size_t)64 << 10)
+
+static void decide_rooted(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                          int binomial, int linear, bufpool_plan_t *plan)
+{
+    bufpool_plan_init(plan, tuning, forced);
+    if (BUFPOOL_ALG_AUTO == forced) {
+        plan->alg =
+            call->comm_size >= ROOTED_BINOMIAL_MIN_RANKS && call->bytes <= ROOTED_BINOMIAL_MAX_BYTES
+                ? binomial
+                : linear;
+    }
+}
+
+void bufpool_decide_gather(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                           bufpool_plan_t *plan)
+{
+    if (BUFPOOL_ALG_AUTO == forced && call->comm_size < 4 && call->bytes >= GATHER_PREV_MIN_BYTES) {
+        bufpool_plan_init(plan, tuning, forced);
+        hand_over(plan, "large gather on fewer than 4 processes: the previous module's is faster");
+        return;
+    }
+    decide_rooted(call, tuning, forced, BUFPOOL_GATHER_BINOMIAL, BUFPOOL_GATHER_LINEAR, plan);
+}
+
+void bufpool_decide_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                            bufpool_plan_t *plan)
+{
+    decide_rooted(call, tuning, forced, BUFPOOL_SCATTER_BINOMIAL, BUFPOOL_SCATTER_LINEAR, plan);
+}
+
+/* ---------------------------------------------------------------------- */
+/* scan and exscan: auto runs the chain from a size on (see
+ * coll_bufpool_scan.c's header), and recursive doubling, which holds two
+ * whole messages of scratch, only when forced and within the bound. */
+#define SCAN_TWO_RANKS_MIN_BYTES ((size_t)4 << 10)
+#define SCAN_MIN_BYTES           ((size_t)16 << 10)
+#define EXSCAN_MIN_RANKS         3
+#define EXSCAN_MIN_BYTES         ((size_t)128 << 10)
+
+static void decide_scan(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                        bool serves_auto, int chain, int rd, bufpool_plan_t *plan)
+{
+    bufpool_plan_init(plan, tuning, forced);
+    if (BUFPOOL_ALG_AUTO == forced) {
+        if (serves_auto) {
+            plan->alg = chain;
+        } else {
+            hand_over(plan, "auto: the previous module's is faster");
+        }
+        return;
+    }
+    if (rd == plan->alg && 2 * call->span > plan->scratch_bound) {
+        hand_over(plan, "recursive_doubling needs two messages within depth x segment_size");
+    }
+}
+
+void bufpool_decide_scan(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                         bufpool_plan_t *plan)
+{
+    const bool serves =
+        call->bytes >= (2 == call->comm_size ? SCAN_TWO_RANKS_MIN_BYTES : SCAN_MIN_BYTES);
+    decide_scan(call, tuning, forced, serves, BUFPOOL_SCAN_CHAIN, BUFPOOL_SCAN_RECURSIVE_DOUBLING,
+                plan);
+}
+
+void bufpool_decide_exscan(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                           bufpool_plan_t *plan)
+{
+    const bool serves = call->comm_size >= EXSCAN_MIN_RANKS && call->bytes >= EXSCAN_MIN_BYTES;
+    decide_scan(call, tuning, forced, serves, BUFPOOL_EXSCAN_CHAIN,
+                BUFPOOL_EXSCAN_RECURSIVE_DOUBLING, plan);
+}
+
+/* ---------------------------------------------------------------------- */
+
+#define BUFPOOL_DECIDE_ENTRY(name) [BUFPOOL_COLL_##name] = bufpool_decide_##name,
+const bufpool_decide_fn bufpool_decide[BUFPOOL_NCOLLS] = {
+    BUFPOOL_FOREACH_COLL(BUFPOOL_DECIDE_ENTRY)};
+#undef BUFPOOL_DECIDE_ENTRY

@@ -1,0 +1,137 @@
+/*
+ * coll/bufpool decisions: which algorithm serves a call, and with which
+ * pipeline geometry.
+ *
+ * One function per collective, bufpool_decide_<coll>, all in
+ * coll_bufpool_decide.c.  Each takes what the call looks like
+ * (bufpool_call_t: communicator size, message bytes, commutativity, ...),
+ * the tuning parameters (bufpool_tuning_t) and the algorithm the user
+ * forced (or BUFPOOL_ALG_AUTO), and fills a plan: the algorithm, or
+ * BUFPOOL_ALG_PREVIOUS to hand the call to the module selected before
+ * bufpool, the segment size, the pipeline depth and the scratch bound, and
+ * a short reason (shown at coll_bufpool_verbose >= 2).
+ *
+ * This header and coll_bufpool_decide.c need no Open MPI: the decisions
+ * can be unit tested, and replaced by a performance model, on their own.
+ * Every rank of a call must reach the same decision from the same inputs.
+ */
+#ifndef MCA_COLL_BUFPOOL_DECIDE_H
+#define MCA_COLL_BUFPOOL_DECIDE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The collectives bufpool implements: X(name). */
+#define BUFPOOL_FOREACH_COLL(X)                                                                    \
+    X(allreduce)                                                                                   \
+    X(reduce)                                                                                      \
+    X(bcast)                                                                                       \
+    X(allgather)                                                                                   \
+    X(reduce_scatter)                                                                              \
+    X(reduce_scatter_block)                                                                        \
+    X(alltoall)                                                                                    \
+    X(gather)                                                                                      \
+    X(scatter)                                                                                     \
+    X(scan)                                                                                        \
+    X(exscan)
+
+#define BUFPOOL_COLL_ID(name) BUFPOOL_COLL_##name,
+typedef enum { BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_ID) BUFPOOL_NCOLLS } bufpool_coll_id_t;
+#undef BUFPOOL_COLL_ID
+
+/* Upper bound of coll_bufpool_pipeline_depth. */
+#define BUFPOOL_MAX_DEPTH 64
+/* Upper bound on the algorithms of one collective, "auto" included. */
+#define BUFPOOL_MAX_ALGORITHMS 8
+/* Algorithm 0 of every collective is "auto". */
+#define BUFPOOL_ALG_AUTO 0
+/* A plan's algorithm when the call goes to the previous module. */
+#define BUFPOOL_ALG_PREVIOUS (-1)
+
+/* Algorithms of each collective; the names, in the same order, are in
+ * coll_bufpool_component.c (mca_coll_bufpool_algorithm_names). */
+enum { BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING = 1, BUFPOOL_ALLREDUCE_RSAG };
+enum { BUFPOOL_REDUCE_CHAIN = 1, BUFPOOL_REDUCE_BINARY, BUFPOOL_REDUCE_RSG };
+enum {
+    BUFPOOL_BCAST_BINOMIAL = 1,
+    BUFPOOL_BCAST_CHAIN,
+    BUFPOOL_BCAST_SCATTER_ALLGATHER,
+    BUFPOOL_BCAST_LINEAR
+};
+enum { BUFPOOL_ALLGATHER_RING = 1, BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING, BUFPOOL_ALLGATHER_DIRECT };
+enum { BUFPOOL_REDUCE_SCATTER_PAIRWISE = 1 };
+enum { BUFPOOL_REDUCE_SCATTER_BLOCK_PAIRWISE = 1 };
+enum { BUFPOOL_ALLTOALL_PAIRWISE = 1, BUFPOOL_ALLTOALL_LINEAR };
+enum { BUFPOOL_GATHER_BINOMIAL = 1, BUFPOOL_GATHER_LINEAR };
+enum { BUFPOOL_SCATTER_BINOMIAL = 1, BUFPOOL_SCATTER_LINEAR };
+enum { BUFPOOL_SCAN_CHAIN = 1, BUFPOOL_SCAN_RECURSIVE_DOUBLING };
+enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
+
+/* Small sends whose receiver never waits for anything but them go out
+ * blocking, so that the PML may send them inline (coll_bufpool_pipeline.h,
+ * bufpool_reqs_send_small_now).  The bound is vader's
+ * btl_vader_max_inline_send (256); bcast's auto choice depends on it too. */
+#define BUFPOOL_INLINE_SEND_MAX 256
+
+/* Transfers that need no scratch (2-rank pairwise reduce-scatter out of
+ * place) use segments this many times segment_size: fewer rendezvous
+ * handshakes, the same overlap (measured 0.73-0.80x tuned at 512K-8M with
+ * 1M segments against 0.89-1.14x with 128K). */
+#define BUFPOOL_DIRECT_SEGMENT_FACTOR 8
+
+/* The tuning parameters, as checked at MPI_Init (one snapshot per call). */
+typedef struct bufpool_tuning {
+    size_t segment_size; /* coll_bufpool_segment_size                 */
+    int pipeline_depth;  /* coll_bufpool_pipeline_depth (1..MAX_DEPTH) */
+    size_t min_size;     /* below: previous module                    */
+    size_t small_size;   /* up to: latency-bound algorithms (auto)    */
+} bufpool_tuning_t;
+
+/* What a call looks like, as far as choosing goes. */
+typedef struct bufpool_call {
+    int comm_size;
+    size_t count;  /* elements (reductions and scans; else 0)          */
+    size_t bytes;  /* message bytes per process (per block for the
+                      gathers, scatters, allgather and alltoall; the
+                      whole input of reduce_scatter(_block))            */
+    size_t span;   /* scratch bytes of the whole message (allreduce,
+                      scan, exscan; else 0)                             */
+    bool commute;  /* the operation is commutative (else true)        */
+    bool in_place; /* MPI_IN_PLACE (allreduce, reduce_scatter, alltoall) */
+} bufpool_call_t;
+
+/* How a call runs. */
+typedef struct bufpool_plan {
+    int alg;              /* an algorithm, or BUFPOOL_ALG_PREVIOUS          */
+    size_t seg_bytes;     /* bytes of scratch per pipeline segment          */
+    int depth;            /* segments in flight per stream                  */
+    size_t scratch_bound; /* segment_size x pipeline_depth: the most scratch
+                             one call holds                                 */
+    const char *why;      /* reason, for coll_bufpool_verbose >= 2           */
+} bufpool_plan_t;
+
+typedef void (*bufpool_decide_fn)(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                                  int forced, bufpool_plan_t *plan);
+
+/* The plan every decision starts from: alg, the tuning's segment size and
+ * depth, their product as the bound, no reason yet. */
+void bufpool_plan_init(bufpool_plan_t *plan, const bufpool_tuning_t *tuning, int alg);
+
+#define BUFPOOL_DECIDE_DECL(name)                                                                  \
+    void bufpool_decide_##name(const bufpool_call_t *call, const bufpool_tuning_t *tuning,         \
+                               int forced, bufpool_plan_t *plan);
+BUFPOOL_FOREACH_COLL(BUFPOOL_DECIDE_DECL)
+#undef BUFPOOL_DECIDE_DECL
+
+/* bufpool_decide_<coll> indexed by bufpool_coll_id_t. */
+extern const bufpool_decide_fn bufpool_decide[BUFPOOL_NCOLLS];
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCA_COLL_BUFPOOL_DECIDE_H */

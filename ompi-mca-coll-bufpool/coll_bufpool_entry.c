@@ -1,0 +1,68 @@
+/*
+ * The entry path of every bufpool collective: the preamble they share
+ * (emptiness, min_size, forced or auto algorithm, applicability, the
+ * explanation and the counters), so that a collective's entry point only
+ * describes its call and runs the plan it gets back.
+ */
+#include "coll_bufpool.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ompi/mca/coll/base/base.h"
+#include "opal/util/output.h"
+
+#define COMPONENT (&mca_coll_bufpool_component)
+
+/* Collectives whose empty call still goes through selection and is counted
+ * (as it always has); the others (reductions and scans) return at once. */
+static const bool empty_call_counted[BUFPOOL_NCOLLS] = {
+    [BUFPOOL_COLL_bcast] = true,  [BUFPOOL_COLL_allgather] = true, [BUFPOOL_COLL_alltoall] = true,
+    [BUFPOOL_COLL_gather] = true, [BUFPOOL_COLL_scatter] = true,
+};
+
+static void explain(bufpool_coll_id_t id, const bufpool_plan_t *plan, size_t bytes,
+                    struct ompi_communicator_t *comm)
+{
+    const char *alg =
+        plan->alg < 0 ? "previous module" : mca_coll_bufpool_algorithm_names[id][plan->alg];
+    char forced[64];
+    const char *why = plan->why;
+    if (0 == strcmp(why, "forced")) {
+        snprintf(forced, sizeof(forced), "forced by coll_bufpool_%s_algorithm",
+                 mca_coll_bufpool_coll_names[id]);
+        why = forced;
+    }
+    /* Framework verbosity, as the other coll components log theirs. */
+    opal_output_verbose(20, ompi_coll_base_framework.framework_output,
+                        "coll:bufpool: %s of %zu bytes per rank on %s (%d ranks): %s (%s)",
+                        mca_coll_bufpool_coll_names[id], bytes, comm->c_name, ompi_comm_size(comm),
+                        alg, why);
+    if (COMPONENT->verbose >= 2) {
+        opal_output(0, "coll_bufpool: %s of %zu bytes per rank on %s (%d ranks, rank %d): %s (%s)",
+                    mca_coll_bufpool_coll_names[id], bytes, comm->c_name, ompi_comm_size(comm),
+                    ompi_comm_rank(comm), alg, why);
+    }
+}
+
+bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const bufpool_call_t *call,
+                              struct ompi_communicator_t *comm, bufpool_plan_t *plan)
+{
+    const bufpool_tuning_t *tuning = &COMPONENT->tuning;
+
+    if (!empty_call_counted[id] && 0 == call->count) {
+        return BUFPOOL_ENTRY_DONE;
+    }
+    if (call->bytes < tuning->min_size) {
+        bufpool_plan_init(plan, tuning, BUFPOOL_ALG_PREVIOUS);
+        plan->why = "below coll_bufpool_min_size";
+    } else {
+        bufpool_decide[id](call, tuning, COMPONENT->coll[id].algorithm, plan);
+    }
+    explain(id, plan, call->bytes, comm);
+    if (plan->alg < 0) {
+        return BUFPOOL_ENTRY_PREVIOUS;
+    }
+    bufpool_count_call(id);
+    return empty_call_counted[id] && 0 == call->bytes ? BUFPOOL_ENTRY_DONE : BUFPOOL_ENTRY_RUN;
+}

@@ -1,0 +1,192 @@
+/*
+ * The decisions of coll/bufpool (ompi-mca-coll-bufpool/coll_bufpool_decide.c)
+ * without MPI: for each collective, the algorithm "auto" picks (or the hand
+ * over to the previous module) at sizes either side of each threshold, what
+ * a forced algorithm that cannot serve a call does, and the plan's geometry.
+ * The expected values are the documented rules (see the comments in
+ * coll_bufpool_decide.c), written out here independently.
+ */
+#include "coll_bufpool_decide.h"
+
+#include "unit.h"
+
+#define K ((size_t)1 << 10)
+#define M ((size_t)1 << 20)
+
+static const bufpool_tuning_t dflt = {
+    .segment_size = 128 * K, .pipeline_depth = 4, .min_size = 0, .small_size = 16 * K};
+
+static bufpool_plan_t decide(bufpool_coll_id_t id, int forced, int p, size_t bytes, bool commute,
+                             bool in_place)
+{
+    /* Reductions: count elements of 4 bytes, span = bytes. */
+    const bufpool_call_t call = {.comm_size = p,
+                                 .count = bytes / 4,
+                                 .bytes = bytes,
+                                 .span = bytes,
+                                 .commute = commute,
+                                 .in_place = in_place};
+    bufpool_plan_t plan;
+    bufpool_decide[id](&call, &dflt, forced, &plan);
+    UNIT_CHECK(NULL != plan.why);
+    return plan;
+}
+
+#define ALG(id, forced, p, bytes, commute, in_place)                                               \
+    decide(BUFPOOL_COLL_##id, forced, p, bytes, commute, in_place).alg
+
+static void test_plan_geometry(void)
+{
+    bufpool_plan_t plan;
+    bufpool_plan_init(&plan, &dflt, BUFPOOL_ALG_AUTO);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
+    UNIT_CHECK_EQ_U64(plan.depth, 4);
+    UNIT_CHECK_EQ_U64(plan.scratch_bound, 512 * K);
+
+    /* The 2-rank pairwise stream out of place needs no scratch: 8 x segments. */
+    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 2, 1 * M, true, false);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 1 * M);
+    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 2, 1 * M, true, true);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
+    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 3, 1 * M, true, false);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
+    plan = decide(BUFPOOL_COLL_reduce_scatter, BUFPOOL_ALG_AUTO, 2, 64 * K, true, false);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 1 * M);
+    plan = decide(BUFPOOL_COLL_bcast, BUFPOOL_ALG_AUTO, 2, 64 * M, true, false);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
+}
+
+static void test_allreduce(void)
+{
+    const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4 * K - 4, true, false),
+                      BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 8 * K - 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K, true, false),
+                      BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 8 * K, true, false),
+                      BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 16 * K + 4, true, false), BUFPOOL_ALLREDUCE_RSAG);
+    /* Non-commutative: recursive doubling within the bound, else hand over. */
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 512 * K, false, false),
+                      BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 512 * K + 4, false, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, BUFPOOL_ALLREDUCE_RSAG, 4, 1 * M, false, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, BUFPOOL_ALLREDUCE_RSAG, 2, 4 * K, true, false),
+                      BUFPOOL_ALLREDUCE_RSAG);
+}
+
+static void test_reduce(void)
+{
+    const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
+    UNIT_CHECK_EQ_U64(ALG(reduce, AUTO, 2, 1 * M, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce, AUTO, 4, 4 * K - 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce, AUTO, 4, 4 * K, true, false), BUFPOOL_REDUCE_BINARY);
+    UNIT_CHECK_EQ_U64(ALG(reduce, AUTO, 4, 300 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce, AUTO, 4, 512 * K, true, false), BUFPOOL_REDUCE_RSG);
+    UNIT_CHECK_EQ_U64(ALG(reduce, AUTO, 4, 1 * M - 4, false, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce, AUTO, 4, 1 * M, false, false), BUFPOOL_REDUCE_CHAIN);
+    UNIT_CHECK_EQ_U64(ALG(reduce, BUFPOOL_REDUCE_BINARY, 4, 1 * M, false, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce, BUFPOOL_REDUCE_CHAIN, 2, 4, false, false), BUFPOOL_REDUCE_CHAIN);
+}
+
+static void test_bcast(void)
+{
+    const int AUTO = BUFPOOL_ALG_AUTO;
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 1 * K, true, false), BUFPOOL_BCAST_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 64 * M, true, false), BUFPOOL_BCAST_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 256, true, false), BUFPOOL_BCAST_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 257, true, false), BUFPOOL_BCAST_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 4 * K, true, false), BUFPOOL_BCAST_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 4 * K + 1, true, false), BUFPOOL_BCAST_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 8, 16 * K, true, false), BUFPOOL_BCAST_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 8, 16 * K + 1, true, false), BUFPOOL_BCAST_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 1 * M, true, false), BUFPOOL_BCAST_CHAIN);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 16, 1 * M, true, false), BUFPOOL_BCAST_SCATTER_ALLGATHER);
+    UNIT_CHECK_EQ_U64(ALG(bcast, BUFPOOL_BCAST_CHAIN, 2, 1, true, false), BUFPOOL_BCAST_CHAIN);
+}
+
+static void test_allgather_alltoall(void)
+{
+    const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
+    UNIT_CHECK_EQ_U64(ALG(allgather, AUTO, 4, 1 * M, true, false),
+                      BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ALG(allgather, AUTO, 3, 64 * K, true, false), BUFPOOL_ALLGATHER_DIRECT);
+    UNIT_CHECK_EQ_U64(ALG(allgather, AUTO, 3, 64 * K + 1, true, false), BUFPOOL_ALLGATHER_RING);
+    UNIT_CHECK_EQ_U64(ALG(allgather, BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING, 3, 1, true, false), P);
+
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 2, 1 * K, true, true), P);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 2, 1 * K + 1, true, true), BUFPOOL_ALLTOALL_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 2, 1 * K, true, false), BUFPOOL_ALLTOALL_LINEAR);
+    /* In place, linear copies p - 1 blocks: within 512K / 3 at p = 4. */
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 170 * K, true, true), BUFPOOL_ALLTOALL_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 171 * K, true, true), BUFPOOL_ALLTOALL_PAIRWISE);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, BUFPOOL_ALLTOALL_LINEAR, 4, 171 * K, true, true), P);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 16 * M, true, false), BUFPOOL_ALLTOALL_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 16, 64 * K, true, false), BUFPOOL_ALLTOALL_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 16, 64 * K + 1, true, false), BUFPOOL_ALLTOALL_PAIRWISE);
+}
+
+static void test_reduce_scatter(void)
+{
+    const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 2, 4 * K - 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 2, 4 * K, true, false), 1);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 3, 32 * K - 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 3, 32 * K, true, false), 1);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, 1, 3, 4, false, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, 1, 3, 4, true, false), 1);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter_block, AUTO, 3, 1 * K - 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter_block, AUTO, 3, 1 * K, true, false), 1);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter_block, AUTO, 2, 2 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter_block, AUTO, 3, 1 * M, false, false), P);
+}
+
+static void test_rooted(void)
+{
+    const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 64 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 3, 64 * K - 1, true, false), BUFPOOL_GATHER_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 4, 64 * K, true, false), BUFPOOL_GATHER_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 2 * K, true, false), BUFPOOL_GATHER_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 2 * K + 1, true, false), BUFPOOL_GATHER_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(gather, BUFPOOL_GATHER_BINOMIAL, 2, 64 * K, true, false),
+                      BUFPOOL_GATHER_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ALG(scatter, AUTO, 2, 64 * K, true, false), BUFPOOL_SCATTER_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(scatter, AUTO, 8, 2 * K, true, false), BUFPOOL_SCATTER_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ALG(scatter, BUFPOOL_SCATTER_LINEAR, 8, 1, true, false),
+                      BUFPOOL_SCATTER_LINEAR);
+}
+
+static void test_scans(void)
+{
+    const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
+    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 2, 4 * K - 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 2, 4 * K, false, false), BUFPOOL_SCAN_CHAIN);
+    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 3, 16 * K - 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 3, 16 * K, true, false), BUFPOOL_SCAN_CHAIN);
+    /* Recursive doubling only when forced, with two messages in the bound. */
+    UNIT_CHECK_EQ_U64(ALG(scan, BUFPOOL_SCAN_RECURSIVE_DOUBLING, 3, 256 * K, true, false),
+                      BUFPOOL_SCAN_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ALG(scan, BUFPOOL_SCAN_RECURSIVE_DOUBLING, 3, 256 * K + 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(exscan, AUTO, 2, 1 * M, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(exscan, AUTO, 3, 128 * K - 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(exscan, AUTO, 3, 128 * K, true, false), BUFPOOL_EXSCAN_CHAIN);
+    UNIT_CHECK_EQ_U64(ALG(exscan, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING, 2, 4, true, false),
+                      BUFPOOL_EXSCAN_RECURSIVE_DOUBLING);
+}
+
+int main(void)
+{
+    test_plan_geometry();
+    test_allreduce();
+    test_reduce();
+    test_bcast();
+    test_allgather_alltoall();
+    test_reduce_scatter();
+    test_rooted();
+    test_scans();
+    return unit_finish("test_coll_decide");
+}
