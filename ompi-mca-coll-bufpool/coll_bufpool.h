@@ -51,6 +51,10 @@ typedef struct mca_coll_bufpool_component {
     char *segment_size_text;
     char *min_size_text;
     char *small_size_text;
+    char *model_links_text; /* coll_bufpool_model_links      */
+    char *model_links_file; /* coll_bufpool_model_links_file */
+    /* The cost model's link table, defaults overridden by the two above. */
+    struct bufpool_model_links model_links;
     /* segment_size, pipeline_depth, min_size, small_size as checked: read
      * only by bufpool_enter, which hands each call a plan built from them. */
     bufpool_tuning_t tuning;
@@ -86,6 +90,8 @@ typedef struct mca_coll_bufpool_module {
      * call instead of allocating per call. */
     ompi_request_t **req_cache;
     size_t req_cache_cap;
+    /* Hosts the communicator spans (bufpool_comm_hosts), for auto. */
+    int hosts;
 } mca_coll_bufpool_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);

@@ -172,6 +172,7 @@ int mca_coll_bufpool_allgather(const void *sbuf, int scount, struct ompi_datatyp
 
     ompi_datatype_type_size(rdtype, &rsize);
     const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .hosts = ((mca_coll_bufpool_module_t *)module)->hosts,
                                  .bytes = rsize * (size_t)(rcount > 0 ? rcount : 0),
                                  .commute = true};
     switch (bufpool_enter(BUFPOOL_COLL_allgather, &call, comm, &plan)) {

@@ -203,6 +203,7 @@ int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, int count,
 
     ompi_datatype_type_size(dtype, &type_size);
     const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .hosts = ((mca_coll_bufpool_module_t *)module)->hosts,
                                  .count = n,
                                  .bytes = type_size * n,
                                  .span = bufpool_span(dtype, n, &gap),

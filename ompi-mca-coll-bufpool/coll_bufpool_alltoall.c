@@ -254,6 +254,7 @@ int mca_coll_bufpool_alltoall(const void *sbuf, int scount, struct ompi_datatype
 
     ompi_datatype_type_size(rdtype, &rsize);
     const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .hosts = ((mca_coll_bufpool_module_t *)module)->hosts,
                                  .bytes = rsize * (size_t)(rcount > 0 ? rcount : 0),
                                  .commute = true,
                                  .in_place = in_place};

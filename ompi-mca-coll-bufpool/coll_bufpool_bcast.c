@@ -429,6 +429,7 @@ int mca_coll_bufpool_bcast(void *buf, int count, struct ompi_datatype_t *dtype, 
 
     ompi_datatype_type_size(dtype, &type_size);
     const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
+                                 .hosts = ((mca_coll_bufpool_module_t *)module)->hosts,
                                  .bytes = type_size * (size_t)(count > 0 ? count : 0),
                                  .commute = true};
     switch (bufpool_enter(BUFPOOL_COLL_bcast, &call, comm, &plan)) {

@@ -326,8 +326,11 @@ int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, int count, struct ompi
     bufpool_plan_t plan;
 
     ompi_datatype_type_size(dtype, &type_size);
-    const bufpool_call_t call = {
-        .comm_size = size, .count = n, .bytes = type_size * n, .commute = ompi_op_is_commute(op)};
+    const bufpool_call_t call = {.comm_size = size,
+                                 .hosts = ((mca_coll_bufpool_module_t *)module)->hosts,
+                                 .count = n,
+                                 .bytes = type_size * n,
+                                 .commute = ompi_op_is_commute(op)};
     switch (bufpool_enter(BUFPOOL_COLL_reduce, &call, comm, &plan)) {
         case BUFPOOL_ENTRY_DONE:
             return OMPI_SUCCESS;

@@ -5,6 +5,7 @@
  * bufpool's algorithms, and spot checks of Open MPI's fixed decision rules
  * against rows read from coll_tuned_decision_fixed.c (5.0.10).
  */
+#include "coll_bufpool_decide.h"
 #include "coll_bufpool_model.h"
 #include "unit/unit.h"
 
@@ -179,8 +180,79 @@ static void test_ompi_rules(void)
     }
 }
 
+/* The decision layer maps the model's index + 1 to bufpool's algorithm
+ * enums: bufpool's algorithms come first, in the enums' order. */
+static void test_enum_order(void)
+{
+    static const struct {
+        enum bufpool_model_coll coll;
+        int alg;
+        const char *name;
+    } map[] = {
+        {BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING, "recursive_doubling"},
+        {BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RSAG, "rsag"},
+        {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_CHAIN, "chain"},
+        {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_BINARY, "binary"},
+        {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_RSG, "rsg"},
+        {BUFPOOL_MODEL_BCAST, BUFPOOL_BCAST_BINOMIAL, "binomial"},
+        {BUFPOOL_MODEL_BCAST, BUFPOOL_BCAST_CHAIN, "chain"},
+        {BUFPOOL_MODEL_BCAST, BUFPOOL_BCAST_SCATTER_ALLGATHER, "scatter_allgather"},
+        {BUFPOOL_MODEL_BCAST, BUFPOOL_BCAST_LINEAR, "linear"},
+        {BUFPOOL_MODEL_ALLGATHER, BUFPOOL_ALLGATHER_RING, "ring"},
+        {BUFPOOL_MODEL_ALLGATHER, BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING, "recursive_doubling"},
+        {BUFPOOL_MODEL_ALLGATHER, BUFPOOL_ALLGATHER_DIRECT, "direct"},
+        {BUFPOOL_MODEL_REDUCE_SCATTER, BUFPOOL_REDUCE_SCATTER_PAIRWISE, "pairwise"},
+        {BUFPOOL_MODEL_ALLTOALL, BUFPOOL_ALLTOALL_PAIRWISE, "pairwise"},
+        {BUFPOOL_MODEL_ALLTOALL, BUFPOOL_ALLTOALL_LINEAR, "linear"},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(*map); i++) {
+        const struct bufpool_model_alg *a = bufpool_model_algs(map[i].coll);
+        UNIT_CHECK(0 == strcmp(a[map[i].alg - 1].name, map[i].name));
+        UNIT_CHECK(a[map[i].alg - 1].bufpool);
+    }
+}
+
+static void test_decisions(void)
+{
+    /* Across hosts auto follows the model; on one host the measured rules
+     * (no model reason). */
+    struct bufpool_model_links l;
+    bufpool_model_links_default(&l);
+    bufpool_tuning_t tuning = {128 * 1024, 4, 0, 64 * 1024, &l};
+    bufpool_call_t call = {.comm_size = 16,
+                           .hosts = 8,
+                           .count = 1 << 18,
+                           .bytes = 1 << 21,
+                           .span = 1 << 21,
+                           .commute = true};
+    bufpool_plan_t plan;
+    struct bufpool_model_topo topo = {16, 8, 128 * 1024};
+    int want = bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &topo, 1 << 21, 1, NULL) + 1;
+    bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(plan.alg == want);
+    UNIT_CHECK(NULL != strstr(plan.why, "model"));
+    call.hosts = 1;
+    bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(NULL == strstr(plan.why, "model"));
+    /* A non-commutative operation never gets rsag, whatever the model says. */
+    call.hosts = 8;
+    call.commute = false;
+    bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_ALLREDUCE_RSAG != plan.alg);
+    /* Forcing still wins across hosts. */
+    call.commute = true;
+    bufpool_decide_bcast(&call, &tuning, BUFPOOL_BCAST_CHAIN, &plan);
+    UNIT_CHECK(BUFPOOL_BCAST_CHAIN == plan.alg);
+    /* No table: the measured rules. */
+    tuning.links = NULL;
+    bufpool_decide_bcast(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(NULL == strstr(plan.why, "model"));
+}
+
 int main(void)
 {
+    test_enum_order();
+    test_decisions();
     test_parse();
     test_closed_forms();
     test_best();
