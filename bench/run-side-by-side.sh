@@ -36,6 +36,10 @@ Usage: $0 [options]
                        median call (p50; robust when other work shares the machine)
   --timeout SECONDS    per-job limit (default 1800); a hung job is killed and reported
   --mpirun-args "ARGS" extra arguments for every mpirun
+  --hosts H            multi-host mode: run on H emulated hosts (test/multihost/cluster.sh,
+                       network namespaces; needs root), built here and torn down at exit
+  --ppn N              ranks per host in multi-host mode (default 1); --np becomes H x N
+  --shape RATE         tc tbf rate on every host's link in multi-host mode (e.g. 1gbit)
   -h, --help           this message
 EOF
 }
@@ -65,6 +69,9 @@ out_dir=""
 job_timeout=1800
 extra_mpirun_args=""
 stat=avg
+mh_hosts=""
+mh_ppn=1
+mh_shape=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -83,6 +90,9 @@ while [ $# -gt 0 ]; do
         --timeout) job_timeout=${2:?--timeout needs seconds}; shift ;;
         --stat) stat=${2:?--stat needs avg or p50}; shift ;;
         --mpirun-args) extra_mpirun_args=${2?--mpirun-args needs a string}; shift ;;
+        --hosts) mh_hosts=${2:?--hosts needs a number}; shift ;;
+        --ppn) mh_ppn=${2:?--ppn needs a number}; shift ;;
+        --shape) mh_shape=${2:?--shape needs a rate}; shift ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option '$1'" ;;
     esac
@@ -208,6 +218,27 @@ job_config_args() {
         basic) echo "--mca coll basic,self,libnbc" ;;
     esac
 }
+
+# Multi-host mode: the emulated cluster, always torn down (see
+# docs/multihost.md); mpirun becomes the cluster's wrapper, which adds the
+# hosts, the TCP transport on the cluster's subnet and mpi_yield_when_idle.
+if [ -n "$mh_hosts" ]; then
+    mh_cluster=$srcdir/test/multihost/cluster.sh
+    BUFPOOL_CLUSTER_PREFIX=${BUFPOOL_CLUSTER_PREFIX:-bpb$$}
+    export BUFPOOL_CLUSTER_PREFIX
+    trap 'sh "$mh_cluster" down >/dev/null 2>&1' EXIT
+    trap 'exit 1' INT TERM HUP
+    sh "$mh_cluster" up "$mh_hosts" || die "cannot build the emulated cluster (root and network namespaces needed)"
+    if [ -n "$mh_shape" ]; then
+        sh "$mh_cluster" shape "$mh_shape" || die "tc tbf shaping $mh_shape failed"
+    fi
+    BUFPOOL_MH_MPIRUN=$mpirun_bin
+    BUFPOOL_MH_PLACEMENT=$(yes "$mh_ppn" | head -n "$mh_hosts" | paste -sd, -)
+    export BUFPOOL_MH_MPIRUN BUFPOOL_MH_PLACEMENT
+    mpirun_bin=$srcdir/test/multihost/mpirun.sh
+    nps=$((mh_hosts * mh_ppn))
+    note "multi-host: $mh_hosts hosts x $mh_ppn ranks, link shaping ${mh_shape:-none}"
+fi
 
 ncores=$(nproc 2>/dev/null || echo 1)
 mpirun_base() {

@@ -52,6 +52,10 @@ typedef struct mca_coll_bufpool_component {
     char *segment_size_text;
     char *min_size_text;
     char *small_size_text;
+    char *model_links_text; /* coll_bufpool_model_links      */
+    char *model_links_file; /* coll_bufpool_model_links_file */
+    /* The cost model's link table, defaults overridden by the two above. */
+    struct bufpool_model_links model_links;
     /* segment_size, pipeline_depth, min_size, small_size as checked: read
      * only by bufpool_enter, which hands each call a plan built from them. */
     bufpool_tuning_t tuning;
@@ -87,6 +91,8 @@ typedef struct mca_coll_bufpool_module {
      * call instead of allocating per call. */
     ompi_request_t **req_cache;
     size_t req_cache_cap;
+    /* Hosts the communicator spans (bufpool_comm_hosts), for auto. */
+    int hosts;
 } mca_coll_bufpool_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);
@@ -138,15 +144,16 @@ typedef enum {
  * outcome is printed, and at the coll framework's verbosity >= 20 it is
  * logged there.  A served call is counted (even an empty bcast, gather,
  * scatter, allgather or alltoall, which then is done). */
-bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const bufpool_call_t *call,
-                              struct ompi_communicator_t *comm, bufpool_plan_t *plan);
+bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const mca_coll_bufpool_module_t *module,
+                              const bufpool_call_t *call, struct ompi_communicator_t *comm,
+                              bufpool_plan_t *plan);
 
 /* In an entry point: bufpool_enter, then return at once when the call is
  * done or goes to the previous module (called with the entry's arguments,
  * __VA_ARGS__); falls through with plan filled when bufpool runs it. */
 #define BUFPOOL_ENTER(module, name, call, plan, ...)                                               \
     do {                                                                                           \
-        switch (bufpool_enter(BUFPOOL_COLL_##name, call, comm, plan)) {                            \
+        switch (bufpool_enter(BUFPOOL_COLL_##name, module, call, comm, plan)) {                    \
             case BUFPOOL_ENTRY_DONE:                                                               \
                 return OMPI_SUCCESS;                                                               \
             case BUFPOOL_ENTRY_PREVIOUS:                                                           \

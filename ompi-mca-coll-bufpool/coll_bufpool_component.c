@@ -4,6 +4,7 @@
  */
 #include "coll_bufpool.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,18 @@ static int bufpool_register(void)
                  "on 8 or more processes: binomial tree); at most segment_size",
                  OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, DEFAULT_SMALL_SIZE,
                  &COMPONENT->small_size_text);
+    register_var("model_links",
+                 "Link classes of the cost model that chooses auto's algorithms on "
+                 "communicators spanning several hosts: entries "
+                 "class:latency_us,bandwidth_GBps,reduce_GBps (class shm, tcp, ib or efa; an "
+                 "empty field keeps the default) and inter=tcp|ib|efa (the class between hosts), "
+                 "separated by ';'. Applied after coll_bufpool_model_links_file. See "
+                 "docs/multihost.md and bench/coll_model",
+                 OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, "", &COMPONENT->model_links_text);
+    register_var("model_links_file",
+                 "File of cost-model link entries, one per line, same syntax as "
+                 "coll_bufpool_model_links ('#' starts a comment); empty: none",
+                 OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, "", &COMPONENT->model_links_file);
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         const char *coll = mca_coll_bufpool_coll_names[id];
@@ -278,6 +291,47 @@ int mca_coll_bufpool_priority(void)
     return priority;
 }
 
+/* The cost model's table: defaults, then the file, then the text.  A bad
+ * file or entry is reported and the table stays as it was before it (every
+ * rank reads the same parameters, so every rank keeps the same table). */
+static void check_model_links(void)
+{
+    char err[160];
+    bufpool_model_links_default(&COMPONENT->model_links);
+    const char *path = COMPONENT->model_links_file;
+    if (NULL != path && '\0' != path[0]) {
+        char text[8192];
+        FILE *f = fopen(path, "r");
+        size_t n = 0;
+        if (NULL == f) {
+            bufpool_params_bad(&coll_pp, "model_links_file", path, strerror(errno),
+                               "a readable file", "the default link table");
+        } else {
+            n = fread(text, 1, sizeof(text) - 1, f);
+            int too_long = !feof(f);
+            fclose(f);
+            text[n] = '\0';
+            if (too_long) {
+                bufpool_params_bad(&coll_pp, "model_links_file", path, "longer than 8 KiB",
+                                   "a short file", "the default link table");
+            } else if (0 !=
+                       bufpool_model_links_parse(&COMPONENT->model_links, text, err, sizeof(err))) {
+                bufpool_params_bad(&coll_pp, "model_links_file", path, err,
+                                   "lines class:latency_us,bandwidth_GBps,reduce_GBps",
+                                   "the default link table");
+            }
+        }
+    }
+    if (NULL != COMPONENT->model_links_text &&
+        0 != bufpool_model_links_parse(&COMPONENT->model_links, COMPONENT->model_links_text, err,
+                                       sizeof(err))) {
+        bufpool_params_bad(&coll_pp, "model_links", COMPONENT->model_links_text, err,
+                           "class:latency_us,bandwidth_GBps,reduce_GBps;... or inter=tcp|ib|efa",
+                           "the table without this parameter");
+    }
+    COMPONENT->tuning.links = &COMPONENT->model_links;
+}
+
 static void check_params(void)
 {
     bufpool_tuning_t *t = &COMPONENT->tuning;
@@ -308,6 +362,7 @@ static void check_params(void)
         }
         t->small_size = t->segment_size;
     }
+    check_model_links();
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         char param[64];

@@ -37,6 +37,29 @@ static void pairwise_stream_segments(const bufpool_call_t *call, bufpool_plan_t 
     }
 }
 
+/* On a communicator that spans hosts, auto takes the cost model's fastest
+ * bufpool algorithm for (p, bytes, hosts, link table) (coll_bufpool_model.c,
+ * docs/multihost.md): the rules below were measured on one host only.  The
+ * model lists bufpool's algorithms first, in the order of the enums of
+ * coll_bufpool_decide.h (test_coll_model checks it), so index + 1 is the
+ * algorithm.  0 when the model does not apply (one host, no table). */
+static const char *const model_why = "auto: cost model, communicator on several hosts";
+
+static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call,
+                        const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
+{
+    if (call->hosts <= 1 || NULL == tuning->links) {
+        return 0;
+    }
+    const struct bufpool_model_topo topo = {call->comm_size, call->hosts, tuning->segment_size};
+    int best = bufpool_model_best(coll, tuning->links, &topo, call->bytes, 1, NULL);
+    if (best < 0) {
+        return 0;
+    }
+    plan->why = model_why;
+    return best + 1;
+}
+
 /* ---------------------------------------------------------------------- */
 /* allreduce.  Auto leaves 4K to 8K messages on 2 and 3 processes to the
  * previous module: a whole 4K message is just past shared memory's eager
@@ -50,7 +73,20 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
                               int forced, bufpool_plan_t *plan)
 {
     bufpool_plan_init(plan, tuning, forced);
-    if (BUFPOOL_ALG_AUTO == forced) {
+    const int modeled =
+        BUFPOOL_ALG_AUTO == forced ? model_choice(BUFPOOL_MODEL_ALLREDUCE, call, tuning, plan) : 0;
+    if (modeled) {
+        /* Within what each algorithm can serve: recursive doubling holds the
+         * whole message in scratch, rsag needs a commutative operation. */
+        plan->alg = modeled;
+        if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == modeled && call->span > plan->scratch_bound &&
+            call->commute && call->count >= (size_t)call->comm_size) {
+            plan->alg = BUFPOOL_ALLREDUCE_RSAG;
+        } else if (BUFPOOL_ALLREDUCE_RSAG == modeled &&
+                   (!call->commute || call->count < (size_t)call->comm_size)) {
+            plan->alg = BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING;
+        }
+    } else if (BUFPOOL_ALG_AUTO == forced) {
         if (call->comm_size < 4 && call->bytes >= ALLREDUCE_PREV_MIN &&
             call->bytes < ALLREDUCE_PREV_MAX) {
             hand_over(plan, "auto: 4K-8K on fewer than 4 processes");
@@ -101,6 +137,9 @@ void bufpool_decide_reduce(const bufpool_call_t *call, const bufpool_tuning_t *t
                            bufpool_plan_t *plan)
 {
     bufpool_plan_init(plan, tuning, forced);
+    /* Not the model across hosts: on 2 hosts x 1 and x 2 ranks its picks
+     * were 1.03 and 1.55 x tuned (medians from 4 KiB) against 0.98 and 1.22
+     * with these rules, which hand small reduces back (docs/multihost.md). */
     if (BUFPOOL_ALG_AUTO == forced) {
         plan->alg = reduce_auto(call->bytes, call->comm_size, call->commute);
         if (plan->alg < 0) {
@@ -148,6 +187,11 @@ void bufpool_decide_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tu
     if (BUFPOOL_ALG_AUTO != forced) {
         return;
     }
+    const int modeled = model_choice(BUFPOOL_MODEL_BCAST, call, tuning, plan);
+    if (modeled) {
+        plan->alg = modeled;
+        return;
+    }
     if ((p >= BCAST_BINOMIAL_MIN_RANKS && bytes <= tuning->small_size) ||
         (p > 2 && bytes > BUFPOOL_INLINE_SEND_MAX && bytes <= BCAST_EAGER_MAX)) {
         plan->alg = BUFPOOL_BCAST_BINOMIAL;
@@ -172,7 +216,11 @@ void bufpool_decide_allgather(const bufpool_call_t *call, const bufpool_tuning_t
     const int p = call->comm_size;
     const bool pof2 = 0 == (p & (p - 1));
     bufpool_plan_init(plan, tuning, forced);
-    if (BUFPOOL_ALG_AUTO == forced) {
+    const int modeled =
+        BUFPOOL_ALG_AUTO == forced ? model_choice(BUFPOOL_MODEL_ALLGATHER, call, tuning, plan) : 0;
+    if (modeled) {
+        plan->alg = modeled; /* the model offers recursive doubling at 2^k only */
+    } else if (BUFPOOL_ALG_AUTO == forced) {
         if (pof2) {
             plan->alg = BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING;
         } else if (call->bytes <= ALLGATHER_DIRECT_MAX_BYTES) {
@@ -252,6 +300,11 @@ void bufpool_decide_alltoall(const bufpool_call_t *call, const bufpool_tuning_t 
     if (BUFPOOL_ALG_AUTO == forced) {
         if (call->in_place && 2 == p && bytes <= ALLTOALL_INPLACE_P2_MAX_PREV) {
             hand_over(plan, "auto: small in-place exchange at 2 ranks");
+            return;
+        }
+        const int modeled = model_choice(BUFPOOL_MODEL_ALLTOALL, call, tuning, plan);
+        if (modeled) {
+            plan->alg = call->in_place && !copy_fits ? BUFPOOL_ALLTOALL_PAIRWISE : modeled;
             return;
         }
         plan->alg = (p >= ALLTOALL_PAIRWISE_MIN_RANKS && bytes > ALLTOALL_LINEAR_MAX_BYTES) ||

@@ -21,6 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "coll_bufpool_model.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -89,11 +91,16 @@ typedef struct bufpool_tuning {
     int pipeline_depth;  /* coll_bufpool_pipeline_depth (1..MAX_DEPTH) */
     size_t min_size;     /* below: previous module                    */
     size_t small_size;   /* up to: latency-bound algorithms (auto)    */
+    /* Link classes of the cost model (coll_bufpool_model_links); auto's
+     * choice on communicators that span hosts comes from the model. */
+    const struct bufpool_model_links *links;
 } bufpool_tuning_t;
 
 /* What a call looks like, as far as choosing goes. */
 typedef struct bufpool_call {
     int comm_size;
+    int hosts;     /* hosts the communicator spans, the same on every
+                      rank (0 or 1: one host; the measured rules apply) */
     size_t count;  /* elements (reductions and scans; else 0)          */
     size_t bytes;  /* message bytes per process (per block for the
                       gathers, scatters, allgather and alltoall; the

@@ -75,10 +75,16 @@ bufpool_call_t bufpool_block_call(int count, struct ompi_datatype_t *dtype, bool
     return call;
 }
 
-bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const bufpool_call_t *call,
-                              struct ompi_communicator_t *comm, bufpool_plan_t *plan)
+bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const mca_coll_bufpool_module_t *module,
+                              const bufpool_call_t *in_call, struct ompi_communicator_t *comm,
+                              bufpool_plan_t *plan)
 {
     const bufpool_tuning_t *tuning = &COMPONENT->tuning;
+    /* The hosts the communicator spans were counted once, when the module
+     * was enabled; every decision sees them. */
+    bufpool_call_t with_hosts = *in_call;
+    with_hosts.hosts = module->hosts;
+    const bufpool_call_t *call = &with_hosts;
 
     if (!empty_call_counted[id] && 0 == call->count) {
         return BUFPOOL_ENTRY_DONE;

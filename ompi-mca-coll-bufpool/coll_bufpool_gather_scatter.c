@@ -682,7 +682,7 @@ static int rooted(bool gather, const void *sbuf, int scount, struct ompi_datatyp
         is_root ? a.all_count : a.mine_count, is_root ? a.all_dtype : a.mine_dtype, false, comm);
     bufpool_plan_t plan;
 
-    switch (bufpool_enter(id, &call, comm, &plan)) {
+    switch (bufpool_enter(id, module, &call, comm, &plan)) {
         case BUFPOOL_ENTRY_DONE:
             return OMPI_SUCCESS;
         case BUFPOOL_ENTRY_PREVIOUS: {

@@ -10,6 +10,7 @@
 
 #include "ompi/mca/coll/base/base.h"
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
 
 #define COMPONENT (&mca_coll_bufpool_component)
 
@@ -51,6 +52,43 @@ int mca_coll_bufpool_init_query(bool enable_progress_threads, bool enable_mpi_th
  * module's non-NULL functions over the communicator's table after its
  * enable returns, so comm->c_coll still holds the layer below us here.
  */
+/* Hosts the communicator spans, the same number on every rank: distinct
+ * host names of its processes (from the launch's modex).  Where a name is
+ * missing, locality alone says one host or more, and every rank agrees on
+ * that (a communicator on several hosts leaves every rank a peer off its
+ * node): 2 then stands for "several".  O(p x hosts) once per communicator. */
+static int bufpool_comm_hosts(struct ompi_communicator_t *comm)
+{
+    int p = ompi_comm_size(comm), hosts = 0, remote = 0, named = 1;
+    const char **names = calloc((size_t)p, sizeof(*names));
+    for (int i = 0; i < p; i++) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
+        if (!OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
+            remote = 1;
+        }
+        const char *name = opal_get_proc_hostname(&proc->super);
+        if (NULL != name && 0 == strcmp(name, "unknown")) {
+            name = NULL;
+        }
+        if (NULL == name || NULL == names) {
+            named = 0;
+            continue;
+        }
+        int seen = 0;
+        for (int h = 0; h < hosts && !seen; h++) {
+            seen = 0 == strcmp(names[h], name);
+        }
+        if (!seen) {
+            names[hosts++] = name;
+        }
+    }
+    free(names);
+    if (!named) {
+        return remote ? 2 : 1;
+    }
+    return hosts < 1 ? 1 : hosts;
+}
+
 static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
@@ -85,6 +123,7 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         }
         return OMPI_ERROR;
     }
+    module->hosts = bufpool_comm_hosts(comm);
     return OMPI_SUCCESS;
 }
 

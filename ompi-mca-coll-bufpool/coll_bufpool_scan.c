@@ -317,7 +317,7 @@ static int scan_family(bool exclusive, const void *sbuf, void *rbuf, int count,
     const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
     bufpool_plan_t plan;
 
-    switch (bufpool_enter(id, &call, comm, &plan)) {
+    switch (bufpool_enter(id, module, &call, comm, &plan)) {
         case BUFPOOL_ENTRY_DONE:
             return OMPI_SUCCESS;
         case BUFPOOL_ENTRY_PREVIOUS: {

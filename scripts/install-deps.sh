@@ -8,6 +8,7 @@ PACKAGES="
   libfabric-dev libibverbs-dev rdma-core libhwloc-dev
   clang clang-format libclang-rt-14-dev valgrind
   gnuplot-nox python3
+  iproute2 util-linux
 "
 missing=""
 for p in $PACKAGES; do

@@ -1,0 +1,210 @@
+/*
+ * coll_model: prints the cost model of ompi-mca-coll-bufpool/coll_bufpool_model.h
+ * (no MPI needed).  For every collective, process count and message size:
+ * the modeled time of each algorithm, the one bufpool's model picks, and
+ * the one Open MPI's coll/tuned fixed rules pick (where encoded), with its
+ * modeled time and the ratio.
+ *
+ *   coll_model [--hosts H | --ppn N] [--inter tcp|ib|efa] [--links TEXT]
+ *              [--links-file FILE] [--coll NAME] [--p "LIST"]
+ *              [--min SIZE] [--max SIZE] [--segment BYTES] [--all]
+ *
+ * --links takes the syntax of bufpool_model_links_parse (e.g.
+ * "tcp:40,1.2,3;inter=tcp"); the environment variable BUFPOOL_MODEL_LINKS
+ * is read first, then the file, then --links.  --all prints every
+ * algorithm's time; by default only the picks.
+ */
+#include "coll_bufpool_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void die(const char *msg, const char *arg)
+{
+    fprintf(stderr, "coll_model: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    exit(2);
+}
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    double mult = 1;
+    if (*end == 'K' || *end == 'k') {
+        mult = 1024;
+    } else if (*end == 'M' || *end == 'm') {
+        mult = 1024 * 1024;
+    } else if (*end != '\0') {
+        die("bad size (use e.g. 4, 4K, 64M)", s);
+    }
+    if (end == s || v <= 0) {
+        die("bad size", s);
+    }
+    return (size_t)(v * mult);
+}
+
+static void apply_links(struct bufpool_model_links *links, const char *text, const char *from)
+{
+    char err[256];
+    if (text && bufpool_model_links_parse(links, text, err, sizeof(err)) != 0) {
+        fprintf(stderr, "coll_model: %s: %s\n", from, err);
+        exit(2);
+    }
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        die("cannot open the links file", path);
+    }
+    static char buf[8192];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void fmt_time(char *out, size_t len, double t)
+{
+    if (t < 1e-3) {
+        snprintf(out, len, "%.1fus", t * 1e6);
+    } else if (t < 1) {
+        snprintf(out, len, "%.2fms", t * 1e3);
+    } else {
+        snprintf(out, len, "%.2fs", t);
+    }
+}
+
+static void fmt_size(char *out, size_t len, size_t b)
+{
+    if (b >= 1024 * 1024) {
+        snprintf(out, len, "%zuM", b >> 20);
+    } else if (b >= 1024) {
+        snprintf(out, len, "%zuK", b >> 10);
+    } else {
+        snprintf(out, len, "%zu", b);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct bufpool_model_links links;
+    bufpool_model_links_default(&links);
+    apply_links(&links, getenv("BUFPOOL_MODEL_LINKS"), "BUFPOOL_MODEL_LINKS");
+    int hosts = 0, ppn = 1, all = 0, only = -1;
+    const char *plist = "2 4 8 16 32 64 128 256 512 1024";
+    size_t min = 4, max = 64u << 20, segment = 128 * 1024;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (0 == strcmp(a, "--all")) {
+            all = 1;
+            continue;
+        }
+        if (!v) {
+            die("missing value after", a);
+        }
+        i++;
+        if (0 == strcmp(a, "--hosts")) {
+            hosts = atoi(v);
+        } else if (0 == strcmp(a, "--ppn")) {
+            ppn = atoi(v);
+        } else if (0 == strcmp(a, "--inter")) {
+            char t[32];
+            snprintf(t, sizeof(t), "inter=%s", v);
+            apply_links(&links, t, "--inter");
+        } else if (0 == strcmp(a, "--links")) {
+            apply_links(&links, v, "--links");
+        } else if (0 == strcmp(a, "--links-file")) {
+            apply_links(&links, read_file(v), v);
+        } else if (0 == strcmp(a, "--coll")) {
+            for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
+                if (0 == strcmp(v, bufpool_model_coll_name(c))) {
+                    only = c;
+                }
+            }
+            if (only < 0) {
+                die("unknown collective", v);
+            }
+        } else if (0 == strcmp(a, "--p")) {
+            plist = v;
+        } else if (0 == strcmp(a, "--min")) {
+            min = parse_size(v);
+        } else if (0 == strcmp(a, "--max")) {
+            max = parse_size(v);
+        } else if (0 == strcmp(a, "--segment")) {
+            segment = parse_size(v);
+        } else {
+            die("unknown option (see the comment at the top of bench/coll_model.c)", a);
+        }
+    }
+    if (ppn < 1) {
+        die("--ppn must be at least 1", NULL);
+    }
+    printf("# links:");
+    for (int c = 0; c < BUFPOOL_LINK_CLASSES; c++) {
+        printf(" %s=%.2fus,%.2fGB/s,red %.2fGB/s", bufpool_model_link_name(c),
+               links.link[c].alpha * 1e6, 1e-9 / links.link[c].beta, 1e-9 / links.link[c].gamma);
+    }
+    printf("; between hosts: %s; segment %zu\n", bufpool_model_link_name(links.inter), segment);
+    printf("# placement: %s\n", hosts > 0 ? "--hosts ranks in blocks" : "--ppn ranks per host");
+    printf("%-14s %5s %5s %6s  %-20s %10s  %-20s %10s  %-20s %10s %6s\n", "collective", "p",
+           "hosts", "bytes", "best(any)", "time", "bufpool-auto", "time", "ompi-default", "time",
+           "ompi/bp");
+    for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
+        if (only >= 0 && c != only) {
+            continue;
+        }
+        const struct bufpool_model_alg *algs = bufpool_model_algs(c);
+        char pl[256];
+        snprintf(pl, sizeof(pl), "%s", plist);
+        for (char *tok = strtok(pl, " ,"); tok; tok = strtok(NULL, " ,")) {
+            int p = atoi(tok);
+            if (p < 2 || p > 1024) {
+                die("process counts must be 2..1024", tok);
+            }
+            int h = hosts > 0 ? (hosts < p ? hosts : p) : (p + ppn - 1) / ppn;
+            struct bufpool_model_topo topo = {p, h, segment};
+            for (size_t b = min; b <= max; b *= 4) {
+                double tb, ta;
+                int any = bufpool_model_best(c, &links, &topo, b, 0, &ta);
+                int bp = bufpool_model_best(c, &links, &topo, b, 1, &tb);
+                const char *om = bufpool_model_ompi_choice(c, p, b);
+                double to = NAN;
+                for (int i = 0; om && algs[i].name; i++) {
+                    if (0 == strcmp(algs[i].name, om) ||
+                        (0 == strcmp(om, "linear") && 0 == strcmp(algs[i].name, "linear"))) {
+                        to = algs[i].time(&links, &topo, b);
+                    }
+                }
+                char s[16], t1[16], t2[16], t3[16];
+                fmt_size(s, sizeof(s), b);
+                fmt_time(t1, sizeof(t1), ta);
+                fmt_time(t2, sizeof(t2), tb);
+                if (isnan(to)) {
+                    snprintf(t3, sizeof(t3), "-");
+                } else {
+                    fmt_time(t3, sizeof(t3), to);
+                }
+                printf("%-14s %5d %5d %6s  %-20s %10s  %-20s %10s  %-20s %10s",
+                       bufpool_model_coll_name(c), p, h, s, algs[any].name, t1, algs[bp].name, t2,
+                       om ? om : "(not encoded)", t3);
+                if (!isnan(to)) {
+                    printf(" %6.2f", to / tb);
+                }
+                printf("\n");
+                if (all) {
+                    for (int i = 0; algs[i].name; i++) {
+                        char ti[16];
+                        fmt_time(ti, sizeof(ti), algs[i].time(&links, &topo, b));
+                        printf("    %-20s %10s%s\n", algs[i].name, ti,
+                               algs[i].bufpool ? "" : "  (not in bufpool)");
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}

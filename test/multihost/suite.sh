@@ -1,0 +1,113 @@
+#!/bin/sh
+# Correctness across emulated hosts: the collcheck suites (test/mpi) run
+# through test/multihost/mpirun.sh on a cluster of network namespaces that
+# this script builds and always tears down (trap), even when a job fails.
+#
+#   suite.sh [--quick|--full]
+#
+# --quick (default; make check): reduction and data-movement families at 4
+#   ranks placed 3+1 on 2 hosts, communicator splits at 5 ranks on 3 hosts
+#   (2+2+1, ranks alternating over hosts), 16 ranks on 4 hosts: a few minutes.
+# --full (by hand): every suite (reduce, move, comms, algorithm forcing) on 2,
+#   3 and 4 hosts with placements 3+1, 2+2+1 and 1 per host, consecutive and
+#   alternating rank placement, and 16, 32 and 64 ranks (oversubscribed).
+# Needs root and network namespaces; prints SKIP and exits 77 (automake's
+# skip status) otherwise.  Environment as for test/mpi (top_srcdir,
+# top_builddir, OMPI_SYSTEM_COMPONENT_DIR; make check exports them).
+set -u
+mode=quick
+case ${1:-} in
+    --full) mode=full ;;
+    --quick | '') ;;
+    *)
+        echo "usage: $0 [--quick|--full]" >&2
+        exit 2
+        ;;
+esac
+[ "${BUFPOOL_TEST_FULL:-0}" = 0 ] || mode=full
+
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+: "${top_builddir:?top_builddir must name the build tree (make check sets it)}"
+export top_srcdir=$srcdir top_builddir
+cluster="$srcdir/test/multihost/cluster.sh"
+
+skip() {
+    echo "SKIP: multi-host suite: $*"
+    exit 77
+}
+# make distcheck (BUFPOOL_TEST_QUICK=1) only proves the tarball's tests
+# build and start; make check in the source tree runs this suite.
+[ "${BUFPOOL_TEST_QUICK:-0}" = 0 ] || skip "BUFPOOL_TEST_QUICK is set (distcheck); make check runs it"
+[ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
+command -v ip >/dev/null 2>&1 || skip "ip (iproute2) not installed"
+command -v unshare >/dev/null 2>&1 || skip "unshare not installed"
+# A private prefix per run so that two suites never share namespaces.
+BUFPOOL_CLUSTER_PREFIX=${BUFPOOL_CLUSTER_PREFIX:-bpt$$}
+export BUFPOOL_CLUSTER_PREFIX
+probe=$BUFPOOL_CLUSTER_PREFIX-probe
+ip netns add "$probe" >/dev/null 2>&1 || skip "cannot create network namespaces here (container without CAP_SYS_ADMIN?)"
+ip netns del "$probe"
+
+trap 'sh "$cluster" down >/dev/null 2>&1' EXIT
+trap 'exit 1' INT TERM HUP
+
+MPIRUN="$srcdir/test/multihost/mpirun.sh"
+export MPIRUN
+status=0
+runs=0
+failed=
+log=${TMPDIR:-/tmp}/multihost-suite.$$.log
+
+# run HOSTS PLACEMENT MAP NPS SCRIPT [TEST_ARGS]: one test/mpi script across hosts.
+run() {
+    hosts=$1 placement=$2 map=$3 nps=$4 script=$5 args=${6:-}
+    sh "$cluster" up "$hosts" >/dev/null || {
+        echo "multihost: cannot build a $hosts-host cluster" >&2
+        exit 1
+    }
+    runs=$((runs + 1))
+    start=$(date +%s)
+    if BUFPOOL_MH_PLACEMENT=$placement BUFPOOL_MH_MAP=$map BUFPOOL_TEST_NPS=$nps \
+        BUFPOOL_TEST_ARGS="${BUFPOOL_TEST_ARGS:-} $args" \
+        sh "$srcdir/test/mpi/$script" </dev/null >"$log" 2>&1; then
+        result=PASS
+    else
+        result=FAIL
+        status=1
+        failed="$failed
+  $hosts hosts placement $placement map-by $map np $nps $script $args"
+        tail -n 40 "$log"
+    fi
+    checks=$(grep -o 'PASS: [0-9]* case checks' "$log" | awk '{s += $2} END {print s + 0}')
+    echo "multihost: $result: $script on $hosts hosts, placement $placement, map-by $map, np $nps: $checks case checks, $(($(date +%s) - start)) s"
+    rm -f "$log"
+}
+
+if [ $mode = quick ]; then
+    run 2 3,1 slot 4 coll_reduce.sh
+    run 3 2,2,1 node 5 coll_move.sh
+    run 3 2,2,1 node 5 coll_comms.sh
+    run 4 1,1,1,1 node 16 coll_reduce.sh --smoke
+else
+    for spec in 2:3,1 3:2,2,1 4:1,1,1,1; do
+        hosts=${spec%%:*} placement=${spec#*:}
+        for map in slot node; do
+            run "$hosts" "$placement" $map "2 3 4 5" coll_reduce.sh
+            run "$hosts" "$placement" $map "2 3 4 5" coll_move.sh
+            run "$hosts" "$placement" $map "2 3 4 5 8" coll_comms.sh
+        done
+        run "$hosts" "$placement" slot "${BUFPOOL_MH_ALG_NPS:-3 4}" coll_algorithms.sh
+    done
+    for np in 16 32 64; do
+        run 4 1,1,1,1 node $np coll_reduce.sh --smoke
+        run 4 2,2,1 slot $np coll_move.sh --smoke
+        run 4 1,1,1,1 node $np coll_comms.sh --smoke
+    done
+fi
+
+if [ $status = 0 ]; then
+    echo "multihost: all $runs runs passed ($mode)"
+else
+    echo "multihost: FAILED ($mode):$failed"
+fi
+exit $status

@@ -1,0 +1,261 @@
+/*
+ * Unit tests of the collective cost model (coll_bufpool_model.[ch]): the
+ * link table parser (values, errors, all-or-nothing), closed forms of the
+ * model computed here independently from the link values, the choice among
+ * bufpool's algorithms, and spot checks of Open MPI's fixed decision rules
+ * against rows read from coll_tuned_decision_fixed.c (5.0.10).
+ */
+#include "coll_bufpool_decide.h"
+#include "coll_bufpool_model.h"
+#include "unit/unit.h"
+
+#include <math.h>
+#include <string.h>
+
+static int close_to(double a, double b)
+{
+    return fabs(a - b) <= 1e-12 + 1e-9 * fabs(b);
+}
+
+static double alg_time(enum bufpool_model_coll c, const char *name,
+                       const struct bufpool_model_links *l, const struct bufpool_model_topo *t,
+                       size_t b)
+{
+    const struct bufpool_model_alg *a = bufpool_model_algs(c);
+    for (int i = 0; a[i].name; i++) {
+        if (0 == strcmp(a[i].name, name)) {
+            return a[i].time(l, t, b);
+        }
+    }
+    UNIT_REQUIRE(!"algorithm not in the table");
+    return 0;
+}
+
+static void test_parse(void)
+{
+    struct bufpool_model_links l, before;
+    char err[256];
+    bufpool_model_links_default(&l);
+    UNIT_CHECK(0 == bufpool_model_links_parse(&l, " tcp:10,2,4 ; inter=ib # a comment\nshm:,8", err,
+                                              sizeof(err)));
+    UNIT_CHECK(close_to(l.link[BUFPOOL_LINK_TCP].alpha, 10e-6));
+    UNIT_CHECK(close_to(l.link[BUFPOOL_LINK_TCP].beta, 1 / 2e9));
+    UNIT_CHECK(close_to(l.link[BUFPOOL_LINK_TCP].gamma, 1 / 4e9));
+    UNIT_CHECK(close_to(l.link[BUFPOOL_LINK_SHM].beta, 1 / 8e9));
+    UNIT_CHECK(BUFPOOL_LINK_IB == l.inter);
+    /* An empty field keeps the value. */
+    struct bufpool_model_links d;
+    bufpool_model_links_default(&d);
+    UNIT_CHECK(close_to(l.link[BUFPOOL_LINK_SHM].alpha, d.link[BUFPOOL_LINK_SHM].alpha));
+
+    static const char *const bad[] = {"tcp:-1",       "tcp:1,0",     "tcp:1,2,x",
+                                      "nvlink:1,2,3", "inter=shm",   "inter=foo",
+                                      "tcp",          "tcp:1,2,3,4", "shm:1;tcp:1,nan"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        before = l;
+        err[0] = '\0';
+        UNIT_CHECK(-1 == bufpool_model_links_parse(&l, bad[i], err, sizeof(err)));
+        UNIT_CHECK(err[0] != '\0');
+        /* All or nothing: the first good entry of a bad text is not kept. */
+        UNIT_CHECK(0 == memcmp(&l, &before, sizeof(l)));
+    }
+}
+
+static void test_closed_forms(void)
+{
+    struct bufpool_model_links l;
+    bufpool_model_links_default(&l);
+    const struct bufpool_link s = l.link[BUFPOOL_LINK_SHM], n = l.link[BUFPOOL_LINK_TCP];
+    size_t b = 1 << 20;
+    /* One host, 2 ranks: recursive doubling is one exchange and one fold. */
+    struct bufpool_model_topo one = {2, 1, 128 * 1024};
+    UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_ALLREDUCE, "recursive_doubling", &l, &one, b),
+                        s.alpha + b * s.beta + b * s.gamma));
+    /* 2 hosts x 1 rank: the same over TCP. */
+    struct bufpool_model_topo two = {2, 2, 128 * 1024};
+    UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_ALLREDUCE, "recursive_doubling", &l, &two, b),
+                        n.alpha + b * n.beta + b * n.gamma));
+    /* 4 ranks on 2 hosts: distance 1 stays on the host, distance 2 crosses
+     * with both ranks of a host sharing its link. */
+    struct bufpool_model_topo four = {4, 2, 128 * 1024};
+    UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_ALLREDUCE, "recursive_doubling", &l, &four, b),
+                        s.alpha + b * s.beta + n.alpha + 2 * b * n.beta + 2 * b * n.gamma));
+    /* Ring allgather on 4 ranks of 2 hosts: 3 steps bounded by the crossing. */
+    UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_ALLGATHER, "ring", &l, &four, b),
+                        3 * (n.alpha + b * n.beta)));
+    /* A pipelined chain bcast on one host: p - 1 + segments - 1 steps. */
+    struct bufpool_model_topo eight = {8, 1, 128 * 1024};
+    UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_BCAST, "chain", &l, &eight, b),
+                        (7 + 8 - 1) * (s.alpha + 131072.0 * s.beta)));
+    /* Linear bcast from a host of 2 to 3 other hosts of 2: 1 local, 6 remote. */
+    struct bufpool_model_topo eight4 = {8, 4, 128 * 1024};
+    UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_BCAST, "linear", &l, &eight4, b),
+                        (s.alpha + b * s.beta) + 6 * (n.alpha + b * n.beta)));
+}
+
+static void test_best(void)
+{
+    struct bufpool_model_links l;
+    bufpool_model_links_default(&l);
+    for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
+        const struct bufpool_model_alg *a = bufpool_model_algs(c);
+        for (int p = 2; p <= 1024; p *= 2) {
+            for (int h = 1; h <= p && h <= 64; h *= 4) {
+                struct bufpool_model_topo t = {p, h, 128 * 1024};
+                double prev = 0;
+                for (size_t b = 4; b <= (64u << 20); b *= 16) {
+                    double tb, ta;
+                    int bp = bufpool_model_best(c, &l, &t, b, 1, &tb);
+                    int any = bufpool_model_best(c, &l, &t, b, 0, &ta);
+                    UNIT_REQUIRE(bp >= 0 && any >= 0);
+                    UNIT_CHECK(a[bp].bufpool);
+                    UNIT_CHECK(ta <= tb);
+                    UNIT_CHECK(isfinite(tb) && tb > 0);
+                    /* Every algorithm of bufpool is no faster than the pick. */
+                    for (int i = 0; a[i].name; i++) {
+                        if (a[i].bufpool && !(BUFPOOL_MODEL_ALLGATHER == c && (p & (p - 1)) &&
+                                              0 == strcmp(a[i].name, "recursive_doubling"))) {
+                            UNIT_CHECK(a[i].time(&l, &t, b) >= tb);
+                        }
+                    }
+                    /* More bytes never take less time. */
+                    UNIT_CHECK(tb >= prev);
+                    prev = tb;
+                }
+            }
+        }
+    }
+    /* Faster links, faster collectives. */
+    struct bufpool_model_topo t = {64, 8, 128 * 1024};
+    double tcp, ib;
+    bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &t, 1 << 20, 1, &tcp);
+    l.inter = BUFPOOL_LINK_IB;
+    bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &t, 1 << 20, 1, &ib);
+    UNIT_CHECK(ib < tcp);
+}
+
+static void test_ompi_rules(void)
+{
+    /* Rows of ompi_coll_tuned_allreduce_intra_dec_fixed (commutative). */
+    UNIT_CHECK(0 == strcmp("ring", bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 4)));
+    UNIT_CHECK(0 == strcmp("recursive_doubling",
+                           bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 4095)));
+    UNIT_CHECK(0 == strcmp("ring", bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 3, 4096)));
+    UNIT_CHECK(0 == strcmp("segmented_ring",
+                           bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 65536)));
+    UNIT_CHECK(
+        0 == strcmp("rabenseifner", bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 262144)));
+    UNIT_CHECK(0 == strcmp("recursive_doubling",
+                           bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 100, 262143)));
+    UNIT_CHECK(0 == strcmp("nonoverlapping",
+                           bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 1000, 2047)));
+    UNIT_CHECK(0 == strcmp("rabenseifner",
+                           bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 5000, 32768)));
+    /* Rows of ompi_coll_tuned_bcast_intra_dec_fixed. */
+    UNIT_CHECK(0 == strcmp("linear", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 2, 4096)));
+    UNIT_CHECK(0 ==
+               strcmp("binary_tree", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 2, 1 << 20)));
+    UNIT_CHECK(0 ==
+               strcmp("tuned_chain", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 4, 1 << 20)));
+    UNIT_CHECK(0 == strcmp("linear", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 8, 65536)));
+    UNIT_CHECK(0 == strcmp("scatter_allgather",
+                           bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 16, 1 << 20)));
+    UNIT_CHECK(0 == strcmp("knomial", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 100, 4)));
+    UNIT_CHECK(NULL == bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLTOALL, 4, 4));
+    /* Every name the rules give is one the model can time. */
+    for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
+        for (int p = 2; p <= 8192; p = p * 3 / 2 + 1) {
+            for (size_t b = 1; b <= (64u << 20); b *= 2) {
+                const char *o = bufpool_model_ompi_choice(c, p, b);
+                if (o) {
+                    const struct bufpool_model_alg *a = bufpool_model_algs(c);
+                    int found = 0;
+                    for (int i = 0; a[i].name; i++) {
+                        found |= 0 == strcmp(a[i].name, o);
+                    }
+                    UNIT_CHECK(found);
+                }
+            }
+        }
+    }
+}
+
+/* The decision layer maps the model's index + 1 to bufpool's algorithm
+ * enums: bufpool's algorithms come first, in the enums' order. */
+static void test_enum_order(void)
+{
+    static const struct {
+        enum bufpool_model_coll coll;
+        int alg;
+        const char *name;
+    } map[] = {
+        {BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING, "recursive_doubling"},
+        {BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RSAG, "rsag"},
+        {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_CHAIN, "chain"},
+        {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_BINARY, "binary"},
+        {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_RSG, "rsg"},
+        {BUFPOOL_MODEL_BCAST, BUFPOOL_BCAST_BINOMIAL, "binomial"},
+        {BUFPOOL_MODEL_BCAST, BUFPOOL_BCAST_CHAIN, "chain"},
+        {BUFPOOL_MODEL_BCAST, BUFPOOL_BCAST_SCATTER_ALLGATHER, "scatter_allgather"},
+        {BUFPOOL_MODEL_BCAST, BUFPOOL_BCAST_LINEAR, "linear"},
+        {BUFPOOL_MODEL_ALLGATHER, BUFPOOL_ALLGATHER_RING, "ring"},
+        {BUFPOOL_MODEL_ALLGATHER, BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING, "recursive_doubling"},
+        {BUFPOOL_MODEL_ALLGATHER, BUFPOOL_ALLGATHER_DIRECT, "direct"},
+        {BUFPOOL_MODEL_REDUCE_SCATTER, BUFPOOL_REDUCE_SCATTER_PAIRWISE, "pairwise"},
+        {BUFPOOL_MODEL_ALLTOALL, BUFPOOL_ALLTOALL_PAIRWISE, "pairwise"},
+        {BUFPOOL_MODEL_ALLTOALL, BUFPOOL_ALLTOALL_LINEAR, "linear"},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(*map); i++) {
+        const struct bufpool_model_alg *a = bufpool_model_algs(map[i].coll);
+        UNIT_CHECK(0 == strcmp(a[map[i].alg - 1].name, map[i].name));
+        UNIT_CHECK(a[map[i].alg - 1].bufpool);
+    }
+}
+
+static void test_decisions(void)
+{
+    /* Across hosts auto follows the model; on one host the measured rules
+     * (no model reason). */
+    struct bufpool_model_links l;
+    bufpool_model_links_default(&l);
+    bufpool_tuning_t tuning = {128 * 1024, 4, 0, 64 * 1024, &l};
+    bufpool_call_t call = {.comm_size = 16,
+                           .hosts = 8,
+                           .count = 1 << 18,
+                           .bytes = 1 << 21,
+                           .span = 1 << 21,
+                           .commute = true};
+    bufpool_plan_t plan;
+    struct bufpool_model_topo topo = {16, 8, 128 * 1024};
+    int want = bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &topo, 1 << 21, 1, NULL) + 1;
+    bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(plan.alg == want);
+    UNIT_CHECK(NULL != strstr(plan.why, "model"));
+    call.hosts = 1;
+    bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(NULL == strstr(plan.why, "model"));
+    /* A non-commutative operation never gets rsag, whatever the model says. */
+    call.hosts = 8;
+    call.commute = false;
+    bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_ALLREDUCE_RSAG != plan.alg);
+    /* Forcing still wins across hosts. */
+    call.commute = true;
+    bufpool_decide_bcast(&call, &tuning, BUFPOOL_BCAST_CHAIN, &plan);
+    UNIT_CHECK(BUFPOOL_BCAST_CHAIN == plan.alg);
+    /* No table: the measured rules. */
+    tuning.links = NULL;
+    bufpool_decide_bcast(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(NULL == strstr(plan.why, "model"));
+}
+
+int main(void)
+{
+    test_enum_order();
+    test_decisions();
+    test_parse();
+    test_closed_forms();
+    test_best();
+    test_ompi_rules();
+    return unit_finish("test_coll_model");
+}
