@@ -21,6 +21,7 @@
 #include "opal/util/proc.h"
 
 #include "mpool_regpar.h"
+#include "mpool_regpar_registrar.h"
 #include "regpar_size.h"
 
 static int regpar_register(void);
@@ -208,10 +209,12 @@ static int regpar_register(void)
                     "CPU that creates the pool) or a node number",
                     "off", &PARAMS->numa);
     register_string("reg_backend",
-                    "How slabs are registered: auto (verbs if a device exists, else ofi if a "
-                    "provider needs local registration, else none), verbs (ibv_reg_mr), ofi "
-                    "(fi_mr_reg), pin (mlock: real pinning, counts against RLIMIT_MEMLOCK), or "
-                    "none",
+                    "How slabs are registered: auto (once per slab where the selected transport "
+                    "looks: btl for pml ob1 with registering BTLs, ucx for pml ucx, mtl for pml "
+                    "cm + mtl ofi where its MR cache takes it; else none), btl, ucx, mtl (force "
+                    "that registrar), pin (mlock: real pinning, counts against RLIMIT_MEMLOCK), "
+                    "none, or verbs / ofi (a private domain no transport uses: only for tools "
+                    "that take the descriptors; never chosen by auto)",
                     "auto", &PARAMS->reg_backend);
     register_string("reg_parallel",
                     "Register large slabs with several threads: auto (only where it helps: "
@@ -243,6 +246,7 @@ static int regpar_register(void)
                     "RDMA device for reg_backend verbs (for example mlx5_0); empty = the first", "",
                     &PARAMS->verbs_device);
     register_pvars();
+    mca_mpool_regpar_registrar_register_pvars(&COMPONENT->super.mpool_version);
     return OPAL_SUCCESS;
 }
 
@@ -375,11 +379,21 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
     }
 
     regpar_reg_config_defaults(reg_cfg);
-    if (0 != regpar_reg_backend_parse(PARAMS->reg_backend, &reg_cfg->backend)) {
+    /* ---- transport registrars (issue 11): auto, btl, ucx, mtl start the
+     * engine without a backend; the registrar is attached once the
+     * transport is up (mpool_regpar_registrar.c). */
+    mca_mpool_regpar_want_t want = REGPAR_WANT_NONE;
+    if (0 == mca_mpool_regpar_registrar_parse(PARAMS->reg_backend, &want)) {
+        reg_cfg->backend = REGPAR_REG_NONE;
+    } else if (0 != regpar_reg_backend_parse(PARAMS->reg_backend, &reg_cfg->backend) ||
+               REGPAR_REG_AUTO == reg_cfg->backend || REGPAR_REG_REGISTRAR == reg_cfg->backend) {
         report_bad_value("reg_backend", PARAMS->reg_backend, "unknown backend",
-                         "auto, verbs, ofi, pin or none", "auto");
-        reg_cfg->backend = REGPAR_REG_AUTO;
+                         "auto, btl, ucx, mtl, pin, none, verbs or ofi", "auto");
+        want = REGPAR_WANT_AUTO;
+        reg_cfg->backend = REGPAR_REG_NONE;
     }
+    mca_mpool_regpar_registrar_set_want(want);
+    /* ---- end of transport registrars */
     if (0 != regpar_reg_parallel_parse(PARAMS->reg_parallel, &reg_cfg->parallel)) {
         report_bad_value("reg_parallel", PARAMS->reg_parallel, "unknown policy", "auto, on or off",
                          "auto");
