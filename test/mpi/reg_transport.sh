@@ -79,7 +79,8 @@ if ! cmp -s "$tmp/r1.sorted" "$tmp/r3.sorted"; then
 fi
 
 # No double pinning: with reg_backend pin the BTL gets no registration from
-# the pool (btl_made 0), and the job stays right.
+# the pool (btl_made 0), the job stays right, and the locked bytes (VmLck)
+# are the pool's slabs once (bytes_held; guard pages are never locked).
 BUFPOOL_TEST_MCA="$base --mca mpool_regpar_reg_backend pin" "$run" 2 "$prog" 1 1048576 \
     >"$tmp/pin.log" 2>&1 || {
     cat "$tmp/pin.log"
@@ -87,6 +88,14 @@ BUFPOOL_TEST_MCA="$base --mca mpool_regpar_reg_backend pin" "$run" 2 "$prog" 1 1
 }
 if grep "^reg_transport:" "$tmp/pin.log" | grep -qv "btl_made 0 "; then
     echo "FAIL: reg_backend pin also registered with the BTL"
+    cat "$tmp/pin.log"
+    exit 1
+fi
+if ! awk '/^reg_transport:/ { n++; for (i = 2; i < NF; i += 2) v[$i] = $(i + 1)
+        printf "pin: rank %s bytes_held %s vmlck %s\n", v["rank"], v["bytes_held"], v["vmlck"]
+        if (v["vmlck"] != v["bytes_held"] || v["bytes_held"] == 0) bad = 1 }
+        END { exit bad || n != 2 }' "$tmp/pin.log"; then
+    echo "FAIL: with reg_backend pin, VmLck is not the pool's slabs once"
     cat "$tmp/pin.log"
     exit 1
 fi

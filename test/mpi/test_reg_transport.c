@@ -26,6 +26,23 @@ static unsigned long long pvar(const char *name)
     return v;
 }
 
+/* Locked bytes of this process (VmLck), or 0. */
+static unsigned long long vmlck_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (NULL != f && NULL != fgets(line, sizeof(line), f)) {
+        if (1 == sscanf(line, "VmLck: %llu kB", &kb)) {
+            break;
+        }
+    }
+    if (NULL != f) {
+        fclose(f);
+    }
+    return kb * 1024;
+}
+
 static void *get(size_t bytes, int plain, MPI_Info info)
 {
     void *p = NULL;
@@ -148,12 +165,12 @@ int main(int argc, char **argv)
     unsigned long long slabs = pvar("mpool_regpar_slabs_mapped"),
                        released = pvar("mpool_regpar_slabs_released");
     printf("reg_transport: rank %d slabs %llu live_slabs %llu bytes_held %llu btl_live %llu ucx_live %llu "
-           "mtl_live %llu btl_made %llu ucx_made %llu mtl_made %llu reg_regions %llu calls %ld "
+           "mtl_live %llu vmlck %llu btl_made %llu ucx_made %llu mtl_made %llu reg_regions %llu calls %ld "
            "ms %.1f bad %d\n",
            rank, slabs, slabs - released, pvar("mpool_regpar_bytes_held"),
            pvar("mpool_regpar_reg_btl_live"),
            pvar("mpool_regpar_reg_ucx_live"), pvar("mpool_regpar_reg_mtl_live"),
-           pvar("mpool_regpar_reg_btl_registrations"), pvar("mpool_regpar_reg_ucx_registrations"),
+           vmlck_bytes(), pvar("mpool_regpar_reg_btl_registrations"), pvar("mpool_regpar_reg_ucx_registrations"),
            pvar("mpool_regpar_reg_mtl_registrations"), pvar("mpool_regpar_reg_regions"), calls, ms,
            bad);
     fflush(stdout);
