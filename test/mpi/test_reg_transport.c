@@ -8,8 +8,10 @@
  *   reg_transport: rank R slabs S live_slabs L btl_live B ucx_live U mtl_live M
  *                  btl_made ... ucx_made ... mtl_made ... calls C ms T
  *
- *   test_reg_transport [ROUNDS] [MAXBYTES] [plain]
- * plain: buffers from malloc instead of the pool (Open MPI's default path).
+ *   test_reg_transport [ROUNDS] [MAXBYTES] [plain|pool] [COLLECTIVE]
+ * plain: buffers from malloc instead of the pool (Open MPI's default path);
+ * COLLECTIVE (allreduce, reduce_scatter_block, reduce, bcast, allgather,
+ * gather, scatter) runs that one only (the benchmark counts per collective).
  * Exit status 0 when every result is right.
  */
 #include <mpi.h>
@@ -67,6 +69,17 @@ static void put(void *p, int plain)
     }
 }
 
+/* 1K, 4K, 16K ... and maxbytes itself last (8M by default). */
+static size_t next_size(size_t bytes, size_t maxbytes)
+{
+    return bytes < maxbytes && bytes * 4 > maxbytes ? maxbytes : bytes * 4;
+}
+
+static int want(const char *only, const char *name)
+{
+    return NULL == only || 0 == strcmp(only, name);
+}
+
 static int value(int rank, size_t i)
 {
     return (int)((rank + 1) * 131 + i % 1009);
@@ -77,6 +90,7 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : 3;
     size_t maxbytes = argc > 2 ? (size_t)atol(argv[2]) : (size_t)8 << 20;
     int plain = argc > 3 && 0 == strcmp(argv[3], "plain");
+    const char *only = argc > 4 ? argv[4] : NULL;
     int rank, np, bad = 0;
     long calls = 0;
     MPI_Init(&argc, &argv);
@@ -89,7 +103,7 @@ int main(int argc, char **argv)
     /* Counters count from the first read: read them all now. */
     (void)pvar_util_init();
     static const char *const counters[] = {
-        "mpool_regpar_slabs_mapped", "mpool_regpar_slabs_released",
+        "mpool_regpar_slabs_mapped",          "mpool_regpar_slabs_released",
         "mpool_regpar_reg_btl_registrations", "mpool_regpar_reg_ucx_registrations",
         "mpool_regpar_reg_mtl_registrations", "mpool_regpar_reg_regions"};
     for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
@@ -97,65 +111,85 @@ int main(int argc, char **argv)
     }
     double t0 = MPI_Wtime();
     for (int r = 0; r < rounds; r++) {
-        for (size_t bytes = 1024; bytes <= maxbytes; bytes *= 4) {
+        for (size_t bytes = 1024; bytes <= maxbytes; bytes = next_size(bytes, maxbytes)) {
             size_t n = bytes / sizeof(int), blk = n / (size_t)np;
             int *in = get(bytes, plain, info), *out = get(bytes * (size_t)np, plain, info);
             for (size_t i = 0; i < n; i++) {
                 in[i] = value(rank, i);
             }
             /* allreduce */
-            MPI_Allreduce(in, out, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-            for (size_t i = 0; i < n; i++) {
-                long s = 0;
-                for (int q = 0; q < np; q++) {
-                    s += value(q, i);
+            if (want(only, "allreduce")) {
+                MPI_Allreduce(in, out, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+                for (size_t i = 0; i < n; i++) {
+                    long s = 0;
+                    for (int q = 0; q < np; q++) {
+                        s += value(q, i);
+                    }
+                    bad += out[i] != (int)s;
                 }
-                bad += out[i] != (int)s;
+                calls++;
             }
             /* reduce_scatter_block */
-            MPI_Reduce_scatter_block(in, out, (int)blk, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-            for (size_t i = 0; i < blk; i++) {
-                long s = 0;
-                for (int q = 0; q < np; q++) {
-                    s += value(q, (size_t)rank * blk + i);
+            if (want(only, "reduce_scatter_block")) {
+                MPI_Reduce_scatter_block(in, out, (int)blk, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+                for (size_t i = 0; i < blk; i++) {
+                    long s = 0;
+                    for (int q = 0; q < np; q++) {
+                        s += value(q, (size_t)rank * blk + i);
+                    }
+                    bad += out[i] != (int)s;
                 }
-                bad += out[i] != (int)s;
+                calls++;
             }
             /* reduce */
-            MPI_Reduce(in, out, (int)n, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-            for (size_t i = 0; 0 == rank && i < n; i++) {
-                long s = 0;
-                for (int q = 0; q < np; q++) {
-                    s += value(q, i);
+            if (want(only, "reduce")) {
+                MPI_Reduce(in, out, (int)n, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+                for (size_t i = 0; 0 == rank && i < n; i++) {
+                    long s = 0;
+                    for (int q = 0; q < np; q++) {
+                        s += value(q, i);
+                    }
+                    bad += out[i] != (int)s;
                 }
-                bad += out[i] != (int)s;
+                calls++;
             }
             /* bcast */
-            memcpy(out, in, bytes);
-            MPI_Bcast(out, (int)n, MPI_INT, 0, MPI_COMM_WORLD);
-            for (size_t i = 0; i < n; i++) {
-                bad += out[i] != value(0, i);
+            if (want(only, "bcast")) {
+                memcpy(out, in, bytes);
+                MPI_Bcast(out, (int)n, MPI_INT, 0, MPI_COMM_WORLD);
+                for (size_t i = 0; i < n; i++) {
+                    bad += out[i] != value(0, i);
+                }
+                calls++;
             }
             /* allgather */
-            MPI_Allgather(in, (int)n, MPI_INT, out, (int)n, MPI_INT, MPI_COMM_WORLD);
-            for (int q = 0; q < np; q++) {
-                for (size_t i = 0; i < n; i++) {
-                    bad += out[(size_t)q * n + i] != value(q, i);
+            if (want(only, "allgather")) {
+                MPI_Allgather(in, (int)n, MPI_INT, out, (int)n, MPI_INT, MPI_COMM_WORLD);
+                for (int q = 0; q < np; q++) {
+                    for (size_t i = 0; i < n; i++) {
+                        bad += out[(size_t)q * n + i] != value(q, i);
+                    }
                 }
+                calls++;
             }
             /* gather */
-            MPI_Gather(in, (int)n, MPI_INT, out, (int)n, MPI_INT, 0, MPI_COMM_WORLD);
-            for (int q = 0; 0 == rank && q < np; q++) {
-                for (size_t i = 0; i < n; i++) {
-                    bad += out[(size_t)q * n + i] != value(q, i);
+            if (want(only, "gather")) {
+                MPI_Gather(in, (int)n, MPI_INT, out, (int)n, MPI_INT, 0, MPI_COMM_WORLD);
+                for (int q = 0; 0 == rank && q < np; q++) {
+                    for (size_t i = 0; i < n; i++) {
+                        bad += out[(size_t)q * n + i] != value(q, i);
+                    }
                 }
+                calls++;
             }
             /* scatter: root 0 sends block q of its in-buffer to rank q */
-            MPI_Scatter(in, (int)blk, MPI_INT, out, (int)blk, MPI_INT, 0, MPI_COMM_WORLD);
-            for (size_t i = 0; i < blk; i++) {
-                bad += out[i] != value(0, (size_t)rank * blk + i);
+            if (want(only, "scatter")) {
+                MPI_Scatter(in, (int)blk, MPI_INT, out, (int)blk, MPI_INT, 0, MPI_COMM_WORLD);
+                for (size_t i = 0; i < blk; i++) {
+                    bad += out[i] != value(0, (size_t)rank * blk + i);
+                }
+                calls++;
             }
-            calls += 7;
             put(in, plain);
             put(out, plain);
         }
@@ -164,13 +198,15 @@ int main(int argc, char **argv)
 
     unsigned long long slabs = pvar("mpool_regpar_slabs_mapped"),
                        released = pvar("mpool_regpar_slabs_released");
-    printf("reg_transport: rank %d slabs %llu live_slabs %llu bytes_held %llu btl_live %llu ucx_live %llu "
-           "mtl_live %llu vmlck %llu btl_made %llu ucx_made %llu mtl_made %llu reg_regions %llu calls %ld "
+    printf("reg_transport: rank %d slabs %llu live_slabs %llu bytes_held %llu btl_live %llu "
+           "ucx_live %llu "
+           "mtl_live %llu vmlck %llu btl_made %llu ucx_made %llu mtl_made %llu reg_regions %llu "
+           "calls %ld "
            "ms %.1f bad %d\n",
            rank, slabs, slabs - released, pvar("mpool_regpar_bytes_held"),
-           pvar("mpool_regpar_reg_btl_live"),
-           pvar("mpool_regpar_reg_ucx_live"), pvar("mpool_regpar_reg_mtl_live"),
-           vmlck_bytes(), pvar("mpool_regpar_reg_btl_registrations"), pvar("mpool_regpar_reg_ucx_registrations"),
+           pvar("mpool_regpar_reg_btl_live"), pvar("mpool_regpar_reg_ucx_live"),
+           pvar("mpool_regpar_reg_mtl_live"), vmlck_bytes(),
+           pvar("mpool_regpar_reg_btl_registrations"), pvar("mpool_regpar_reg_ucx_registrations"),
            pvar("mpool_regpar_reg_mtl_registrations"), pvar("mpool_regpar_reg_regions"), calls, ms,
            bad);
     fflush(stdout);

@@ -211,8 +211,7 @@ static void *grow(void *p)
     for (int i = 0; i < 64; i++) {
         bufs[i] = regpar_pool_alloc(a->pool, 64 * KIB << (i % 4));
         regpar_buffer_info_t info;
-        if (!bufs[i] || 0 != regpar_pool_buffer_info(a->pool, bufs[i], &info) ||
-            !info.registered) {
+        if (!bufs[i] || 0 != regpar_pool_buffer_info(a->pool, bufs[i], &info) || !info.registered) {
             a->failures++;
         }
     }
