@@ -9,7 +9,7 @@
 set -u
 extra=${1:-3}
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-top_builddir=${top_builddir:-.}
+top_builddir=$(cd "${top_builddir:-.}" && pwd)
 OMPI_SYSTEM_COMPONENT_DIR=${OMPI_SYSTEM_COMPONENT_DIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}
 export top_srcdir top_builddir OMPI_SYSTEM_COMPONENT_DIR
 run="$top_srcdir/test/mpi/run-mpi-test.sh"
@@ -25,7 +25,7 @@ misses() {
 }
 
 printf "%-22s %-18s %14s %14s %14s\n" collective config "first_round" "per_round_after" "live_at_end"
-for coll in allreduce reduce_scatter_block reduce bcast allgather gather scatter; do
+for coll in ${BENCH_COLLECTIVES:-allreduce reduce_scatter_block reduce bcast allgather gather scatter}; do
     for config in default bufpool-none bufpool-registrar; do
         case $config in
             default) mca="$base --mca coll ^bufpool"; mode=plain ;;
