@@ -156,28 +156,25 @@ static int choose(const regpar_registrar_t **ops, void **arg, const char **label
         case REGPAR_WANT_BTL:
             *label = "btl";
             if (0 != strcmp(pml, "ob1")) {
-                snprintf(why, whylen, "reg_backend btl needs pml ob1, but \"%s\" is selected",
-                         pml);
+                snprintf(why, whylen, "reg_backend btl needs pml ob1, but \"%s\" is selected", pml);
                 return 1;
             }
             return mca_mpool_regpar_ompi_btl_open(ops, arg, why, whylen);
         case REGPAR_WANT_UCX:
             *label = "ucx";
             if (0 != strcmp(pml, "ucx")) {
-                snprintf(why, whylen, "reg_backend ucx needs pml ucx, but \"%s\" is selected",
-                         pml);
+                snprintf(why, whylen, "reg_backend ucx needs pml ucx, but \"%s\" is selected", pml);
                 return 1;
             }
             return mca_mpool_regpar_ompi_ucx_open(ops, arg, why, whylen);
         case REGPAR_WANT_MTL:
             *label = "mtl";
             if (0 != strcmp(pml, "cm")) {
-                snprintf(why, whylen, "reg_backend mtl needs pml cm, but \"%s\" is selected",
-                         pml);
+                snprintf(why, whylen, "reg_backend mtl needs pml cm, but \"%s\" is selected", pml);
                 return 1;
             }
-            return mca_mpool_regpar_ompi_mtl_open(REGPAR_WANT_MTL == registrar_want, ops, arg,
-                                                  why, whylen);
+            return mca_mpool_regpar_ompi_mtl_open(REGPAR_WANT_MTL == registrar_want, ops, arg, why,
+                                                  whylen);
         default:
             snprintf(why, whylen, "no transport registrar asked for");
             return 1;

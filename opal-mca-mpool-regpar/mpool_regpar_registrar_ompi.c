@@ -107,8 +107,8 @@ static int hook_delete(MPI_Comm comm, int keyval, void *value, void *extra)
 
 int mca_mpool_regpar_ompi_at_finalize(void (*fn)(void *), void *arg)
 {
-    typedef int (*create_fn)(MPI_Comm_copy_attr_function *, MPI_Comm_delete_attr_function *,
-                             int *, void *);
+    typedef int (*create_fn)(MPI_Comm_copy_attr_function *, MPI_Comm_delete_attr_function *, int *,
+                             void *);
     typedef int (*set_fn)(MPI_Comm, int, void *);
     create_fn create = (create_fn)sym("PMPI_Comm_create_keyval");
     set_fn set = (set_fn)sym("PMPI_Comm_set_attr");
@@ -201,7 +201,8 @@ int mca_mpool_regpar_ompi_btl_open(const regpar_registrar_t **ops, void **arg, c
     }
     char names[256] = "";
     mca_btl_base_selected_module_t *sm;
-    OPAL_LIST_FOREACH (sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t) {
+    OPAL_LIST_FOREACH(sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t)
+    {
         mca_btl_base_module_t *btl = sm->btl_module;
         if (NULL == btl || NULL == btl->btl_register_mem || NULL == btl->btl_deregister_mem ||
             r->n == sizeof(r->btl) / sizeof(r->btl[0])) {
@@ -357,8 +358,8 @@ static int mtl_reg(void *arg, regpar_reg_chunk_t *chunk)
     mtl_registrar_t *r = arg;
     struct fid_mr *mr = NULL;
     int rc = fi_mr_reg(r->domain, chunk->addr, chunk->len,
-                       FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
-                       0, r->next_key++, 0, &mr, NULL);
+                       FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                       r->next_key++, 0, &mr, NULL);
     if (0 != rc) {
         return rc < 0 ? -rc : EIO;
     }

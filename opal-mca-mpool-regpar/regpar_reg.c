@@ -253,12 +253,9 @@ void regpar_reg_explain_pinning(const char *backend, const char *what, int code,
 static const struct {
     const char *name;
     regpar_reg_backend_t value;
-} backend_names[] = {{"auto", REGPAR_REG_AUTO},
-                     {"none", REGPAR_REG_NONE},
-                     {"pin", REGPAR_REG_PIN},
-                     {"ofi", REGPAR_REG_OFI},
-                     {"verbs", REGPAR_REG_VERBS},
-                     {"registrar", REGPAR_REG_REGISTRAR}};
+} backend_names[] = {{"auto", REGPAR_REG_AUTO},   {"none", REGPAR_REG_NONE},
+                     {"pin", REGPAR_REG_PIN},     {"ofi", REGPAR_REG_OFI},
+                     {"verbs", REGPAR_REG_VERBS}, {"registrar", REGPAR_REG_REGISTRAR}};
 
 static const struct {
     const char *name;
@@ -759,8 +756,8 @@ static unsigned dereg_chunks(regpar_reg_engine_t *engine, regpar_reg_chunk_t *ch
  * region->chunks set, 1 when the backend failed (rolled back and logged),
  * -1 when the chunk table could not be allocated (logged).
  */
-static int register_chunks(regpar_reg_engine_t *engine, regpar_reg_region_t *region,
-                           size_t unit, bool prefaulted, unsigned *threads_used)
+static int register_chunks(regpar_reg_engine_t *engine, regpar_reg_region_t *region, size_t unit,
+                           bool prefaulted, unsigned *threads_used)
 {
     /* Chunk boundaries at multiples of unit (the buffer size): every buffer
      * lies inside one registration, which is what a transport's cache needs
