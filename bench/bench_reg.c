@@ -4,7 +4,7 @@
  * that was pre-touched or never touched.  The table mirrors the Mooncake
  * measurement (seeds/000): allocate, register, unregister, total, ratio.
  *
- *   bench_reg [--sizes 1G,4G,16G] [--reps 3] [--backend pin|ofi|none]
+ *   bench_reg [--sizes 1G,4G,16G] [--reps 3] [--backend pin|ofi|none|registrar]
  *             [--provider NAME] [--modes seq,par,auto,par-nopf,seq-nopf]
  *             [--memory touched,untouched] [--threads N] [--chunk 256M]
  *             [--threshold 64M] [--thp] [--stat median|min]
@@ -16,6 +16,11 @@
  *   par-nopf  reg_parallel=on,  prefault off   (Mooncake's trap: threads
  *             fault and pin untouched memory at once)
  *   seq-nopf  reg_parallel=off, prefault off   (plain one-call pinning)
+ * --backend registrar registers through the registrar interface the
+ * transports use (regpar_reg_engine_attach), with mlock as the registration
+ * and thread_safe false, as the btl/ucx/mtl registrars declare: pre-fault in
+ * parallel, register one call at a time (the transport registrars
+ * themselves need an MPI job: bench/reg_transport.sh).
  * Every figure is the median (or, with --stat min, the minimum: the better
  * estimate on a machine other jobs are loading) over --reps runs; modes
  * take turns within a run so that drift hits them alike.  Nothing here
@@ -83,7 +88,7 @@ static double seconds_since(const struct timespec *start)
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--sizes 1G,4G,16G] [--reps 3] [--backend pin|ofi|none] "
+            "usage: %s [--sizes 1G,4G,16G] [--reps 3] [--backend pin|ofi|none|registrar] "
             "[--provider NAME]\n"
             "          [--modes seq,par,auto,par-nopf,seq-nopf] [--memory touched,untouched]\n"
             "          [--threads N] [--chunk 256M] [--threshold 64M] [--thp] "
@@ -184,7 +189,8 @@ static int parse_options(int argc, char **argv, options_t *opt)
         } else if (0 == strcmp(arg, "--backend")) {
             if (0 != regpar_reg_backend_parse(value, &opt->backend) ||
                 REGPAR_REG_AUTO == opt->backend) {
-                fprintf(stderr, "bench_reg: --backend must be pin, ofi, verbs or none\n");
+                fprintf(stderr,
+                        "bench_reg: --backend must be pin, ofi, verbs, none or registrar\n");
                 rc = -1;
             }
         } else if (0 == strcmp(arg, "--stat")) {
@@ -255,11 +261,33 @@ static void print_log(void *arg, int level, const char *msg)
     }
 }
 
+/* The stand-in registrar: what a transport's register_mem does, pinning. */
+static int mlock_reg(void *arg, regpar_reg_chunk_t *chunk)
+{
+    (void)arg;
+    return 0 == mlock(chunk->addr, chunk->len) ? 0 : errno;
+}
+
+static int mlock_dereg(void *arg, regpar_reg_chunk_t *chunk)
+{
+    (void)arg;
+    return 0 == munlock(chunk->addr, chunk->len) ? 0 : errno;
+}
+
+static const regpar_registrar_t mlock_registrar = {
+    .name = "registrar(mlock)",
+    .thread_safe = false,
+    .reg = mlock_reg,
+    .dereg = mlock_dereg,
+    .remedy = "raise ulimit -l",
+};
+
 static regpar_reg_engine_t *make_engine(const options_t *opt, const bench_mode_t *mode)
 {
     regpar_reg_config_t cfg;
     regpar_reg_config_defaults(&cfg);
-    cfg.backend = opt->backend;
+    bool registrar = REGPAR_REG_REGISTRAR == opt->backend;
+    cfg.backend = registrar ? REGPAR_REG_NONE : opt->backend;
     cfg.parallel = mode->parallel;
     cfg.prefault = mode->prefault;
     cfg.threads = opt->threads;
@@ -272,6 +300,9 @@ static regpar_reg_engine_t *make_engine(const options_t *opt, const bench_mode_t
     if (0 != regpar_reg_engine_create(&cfg, &engine, err, sizeof(err))) {
         fprintf(stderr, "bench_reg: %s\n", err);
         return NULL;
+    }
+    if (registrar) {
+        (void)regpar_reg_engine_attach(engine, &mlock_registrar, NULL);
     }
     return engine;
 }

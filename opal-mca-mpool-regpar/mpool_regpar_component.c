@@ -22,6 +22,7 @@
 
 #include "mpool_regpar.h"
 #include "bufpool_params.h"
+#include "mpool_regpar_registrar.h"
 #include "regpar_size.h"
 
 static int regpar_register(void);
@@ -220,9 +221,11 @@ static const regpar_param_t regpar_params[] = {
      "the pool) or a node number",
      offsetof(mca_mpool_regpar_params_t, numa)},
     {"reg_backend", "auto",
-     "How slabs are registered: auto (verbs if a device exists, else ofi if a provider needs local "
-     "registration, else none), verbs (ibv_reg_mr), ofi (fi_mr_reg), pin (mlock: real pinning, "
-     "counts against RLIMIT_MEMLOCK), or none",
+     "How slabs are registered: auto (once per slab where the selected transport looks: btl for "
+     "pml ob1 with registering BTLs, ucx for pml ucx, mtl for pml cm + mtl ofi where its MR cache "
+     "takes it; else none), btl, ucx, mtl (force that registrar), pin (mlock: real pinning, counts "
+     "against RLIMIT_MEMLOCK), none, or verbs / ofi (a private domain no transport uses: only for "
+     "tools that take the descriptors; never chosen by auto)",
      offsetof(mca_mpool_regpar_params_t, reg_backend)},
     {"reg_parallel", "auto",
      "Register large slabs with several threads: auto (only where it helps: several cores, slab at "
@@ -264,6 +267,7 @@ static int regpar_register(void)
                                      (char **)((char *)PARAMS + pm->offset));
     }
     register_pvars();
+    mca_mpool_regpar_registrar_register_pvars(&COMPONENT->super.mpool_version);
     return OPAL_SUCCESS;
 }
 
@@ -350,11 +354,21 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
     }
 
     regpar_reg_config_defaults(reg_cfg);
-    if (0 != regpar_reg_backend_parse(PARAMS->reg_backend, &reg_cfg->backend)) {
+    /* ---- transport registrars (issue 11): auto, btl, ucx, mtl start the
+     * engine without a backend; the registrar is attached once the
+     * transport is up (mpool_regpar_registrar.c). */
+    mca_mpool_regpar_want_t want = REGPAR_WANT_NONE;
+    if (0 == mca_mpool_regpar_registrar_parse(PARAMS->reg_backend, &want)) {
+        reg_cfg->backend = REGPAR_REG_NONE;
+    } else if (0 != regpar_reg_backend_parse(PARAMS->reg_backend, &reg_cfg->backend) ||
+               REGPAR_REG_AUTO == reg_cfg->backend || REGPAR_REG_REGISTRAR == reg_cfg->backend) {
         bufpool_params_bad(&regpar_pp, "reg_backend", PARAMS->reg_backend, "unknown backend",
-                           "auto, verbs, ofi, pin or none", "auto");
-        reg_cfg->backend = REGPAR_REG_AUTO;
+                           "auto, btl, ucx, mtl, pin, none, verbs or ofi", "auto");
+        want = REGPAR_WANT_AUTO;
+        reg_cfg->backend = REGPAR_REG_NONE;
     }
+    mca_mpool_regpar_registrar_set_want(want);
+    /* ---- end of transport registrars */
     if (0 != regpar_reg_parallel_parse(PARAMS->reg_parallel, &reg_cfg->parallel)) {
         bufpool_params_bad(&regpar_pp, "reg_parallel", PARAMS->reg_parallel, "unknown policy",
                            "auto, on or off", "auto");

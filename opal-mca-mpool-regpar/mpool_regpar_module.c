@@ -12,6 +12,7 @@
 #include "opal/util/output.h"
 
 #include "mpool_regpar.h"
+#include "mpool_regpar_registrar.h"
 
 #define COMPONENT (&mca_mpool_regpar_component)
 
@@ -24,6 +25,11 @@ static void *regpar_module_alloc(mca_mpool_base_module_t *mpool, size_t size, si
                                  uint32_t flags)
 {
     (void)flags;
+    /* Until the transport's registrar is resolved (the first allocation
+     * after MPI_Init), one load on this path. */
+    if (OPAL_UNLIKELY(mca_mpool_regpar_registrar_pending)) {
+        mca_mpool_regpar_registrar_resolve((mca_mpool_regpar_module_t *)mpool);
+    }
     return regpar_pool_alloc_aligned(pool_of(mpool), size, align);
 }
 
@@ -149,6 +155,7 @@ int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module)
     module->head.ext.get_stats = regpar_ext_get_stats;
     module->head.ext.bucket_size = regpar_ext_bucket_size;
 
+    mca_mpool_regpar_registrar_init(module);
     if (COMPONENT->params.verbose >= 2) {
         opal_output(0, "mpool_regpar: pool created, registration backend %s (pid %d)",
                     regpar_reg_backend_name(regpar_reg_engine_backend(module->engine)),
@@ -160,6 +167,7 @@ int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module)
 void mca_mpool_regpar_module_fini(mca_mpool_regpar_module_t *module)
 {
     if (NULL != module->pool) {
+        mca_mpool_regpar_registrar_fini(module);
         regpar_pool_destroy(module->pool);
         module->pool = NULL;
     }

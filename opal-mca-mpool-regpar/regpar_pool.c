@@ -136,6 +136,12 @@ struct regpar_pool {
     regpar_bucket_t *direct;
 
     pthread_mutex_t grow_lock;
+    /* Orders the registration of live slabs after the fact (a registrar
+     * attached late) and their deregistration before the transport leaves
+     * against slab_release, which deregisters and unmaps under it: a slab
+     * is never registered while, or after, it is unmapped.  Taken before
+     * grow_lock. */
+    pthread_mutex_t reg_lock;
     _Atomic(regpar_map_leaf_t *) *map_root;
     regpar_slab_t *live; /* every mapped slab, for destroy and report */
     regpar_slab_t *desc_free;
@@ -508,15 +514,24 @@ static void slab_unmap(regpar_pool_t *pool, void *addr, size_t len)
     }
 }
 
-/* Map len bytes starting on an align boundary (over-map, then trim). */
+/*
+ * Map len bytes starting on an align boundary (over-map, then trim), with
+ * one unregistered guard page kept mapped (never touched, so it costs no
+ * memory) on each side.  A transport's registration cache drops a
+ * registration when memory that merely touches its edge is released
+ * (Open MPI's interval tree): the guards make sure no neighbour's munmap
+ * ever touches a slab's registration, and a slab's own release only
+ * touches its own guards.
+ */
 static char *slab_map(regpar_pool_t *pool, size_t len, size_t align)
 {
-    if (len > SIZE_MAX - align) {
+    size_t guard = pool->page;
+    if (len > SIZE_MAX - align - guard) {
         pool_log_once(pool, CAUSE_TOO_LARGE, 0,
                       "a slab of %zu bytes is too large to map: the allocation fails", len);
         return NULL;
     }
-    size_t maplen = len + align - pool->page;
+    size_t maplen = len + align + guard;
     char *p = sys_mmap(pool, maplen);
     if (MAP_FAILED == (void *)p) {
         int e = errno;
@@ -527,23 +542,29 @@ static char *slab_map(regpar_pool_t *pool, size_t len, size_t align)
         errno = e;
         return NULL;
     }
-    char *start = (char *)round_up((uintptr_t)p, align);
-    size_t head = (size_t)(start - p), tail = maplen - head - len;
+    char *start = (char *)round_up((uintptr_t)p + guard, align);
+    size_t head = (size_t)(start - guard - p), tail = maplen - head - len - 2 * guard;
     if (head) {
         slab_unmap(pool, p, head);
     }
     if (tail) {
-        slab_unmap(pool, start + len, tail);
+        slab_unmap(pool, start + len + guard, tail);
     }
     if (((uintptr_t)start + len - 1) >> MAP_ADDR_BITS) {
         pool_log_once(pool, CAUSE_ADDRESS, 0,
                       "mmap returned %p, beyond the 48-bit addresses the pool can track",
                       (void *)start);
-        slab_unmap(pool, start, len);
+        slab_unmap(pool, start - guard, len + 2 * guard);
         return NULL;
     }
     pool_log_rearm(pool, CAUSE_MMAP);
     return start;
+}
+
+/* Unmap a slab that slab_map returned, guards included. */
+static void slab_unmap_slab(regpar_pool_t *pool, char *base, size_t len)
+{
+    slab_unmap(pool, base - pool->page, len + 2 * pool->page);
 }
 
 static bool madvise_unsupported(int e)
@@ -607,7 +628,8 @@ static int slab_prepare(regpar_pool_t *pool, regpar_slab_t *slab)
     if (reg && REGPAR_REG_NONE == regpar_reg_engine_backend(reg)) {
         faulted = 0 == regpar_reg_prefault(reg, slab->base, slab->len);
     } else if (reg) {
-        if (0 == regpar_reg_region_register(reg, slab->base, slab->len, &slab->region)) {
+        if (0 == regpar_reg_region_register_units(reg, slab->base, slab->len, slab->buf_size,
+                                                  &slab->region)) {
             slab->has_region = true;
             faulted = slab->region.prefaulted;
         } else {
@@ -638,11 +660,13 @@ static void slab_free_meta(regpar_slab_t *slab)
  * map) and recycle the descriptor. */
 static void slab_release(regpar_pool_t *pool, regpar_slab_t *slab, bool collected)
 {
+    pthread_mutex_lock(&pool->reg_lock);
     if (slab->has_region) {
         regpar_reg_region_deregister(pool->cfg.reg, &slab->region);
         slab->has_region = false;
     }
-    slab_unmap(pool, slab->base, slab->len);
+    slab_unmap_slab(pool, slab->base, slab->len);
+    pthread_mutex_unlock(&pool->reg_lock);
     atomic_fetch_sub_explicit(&pool->bytes_held, slab->len, memory_order_relaxed);
     counter_add(&pool->slabs_released, 1);
     if (collected) {
@@ -691,7 +715,7 @@ static regpar_slab_t *slab_create(regpar_pool_t *pool, regpar_bucket_t *b, size_
     uint32_t *meta = malloc((size_t)nbufs * (sizeof(uint32_t) + 1));
     if (!meta) {
         pool_log_once(pool, CAUSE_NOMEM, 0, "out of memory for the bookkeeping of a slab");
-        slab_unmap(pool, base, len);
+        slab_unmap_slab(pool, base, len);
         return NULL;
     }
     slab_place(pool, base, len);
@@ -713,7 +737,7 @@ static regpar_slab_t *slab_create(regpar_pool_t *pool, regpar_bucket_t *b, size_
     memset(tmp.out, 0, nbufs);
     if (0 != slab_prepare(pool, &tmp)) {
         slab_free_meta(&tmp);
-        slab_unmap(pool, base, len);
+        slab_unmap_slab(pool, base, len);
         return NULL;
     }
 
@@ -754,7 +778,7 @@ static regpar_slab_t *slab_create(regpar_pool_t *pool, regpar_bucket_t *b, size_
             regpar_reg_region_deregister(pool->cfg.reg, &tmp.region);
         }
         slab_free_meta(&tmp);
-        slab_unmap(pool, base, len);
+        slab_unmap_slab(pool, base, len);
         return NULL;
     }
     counter_add(&pool->slabs_mapped, 1);
@@ -1105,9 +1129,58 @@ int regpar_pool_create(const regpar_pool_config_t *cfg, regpar_pool_t **out, cha
     pool->sys.munmap_fn = cfg->sys && cfg->sys->munmap_fn ? cfg->sys->munmap_fn : munmap;
     pool->sys.madvise_fn = cfg->sys && cfg->sys->madvise_fn ? cfg->sys->madvise_fn : madvise;
     pthread_mutex_init(&pool->grow_lock, NULL);
+    pthread_mutex_init(&pool->reg_lock, NULL);
     atomic_store(&pool->last_collect, pool_now(pool));
     *out = pool;
     return 0;
+}
+
+size_t regpar_pool_register_live(regpar_pool_t *pool)
+{
+    size_t done = 0;
+    regpar_reg_engine_t *reg = pool ? pool->cfg.reg : NULL;
+    if (!reg || REGPAR_REG_NONE == regpar_reg_engine_backend(reg)) {
+        return 0;
+    }
+    pthread_mutex_lock(&pool->reg_lock);
+    pthread_mutex_lock(&pool->grow_lock);
+    for (regpar_slab_t *s = pool->live; s; s = s->next) {
+        if (s->has_region) {
+            continue;
+        }
+        /* The pages are present already (pre-faulted at creation); buffers
+         * may be out and in use: registering does not move them. */
+        if (0 == regpar_reg_region_register_units(reg, s->base, s->len, s->buf_size, &s->region)) {
+            s->has_region = true;
+            done += s->region.registered;
+        }
+    }
+    pthread_mutex_unlock(&pool->grow_lock);
+    pthread_mutex_unlock(&pool->reg_lock);
+    if (done) {
+        pool_log(pool, 2, "registered %zu slab(s) created before the registrar was attached", done);
+    }
+    return done;
+}
+
+size_t regpar_pool_deregister_live(regpar_pool_t *pool)
+{
+    size_t done = 0;
+    if (!pool || !pool->cfg.reg) {
+        return 0;
+    }
+    pthread_mutex_lock(&pool->reg_lock);
+    pthread_mutex_lock(&pool->grow_lock);
+    for (regpar_slab_t *s = pool->live; s; s = s->next) {
+        if (s->has_region) {
+            done += s->region.registered;
+            regpar_reg_region_deregister(pool->cfg.reg, &s->region);
+            s->has_region = false;
+        }
+    }
+    pthread_mutex_unlock(&pool->grow_lock);
+    pthread_mutex_unlock(&pool->reg_lock);
+    return done;
 }
 
 void regpar_pool_destroy(regpar_pool_t *pool)
@@ -1122,7 +1195,7 @@ void regpar_pool_destroy(regpar_pool_t *pool)
         if (s->has_region) {
             regpar_reg_region_deregister(pool->cfg.reg, &s->region);
         }
-        slab_unmap(pool, s->base, s->len);
+        slab_unmap_slab(pool, s->base, s->len);
         slab_free_meta(s);
     }
     if (leaked && pool->cfg.verbose >= 1) {
@@ -1149,6 +1222,7 @@ void regpar_pool_destroy(regpar_pool_t *pool)
     }
     free(pool->map_root);
     pthread_mutex_destroy(&pool->grow_lock);
+    pthread_mutex_destroy(&pool->reg_lock);
     free(pool->buckets);
     free(pool);
 }

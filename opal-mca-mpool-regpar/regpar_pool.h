@@ -142,6 +142,22 @@ int regpar_pool_buffer_info(regpar_pool_t *pool, const void *addr, regpar_buffer
 size_t regpar_pool_bucket_size(const regpar_pool_t *pool, size_t size);
 
 /*
+ * Register every live slab that has no registration yet (created while the
+ * engine had no backend: the registrar is attached once the transport is
+ * up, which may be after the first slabs).  Buffers may be out.  Returns
+ * the slabs now registered.  Not for the hit path: walks the slabs.
+ */
+size_t regpar_pool_register_live(regpar_pool_t *pool);
+
+/*
+ * Deregister every live slab (the transport that owns the registrar is
+ * about to go away); the slabs stay in use, unregistered, and are not
+ * registered again unless regpar_pool_register_live is called after a new
+ * attachment.  Returns the slabs deregistered.
+ */
+size_t regpar_pool_deregister_live(regpar_pool_t *pool);
+
+/*
  * Collect: release slabs that have been wholly free for longer than gc_age
  * (or every wholly free slab if force), and release above-capacity slabs.
  * Returns the bytes released.  Cheap to call often: it returns at once if it

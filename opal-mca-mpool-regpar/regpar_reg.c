@@ -67,6 +67,15 @@ typedef struct engine_stats {
     atomic_uint_fast64_t parallel_regions;
 } engine_stats_t;
 
+/* The context of the adapter that lets an attached registrar act as a
+ * backend.  serial orders the calls of a registrar that is not thread-safe
+ * (two threads growing the pool at once). */
+typedef struct registrar_ctx {
+    const regpar_registrar_t *registrar;
+    void *arg;
+    pthread_mutex_t serial;
+} registrar_ctx_t;
+
 struct regpar_reg_engine {
     regpar_reg_config_t cfg; /* string members point into the copies below */
     char ofi_provider[128];
@@ -75,6 +84,11 @@ struct regpar_reg_engine {
     const regpar_reg_backend_ops_t *ops; /* NULL for none */
     void *ctx;
     regpar_reg_backend_props_t props;
+    /* Registrations read ops/ctx/props under the read side; attaching or
+     * detaching a registrar takes the write side, so that a slab is never
+     * half registered through one backend and released through another. */
+    pthread_rwlock_t backend_lock;
+    registrar_ctx_t registrar; /* ctx when ops is the registrar adapter */
     regpar_workers_t *workers;
     unsigned threads; /* caller included */
     unsigned cores;
@@ -239,11 +253,9 @@ void regpar_reg_explain_pinning(const char *backend, const char *what, int code,
 static const struct {
     const char *name;
     regpar_reg_backend_t value;
-} backend_names[] = {{"auto", REGPAR_REG_AUTO},
-                     {"none", REGPAR_REG_NONE},
-                     {"pin", REGPAR_REG_PIN},
-                     {"ofi", REGPAR_REG_OFI},
-                     {"verbs", REGPAR_REG_VERBS}};
+} backend_names[] = {{"auto", REGPAR_REG_AUTO},   {"none", REGPAR_REG_NONE},
+                     {"pin", REGPAR_REG_PIN},     {"ofi", REGPAR_REG_OFI},
+                     {"verbs", REGPAR_REG_VERBS}, {"registrar", REGPAR_REG_REGISTRAR}};
 
 static const struct {
     const char *name;
@@ -624,6 +636,70 @@ int regpar_reg_prefault(regpar_reg_engine_t *engine, void *addr, size_t len)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The registrar adapter: an attached registrar seen as a backend */
+
+static int registrar_reg(void *ctx, regpar_reg_chunk_t *chunk)
+{
+    registrar_ctx_t *r = ctx;
+    if (r->registrar->thread_safe) {
+        return r->registrar->reg(r->arg, chunk);
+    }
+    pthread_mutex_lock(&r->serial);
+    int rc = r->registrar->reg(r->arg, chunk);
+    pthread_mutex_unlock(&r->serial);
+    return rc;
+}
+
+static int registrar_dereg(void *ctx, regpar_reg_chunk_t *chunk)
+{
+    registrar_ctx_t *r = ctx;
+    if (r->registrar->thread_safe) {
+        return r->registrar->dereg(r->arg, chunk);
+    }
+    pthread_mutex_lock(&r->serial);
+    int rc = r->registrar->dereg(r->arg, chunk);
+    pthread_mutex_unlock(&r->serial);
+    return rc;
+}
+
+static void registrar_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, bool dereg,
+                              regpar_reg_why_t *why)
+{
+    registrar_ctx_t *r = ctx;
+    char key[64], size[32];
+    snprintf(key, sizeof(key), "%s:%s:%d", r->registrar->name, dereg ? "dereg" : "reg", code);
+    regpar_format_size(chunk->len, size, sizeof(size));
+    regpar_reg_why_set(why, key,
+                       r->registrar->remedy ? r->registrar->remedy
+                                            : "set mpool_regpar_reg_backend=none to silence this",
+                       "the %s registrar %s a %s chunk: %s", r->registrar->name,
+                       dereg ? "could not deregister" : "refused", size, strerror(code));
+}
+
+static int registrar_close(void *ctx, regpar_reg_why_t *why)
+{
+    (void)ctx;
+    (void)why;
+    return 0;
+}
+
+static const regpar_reg_backend_ops_t registrar_backend = {
+    .id = REGPAR_REG_REGISTRAR,
+    .name = "registrar",
+    .reg = registrar_reg,
+    .dereg = registrar_dereg,
+    .explain = registrar_explain,
+    .close = registrar_close,
+};
+
+/* The name messages use for the backend in use. */
+static const char *ops_name(const regpar_reg_engine_t *engine)
+{
+    return &registrar_backend == engine->ops ? engine->registrar.registrar->name
+                                             : engine->ops->name;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Registration */
 
 typedef struct chunk_job {
@@ -666,7 +742,7 @@ static unsigned dereg_chunks(regpar_reg_engine_t *engine, regpar_reg_chunk_t *ch
             regpar_reg_why_t why;
             engine->ops->explain(engine->ctx, rc, &chunks[i], true, &why);
             if (first_time(engine, why.key)) {
-                emitf(engine, 1, "regpar: %s deregistration failed: %s; %s", engine->ops->name,
+                emitf(engine, 1, "regpar: %s deregistration failed: %s; %s", ops_name(engine),
                       why.cause, why.remedy);
             }
         }
@@ -680,11 +756,18 @@ static unsigned dereg_chunks(regpar_reg_engine_t *engine, regpar_reg_chunk_t *ch
  * region->chunks set, 1 when the backend failed (rolled back and logged),
  * -1 when the chunk table could not be allocated (logged).
  */
-static int register_chunks(regpar_reg_engine_t *engine, regpar_reg_region_t *region,
+static int register_chunks(regpar_reg_engine_t *engine, regpar_reg_region_t *region, size_t unit,
                            bool prefaulted, unsigned *threads_used)
 {
+    /* Chunk boundaries at multiples of unit (the buffer size): every buffer
+     * lies inside one registration, which is what a transport's cache needs
+     * to answer a lookup of the whole buffer. */
+    size_t chunk = engine->cfg.chunk_size;
+    if (unit > engine->page) {
+        chunk = chunk >= unit ? chunk / unit * unit : unit;
+    }
     span_t span;
-    span_init(&span, region->addr, region->len, engine->cfg.chunk_size, engine->page);
+    span_init(&span, region->addr, region->len, chunk, engine->page);
     regpar_reg_chunk_t *chunks = calloc(span.count, sizeof(*chunks));
     int *status = malloc(span.count * sizeof(int));
     if (!chunks || !status) {
@@ -715,7 +798,7 @@ static int register_chunks(regpar_reg_engine_t *engine, regpar_reg_region_t *reg
         regpar_reg_why_t why;
         engine->ops->explain(engine->ctx, status[failed], &chunks[failed], false, &why);
         dereg_chunks(engine, chunks, span.count, region->len, status);
-        log_reg_failure(engine, engine->ops->name, &why);
+        log_reg_failure(engine, ops_name(engine), &why);
         free(chunks);
         free(status);
         return 1;
@@ -726,8 +809,8 @@ static int register_chunks(regpar_reg_engine_t *engine, regpar_reg_region_t *reg
     return 0;
 }
 
-int regpar_reg_region_register(regpar_reg_engine_t *engine, void *addr, size_t len,
-                               regpar_reg_region_t *region)
+static int region_register(regpar_reg_engine_t *engine, void *addr, size_t len, size_t unit,
+                           regpar_reg_region_t *region)
 {
     memset(region, 0, sizeof(*region));
     region->addr = addr;
@@ -751,7 +834,7 @@ int regpar_reg_region_register(regpar_reg_engine_t *engine, void *addr, size_t l
         region->prefaulted = 0 == prefault_rc;
     }
     if (engine->ops) {
-        reg_rc = register_chunks(engine, region, region->prefaulted, &reg_threads);
+        reg_rc = register_chunks(engine, region, unit, region->prefaulted, &reg_threads);
     }
     if (lock_first) {
         prefault_rc = prefault_range(engine, addr, len, &prefault_threads);
@@ -761,7 +844,7 @@ int regpar_reg_region_register(regpar_reg_engine_t *engine, void *addr, size_t l
              * mlock itself would have failed the same way. */
             regpar_reg_why_t why;
             char key[64], size[32];
-            snprintf(key, sizeof(key), "%s:populate:%d", engine->ops->name, prefault_rc);
+            snprintf(key, sizeof(key), "%s:populate:%d", ops_name(engine), prefault_rc);
             regpar_format_size(len, size, sizeof(size));
             regpar_reg_why_set(&why, key,
                                "free memory, lower the pool's capacity, or set "
@@ -769,7 +852,7 @@ int regpar_reg_region_register(regpar_reg_engine_t *engine, void *addr, size_t l
                                "faulting in the pages of a %s slab failed: %s", size,
                                strerror(prefault_rc));
             dereg_chunks(engine, region->chunks, region->nchunks, len, NULL);
-            log_reg_failure(engine, engine->ops->name, &why);
+            log_reg_failure(engine, ops_name(engine), &why);
             free(region->chunks);
             region->chunks = NULL;
             region->nchunks = 0;
@@ -796,10 +879,34 @@ int regpar_reg_region_register(regpar_reg_engine_t *engine, void *addr, size_t l
     return reg_rc < 0 ? -1 : 0;
 }
 
+int regpar_reg_region_register_units(regpar_reg_engine_t *engine, void *addr, size_t len,
+                                     size_t unit, regpar_reg_region_t *region)
+{
+    if (!engine) {
+        memset(region, 0, sizeof(*region));
+        region->addr = addr;
+        region->len = len;
+        return 0;
+    }
+    pthread_rwlock_rdlock(&engine->backend_lock);
+    int rc = region_register(engine, addr, len, unit, region);
+    pthread_rwlock_unlock(&engine->backend_lock);
+    return rc;
+}
+
+int regpar_reg_region_register(regpar_reg_engine_t *engine, void *addr, size_t len,
+                               regpar_reg_region_t *region)
+{
+    return regpar_reg_region_register_units(engine, addr, len, 0, region);
+}
+
 void regpar_reg_region_deregister(regpar_reg_engine_t *engine, regpar_reg_region_t *region)
 {
     if (!region) {
         return;
+    }
+    if (engine) {
+        pthread_rwlock_rdlock(&engine->backend_lock);
     }
     if (engine && engine->ops && region->registered && region->chunks) {
         uint64_t start = now_ns();
@@ -810,8 +917,72 @@ void regpar_reg_region_deregister(regpar_reg_engine_t *engine, regpar_reg_region
                                   memory_order_relaxed);
         add_stat(&engine->stats.dereg_time_ns, now_ns() - start);
     }
+    if (engine) {
+        pthread_rwlock_unlock(&engine->backend_lock);
+    }
     free(region->chunks);
     memset(region, 0, sizeof(*region));
+}
+
+int regpar_reg_engine_attach(regpar_reg_engine_t *engine, const regpar_registrar_t *registrar,
+                             void *arg)
+{
+    if (!engine || !registrar || !registrar->reg || !registrar->dereg) {
+        return -1;
+    }
+    pthread_rwlock_wrlock(&engine->backend_lock);
+    int rc = -1;
+    if (NULL == engine->ops) {
+        engine->registrar.registrar = registrar;
+        engine->registrar.arg = arg;
+        memset(&engine->props, 0, sizeof(engine->props));
+        /* Parallel only where the registrar says concurrent calls are safe;
+         * the transports want present pages (FI_MR_ALLOCATED, ODP aside). */
+        engine->props.parallel_reg = registrar->thread_safe;
+        engine->props.parallel_dereg = registrar->thread_safe;
+        engine->props.needs_prefault = true;
+        engine->ctx = &engine->registrar;
+        engine->ops = &registrar_backend;
+        engine->backend = REGPAR_REG_REGISTRAR;
+        rc = 0;
+    }
+    pthread_rwlock_unlock(&engine->backend_lock);
+    if (0 == rc) {
+        emitf(engine, 2, "regpar: registrar %s attached (%s)", registrar->name,
+              registrar->thread_safe ? "chunks registered in parallel where it helps"
+                                     : "not thread-safe: one call at a time, from the thread "
+                                       "that creates the slab");
+    }
+    return rc;
+}
+
+void regpar_reg_engine_detach(regpar_reg_engine_t *engine)
+{
+    if (!engine) {
+        return;
+    }
+    pthread_rwlock_wrlock(&engine->backend_lock);
+    if (&registrar_backend == engine->ops) {
+        engine->ops = NULL;
+        engine->ctx = NULL;
+        engine->backend = REGPAR_REG_NONE;
+        memset(&engine->props, 0, sizeof(engine->props));
+        engine->registrar.registrar = NULL;
+        engine->registrar.arg = NULL;
+    }
+    pthread_rwlock_unlock(&engine->backend_lock);
+}
+
+const char *regpar_reg_engine_registrar_name(const regpar_reg_engine_t *engine)
+{
+    if (!engine) {
+        return NULL;
+    }
+    regpar_reg_engine_t *e = (regpar_reg_engine_t *)engine;
+    pthread_rwlock_rdlock(&e->backend_lock);
+    const char *name = &registrar_backend == e->ops ? e->registrar.registrar->name : NULL;
+    pthread_rwlock_unlock(&e->backend_lock);
+    return name;
 }
 
 const regpar_reg_chunk_t *regpar_reg_region_find(const regpar_reg_region_t *region,
@@ -954,6 +1125,8 @@ int regpar_reg_engine_create(const regpar_reg_config_t *cfg, regpar_reg_engine_t
     e->cfg.ofi_provider = e->ofi_provider;
     e->cfg.verbs_device = e->verbs_device;
     pthread_mutex_init(&e->log_lock, NULL);
+    pthread_rwlock_init(&e->backend_lock, NULL);
+    pthread_mutex_init(&e->registrar.serial, NULL);
     atomic_init(&e->populate_unsupported, false);
 
     e->cores = regpar_workers_online_cores();
@@ -1023,6 +1196,8 @@ void regpar_reg_engine_destroy(regpar_reg_engine_t *engine)
               why.remedy);
     }
     regpar_workers_destroy(engine->workers);
+    pthread_mutex_destroy(&engine->registrar.serial);
+    pthread_rwlock_destroy(&engine->backend_lock);
     pthread_mutex_destroy(&engine->log_lock);
     free(engine);
 }

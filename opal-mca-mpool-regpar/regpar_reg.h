@@ -38,7 +38,10 @@ typedef enum regpar_reg_backend {
     REGPAR_REG_NONE,     /* no registration (pre-faulting still applies)   */
     REGPAR_REG_PIN,      /* mlock/munlock: real pinning, always available  */
     REGPAR_REG_OFI,      /* libfabric fi_mr_reg                            */
-    REGPAR_REG_VERBS     /* rdma-core ibv_reg_mr                           */
+    REGPAR_REG_VERBS,    /* rdma-core ibv_reg_mr                           */
+    /* A registrar attached with regpar_reg_engine_attach: registration in
+     * the domain of whoever owns the network (the transport's own cache). */
+    REGPAR_REG_REGISTRAR
 } regpar_reg_backend_t;
 
 typedef enum regpar_reg_parallel {
@@ -126,6 +129,27 @@ typedef struct regpar_reg_chunk {
     uint64_t rkey; /* fi_mr_key() / rkey / 0: what peers use   */
 } regpar_reg_chunk_t;
 
+/*
+ * A registrar: registration supplied by whoever owns the network domain
+ * (Open MPI's BTLs, UCX context, OFI MTL), in the manner of rcache's
+ * register_mem resource or UCX's mpool chunk ops.  The engine keeps it free
+ * of the owner's types: it only sees chunks.  reg fills chunk->handle (and
+ * desc/key/rkey if it has them); dereg undoes it.  Both return 0 or a
+ * positive errno-style code.
+ */
+typedef struct regpar_registrar {
+    const char *name; /* in messages and statistics: "btl", "ucx", ... */
+    /* reg/dereg may run concurrently from several threads on disjoint
+     * chunks (verbs, mlock).  When false (a UCX context, an FI_THREAD_DOMAIN
+     * domain, grdma without threads), the engine makes every call from the
+     * thread that creates or releases the slab, one at a time. */
+    bool thread_safe;
+    int (*reg)(void *arg, regpar_reg_chunk_t *chunk);
+    int (*dereg)(void *arg, regpar_reg_chunk_t *chunk);
+    /* What the user can do when reg fails (names the MCA parameter). */
+    const char *remedy;
+} regpar_registrar_t;
+
 /* A registered region: the chunks that cover it. */
 typedef struct regpar_reg_region {
     void *addr;
@@ -186,6 +210,35 @@ int regpar_reg_region_register(regpar_reg_engine_t *engine, void *addr, size_t l
 /* Deregister (in parallel where it helps) and free the chunk table.  Every
  * region must be deregistered before regpar_reg_engine_destroy. */
 void regpar_reg_region_deregister(regpar_reg_engine_t *engine, regpar_reg_region_t *region);
+
+/*
+ * Like regpar_reg_region_register, with chunk boundaries at multiples of
+ * unit from addr (unit: a page multiple, the pool's buffer size), so that
+ * no buffer straddles two registrations.
+ */
+int regpar_reg_region_register_units(regpar_reg_engine_t *engine, void *addr, size_t len,
+                                     size_t unit, regpar_reg_region_t *region);
+
+/*
+ * Attach a registrar to an engine whose backend is none (the usual case:
+ * the engine is created before the transport is up, and the owner attaches
+ * its registrar once it is).  From then on regions are registered through
+ * it.  registrar and arg must outlive the attachment.  Returns 0, or -1 if
+ * the engine already has a backend.  Safe against concurrent registrations
+ * (they finish with the old backend first).
+ */
+int regpar_reg_engine_attach(regpar_reg_engine_t *engine, const regpar_registrar_t *registrar,
+                             void *arg);
+
+/*
+ * Detach the registrar (the transport is going away).  Every region it
+ * registered must have been deregistered before; later regions are not
+ * registered.
+ */
+void regpar_reg_engine_detach(regpar_reg_engine_t *engine);
+
+/* The attached registrar's name, or NULL. */
+const char *regpar_reg_engine_registrar_name(const regpar_reg_engine_t *engine);
 
 /* The chunk of region holding addr, or NULL. */
 const regpar_reg_chunk_t *regpar_reg_region_find(const regpar_reg_region_t *region,

@@ -5,7 +5,7 @@ set -e
 PACKAGES="
   build-essential autoconf automake libtool pkg-config
   libopenmpi-dev openmpi-bin
-  libfabric-dev libibverbs-dev rdma-core libhwloc-dev
+  libfabric-dev libibverbs-dev rdma-core libhwloc-dev libucx-dev
   clang clang-format libclang-rt-14-dev valgrind
   gnuplot-nox python3
   iproute2 util-linux

@@ -26,7 +26,7 @@ mpool_regpar_gc_age       soon     mpool_regpar_gc_age: invalid value "soon"
 mpool_regpar_gc_age       -5s      mpool_regpar_gc_age: invalid value "-5s"
 mpool_regpar_hugepages    maybe    mpool_regpar_hugepages: invalid value "maybe".*on or off
 mpool_regpar_numa         99999    mpool_regpar_numa: invalid value "99999"
-mpool_regpar_reg_backend  rdma     mpool_regpar_reg_backend: invalid value "rdma".*auto, verbs, ofi, pin or none
+mpool_regpar_reg_backend  rdma     mpool_regpar_reg_backend: invalid value "rdma".*auto, btl, ucx, mtl, pin, none, verbs or ofi
 mpool_regpar_reg_parallel sometimes mpool_regpar_reg_parallel: invalid value "sometimes"
 mpool_regpar_reg_threads  abc      mpool_regpar_reg_threads: invalid value "abc"
 mpool_regpar_reg_threads  1000     mpool_regpar_reg_threads: invalid value "1000".*0 to 64

@@ -1,0 +1,272 @@
+/*
+ * Choosing, attaching and detaching the transport registrar of the regpar
+ * pool (see mpool_regpar_registrar.h for the life cycle).
+ */
+#include "opal_config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/threads/mutex.h"
+#include "opal/util/output.h"
+
+#include "mpool_regpar.h"
+#include "mpool_regpar_registrar.h"
+
+#define COMPONENT (&mca_mpool_regpar_component)
+
+volatile bool mca_mpool_regpar_registrar_pending = false;
+
+static mca_mpool_regpar_want_t registrar_want = REGPAR_WANT_NONE;
+static opal_mutex_t registrar_lock = OPAL_MUTEX_STATIC_INIT;
+static const regpar_registrar_t *attached_ops;
+static void *attached_arg;
+
+/* Per registrar: chunk registrations made, and held now. */
+static int64_t regs_made[REGPAR_TRANSPORTS];
+static int64_t regs_live[REGPAR_TRANSPORTS];
+
+static const struct {
+    const char *name;
+    mca_mpool_regpar_want_t want;
+} want_names[] = {{"auto", REGPAR_WANT_AUTO},
+                  {"btl", REGPAR_WANT_BTL},
+                  {"ucx", REGPAR_WANT_UCX},
+                  {"mtl", REGPAR_WANT_MTL}};
+
+int mca_mpool_regpar_registrar_parse(const char *value, mca_mpool_regpar_want_t *want)
+{
+    for (size_t i = 0; NULL != value && i < sizeof(want_names) / sizeof(want_names[0]); i++) {
+        if (0 == strcasecmp(value, want_names[i].name)) {
+            *want = want_names[i].want;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void mca_mpool_regpar_registrar_set_want(mca_mpool_regpar_want_t want)
+{
+    registrar_want = want;
+}
+
+void mca_mpool_regpar_registrar_count(int transport, int delta_live)
+{
+    if (transport < 0 || transport >= REGPAR_TRANSPORTS) {
+        return;
+    }
+    if (delta_live > 0) {
+        (void)__atomic_add_fetch(&regs_made[transport], delta_live, __ATOMIC_RELAXED);
+    }
+    (void)__atomic_add_fetch(&regs_live[transport], delta_live, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* MPI_T: regs_made and regs_live of each registrar. */
+
+static const char *const transport_names[REGPAR_TRANSPORTS] = {"btl", "ucx", "mtl"};
+
+static int registrar_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void)obj;
+    intptr_t which = (intptr_t)pvar->ctx;
+    int transport = (int)(which / 2);
+    int64_t v = __atomic_load_n(which % 2 ? &regs_live[transport] : &regs_made[transport],
+                                __ATOMIC_RELAXED);
+    *(unsigned long long *)value = v < 0 ? 0 : (unsigned long long)v;
+    return OPAL_SUCCESS;
+}
+
+void mca_mpool_regpar_registrar_register_pvars(const mca_base_component_t *component)
+{
+    for (int t = 0; t < REGPAR_TRANSPORTS; t++) {
+        char name[64], help[160];
+        for (int live = 0; live < 2; live++) {
+            snprintf(name, sizeof(name), "reg_%s_%s", transport_names[t],
+                     live ? "live" : "registrations");
+            snprintf(help, sizeof(help),
+                     live ? "Registrations the %s registrar holds now (one per slab chunk, and "
+                            "BTL)"
+                          : "Registrations made through the %s registrar (one per slab chunk, "
+                            "and BTL)",
+                     transport_names[t]);
+            (void)mca_base_component_pvar_register(
+                component, name, help, OPAL_INFO_LVL_4,
+                live ? MCA_BASE_PVAR_CLASS_SIZE : MCA_BASE_PVAR_CLASS_COUNTER,
+                MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, registrar_pvar_read,
+                NULL, NULL, (void *)(intptr_t)(2 * t + live));
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void say(int level, const char *fmt, const char *a, const char *b)
+{
+    if (COMPONENT->params.verbose >= level) {
+        char msg[768];
+        snprintf(msg, sizeof(msg), fmt, a, b);
+        opal_output(0, "mpool_regpar: %s (pid %d)", msg, (int)getpid());
+    }
+}
+
+void mca_mpool_regpar_registrar_init(mca_mpool_regpar_module_t *module)
+{
+    (void)module;
+    attached_ops = NULL;
+    attached_arg = NULL;
+    /* A core backend (pin, none, ofi, verbs) was chosen by name: no
+     * transport registrar, nothing to resolve. */
+    mca_mpool_regpar_registrar_pending = REGPAR_WANT_NONE != registrar_want;
+}
+
+static void at_finalize(void *arg)
+{
+    mca_mpool_regpar_registrar_fini((mca_mpool_regpar_module_t *)arg);
+}
+
+/* Pick the registrar for what is selected.  Returns what the open function
+ * returned (0 attachable, 1 nothing to do, -1 failed), *label naming it. */
+static int choose(const regpar_registrar_t **ops, void **arg, const char **label, char *why,
+                  size_t whylen)
+{
+    const char *pml = mca_mpool_regpar_ompi_pml_name();
+    mca_mpool_regpar_want_t want = registrar_want;
+    *label = "none";
+    if (REGPAR_WANT_AUTO == want) {
+        if (0 == strcmp(pml, "ob1")) {
+            want = REGPAR_WANT_BTL;
+        } else if (0 == strcmp(pml, "ucx")) {
+            want = REGPAR_WANT_UCX;
+        } else if (0 == strcmp(pml, "cm")) {
+            want = REGPAR_WANT_MTL;
+        } else {
+            snprintf(why, whylen,
+                     "the selected PML \"%s\" is none of ob1, ucx, cm: no registrar knows "
+                     "where it looks for registrations",
+                     pml);
+            return 1;
+        }
+    }
+    switch (want) {
+        case REGPAR_WANT_BTL:
+            *label = "btl";
+            if (0 != strcmp(pml, "ob1")) {
+                snprintf(why, whylen, "reg_backend btl needs pml ob1, but \"%s\" is selected", pml);
+                return 1;
+            }
+            return mca_mpool_regpar_ompi_btl_open(ops, arg, why, whylen);
+        case REGPAR_WANT_UCX:
+            *label = "ucx";
+            if (0 != strcmp(pml, "ucx")) {
+                snprintf(why, whylen, "reg_backend ucx needs pml ucx, but \"%s\" is selected", pml);
+                return 1;
+            }
+            return mca_mpool_regpar_ompi_ucx_open(ops, arg, why, whylen);
+        case REGPAR_WANT_MTL:
+            *label = "mtl";
+            if (0 != strcmp(pml, "cm")) {
+                snprintf(why, whylen, "reg_backend mtl needs pml cm, but \"%s\" is selected", pml);
+                return 1;
+            }
+            return mca_mpool_regpar_ompi_mtl_open(REGPAR_WANT_MTL == registrar_want, ops, arg, why,
+                                                  whylen);
+        default:
+            snprintf(why, whylen, "no transport registrar asked for");
+            return 1;
+    }
+}
+
+void mca_mpool_regpar_registrar_resolve(mca_mpool_regpar_module_t *module)
+{
+    OPAL_THREAD_LOCK(&registrar_lock);
+    if (!mca_mpool_regpar_registrar_pending) {
+        OPAL_THREAD_UNLOCK(&registrar_lock);
+        return;
+    }
+    const char *pml = mca_mpool_regpar_ompi_pml_name();
+    if (NULL == pml) {
+        /* Not an MPI process (an OPAL-only user of the pool): no transport. */
+        mca_mpool_regpar_registrar_pending = false;
+        OPAL_THREAD_UNLOCK(&registrar_lock);
+        say(1, "no transport registrar: %s%s", "this process has no MPI layer", "");
+        return;
+    }
+    if (!mca_mpool_regpar_ompi_mpi_ready()) {
+        /* During MPI_Init: the slabs made now stay unregistered until the
+         * first allocation after it, which registers them. */
+        OPAL_THREAD_UNLOCK(&registrar_lock);
+        return;
+    }
+    mca_mpool_regpar_registrar_pending = false;
+
+    char why[512] = "";
+    const char *label;
+    const regpar_registrar_t *ops = NULL;
+    void *arg = NULL;
+    int rc = choose(&ops, &arg, &label, why, sizeof(why));
+    if (0 == rc && 0 != mca_mpool_regpar_ompi_at_finalize(at_finalize, module)) {
+        /* Without a hook before the transports close, a held registration
+         * would outlive its BTL or context: better none. */
+        mca_mpool_regpar_ompi_close(ops, arg);
+        snprintf(why, sizeof(why),
+                 "could not arrange deregistration at MPI_Finalize (MPI_COMM_SELF attribute)");
+        rc = -1;
+    }
+    if (0 == rc && 0 != regpar_reg_engine_attach(module->engine, ops, arg)) {
+        mca_mpool_regpar_ompi_close(ops, arg);
+        snprintf(why, sizeof(why),
+                 "the engine already registers with backend %s (reg_backend names a core "
+                 "backend)",
+                 regpar_reg_backend_name(regpar_reg_engine_backend(module->engine)));
+        rc = -1;
+    }
+    if (0 == rc) {
+        attached_ops = ops;
+        attached_arg = arg;
+    }
+    OPAL_THREAD_UNLOCK(&registrar_lock);
+
+    if (0 == rc) {
+        say(1, "registrar %s chosen: %s", label, why);
+        size_t late = regpar_pool_register_live(module->pool);
+        if (late && COMPONENT->params.verbose >= 2) {
+            opal_output(0,
+                        "mpool_regpar: registered %zu slab(s) made before the transport was "
+                        "up (pid %d)",
+                        late, (int)getpid());
+        }
+    } else if (rc > 0) {
+        say(1, "no transport registrar (%s): %s; slabs are pre-faulted, not registered", label,
+            why);
+    } else if (mca_mpool_regpar_speaks_for_job()) {
+        /* Asked for or matched, and failed: one message naming the cause
+         * and the parameter. */
+        opal_output(0,
+                    "mpool_regpar: the %s registrar is unavailable: %s; slabs are served "
+                    "unregistered (set mpool_regpar_reg_backend=none to silence this) (pid %d)",
+                    label, why, (int)getpid());
+    }
+}
+
+void mca_mpool_regpar_registrar_fini(mca_mpool_regpar_module_t *module)
+{
+    OPAL_THREAD_LOCK(&registrar_lock);
+    mca_mpool_regpar_registrar_pending = false;
+    if (NULL != attached_ops) {
+        size_t n = regpar_pool_deregister_live(module->pool);
+        regpar_reg_engine_detach(module->engine);
+        mca_mpool_regpar_ompi_close(attached_ops, attached_arg);
+        if (COMPONENT->params.verbose >= 2) {
+            opal_output(0, "mpool_regpar: deregistered %zu slab(s) from the %s registrar (pid %d)",
+                        n, attached_ops->name, (int)getpid());
+        }
+        attached_ops = NULL;
+        attached_arg = NULL;
+    }
+    OPAL_THREAD_UNLOCK(&registrar_lock);
+}
