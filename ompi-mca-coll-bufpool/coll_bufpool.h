@@ -21,13 +21,11 @@
 #include "ompi/mca/coll/coll.h"
 #include "opal/mca/mpool/mpool.h"
 
+#include "bufpool_ompi_compat.h"
 #include "mpool_regpar_ext.h"
 
 BEGIN_C_DECLS
 
-#if OMPI_MAJOR_VERSION != 4
-#error "coll/bufpool is written against the Open MPI 4.1 coll interface (module 2.3.0)"
-#endif
 
 /* The collectives bufpool implements: X(name). */
 #define BUFPOOL_FOREACH_COLL(X)                                                                    \
@@ -82,7 +80,7 @@ typedef struct bufpool_coll_params {
 } bufpool_coll_params_t;
 
 typedef struct mca_coll_bufpool_component {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_base_component_t super;
 
     /* Parameters, all typed as text and parsed by us with clear messages
      * (Open MPI's integer parser turns "abc" into 0 without a word). */
@@ -114,7 +112,7 @@ typedef struct mca_coll_bufpool_component {
     uint64_t scratch_plain_allocs;
 } mca_coll_bufpool_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;
+BUFPOOL_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;
 
 /* The module: our entry points plus the previous module's, per function. */
 typedef struct mca_coll_bufpool_module {
@@ -163,6 +161,15 @@ static inline void bufpool_count_fallback(bufpool_coll_id_t id)
     (bufpool_count_fallback(BUFPOOL_COLL_##name),                                                  \
      (bp_module)->prev_##name(__VA_ARGS__, (bp_module)->prev_##name##_module))
 
+/* Open MPI 6 passes size_t counts: those beyond bufpool's int engines go to
+ * the previous module (a no-op up to 5.0, where counts are int). */
+#define BUFPOOL_FALLBACK_UNLESS_FITS(bp_module, name, count, ...)                                   \
+    do {                                                                                           \
+        if (!BUFPOOL_COUNT_FITS(count)) {                                                          \
+            return BUFPOOL_FALLBACK(bp_module, name, __VA_ARGS__);                                 \
+        }                                                                                          \
+    } while (0)
+
 /* The algorithm forced for a collective, or BUFPOOL_ALG_AUTO. */
 static inline int bufpool_forced_algorithm(bufpool_coll_id_t id)
 {
@@ -183,38 +190,38 @@ void mca_coll_bufpool_scratch_put(void *buf, size_t bytes);
 /* ---------------------------------------------------------------------- */
 /* The collectives (one file per family). */
 
-int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, int count,
+int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t count,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module);
-int mca_coll_bufpool_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype, int root,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
+                               void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts_t rcounts,
                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                     struct ompi_communicator_t *comm,
                                     mca_coll_base_module_t *module);
-int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_count_t rcount,
                                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                           struct ompi_communicator_t *comm,
                                           mca_coll_base_module_t *module);
-int mca_coll_bufpool_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
+                              void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype, int root,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,
                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *module);
-int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module);
 

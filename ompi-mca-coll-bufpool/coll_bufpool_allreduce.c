@@ -196,11 +196,12 @@ out : {
 
 /* ---------------------------------------------------------------------- */
 
-int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, int count,
+int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t count,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, allreduce, count, sbuf, rbuf, count, dtype, op, comm);
     size_t type_size;
     ptrdiff_t gap;
 

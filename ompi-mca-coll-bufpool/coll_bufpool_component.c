@@ -26,7 +26,7 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
         {
             .collm_version =
                 {
-                    MCA_COLL_BASE_VERSION_2_0_0,
+                    BUFPOOL_COLL_BASE_VERSION,
                     .mca_component_name = "bufpool",
                     MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
                     .mca_open_component = bufpool_open,

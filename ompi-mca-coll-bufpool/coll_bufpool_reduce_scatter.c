@@ -141,16 +141,21 @@ static bool pairwise_serves(bufpool_coll_id_t id, size_t total, struct ompi_data
     return true;
 }
 
-int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts_t rcounts,
                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                     struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const int size = ompi_comm_size(comm);
+    /* The engines take int counts; Open MPI 6's size_t ones go below us. */
+    const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
     size_t total = 0;
 
+    if (NULL == counts) {
+        return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+    }
     for (int b = 0; b < size; b++) {
-        total += (size_t)rcounts[b];
+        total += (size_t)counts[b];
     }
     /* Some blocks may be empty; only an empty message is nothing to do. */
     if (0 == total) {
@@ -160,17 +165,18 @@ int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
         return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     }
     bufpool_count_call(BUFPOOL_COLL_reduce_scatter);
-    const bufpool_blocks_t blocks = {.n = size, .counts = rcounts, .total = total};
+    const bufpool_blocks_t blocks = {.n = size, .counts = counts, .total = total};
     return reduce_scatter_pairwise(sbuf, rbuf, &blocks, dtype, op, MCA_COLL_BASE_TAG_REDUCE_SCATTER,
                                    comm, module);
 }
 
-int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_count_t rcount,
                                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                           struct ompi_communicator_t *comm,
                                           mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce_scatter_block, rcount, sbuf, rbuf, rcount, dtype, op, comm);
     const int size = ompi_comm_size(comm);
 
     if (rcount <= 0) {

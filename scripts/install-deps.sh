@@ -8,6 +8,8 @@ PACKAGES="
   libfabric-dev libibverbs-dev rdma-core libhwloc-dev
   clang clang-format libclang-rt-14-dev valgrind
   gnuplot-nox python3
+  libevent-dev flex
+  debhelper dpkg-dev fakeroot
 "
 missing=""
 for p in $PACKAGES; do
