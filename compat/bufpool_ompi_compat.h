@@ -46,6 +46,20 @@
 #define BUFPOOL_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_3_0_0
 #endif
 
+/*
+ * coll_bufpool_priority's default.  4.1: 40, above tuned (30); han defaults
+ * to 0 there.  5.0 and 6.0: 33, still above tuned but below han (35), which
+ * takes only communicators that span several hosts (it disqualifies itself
+ * on single-host ones, which stay bufpool's) and builds its node-local and
+ * inter-node sub-communicators with tuned/sm/libnbc preferred; see
+ * docs/benchmarks.md, "Open MPI 5: bufpool and han", for the measurement.
+ */
+#if BUFPOOL_OMPI_SERIES == 41
+#define BUFPOOL_COLL_DEFAULT_PRIORITY "40"
+#else
+#define BUFPOOL_COLL_DEFAULT_PRIORITY "33"
+#endif
+
 /* Exported component symbol: 5.0 dropped OMPI_MODULE_DECLSPEC. */
 #if defined(OMPI_MODULE_DECLSPEC)
 #define BUFPOOL_MODULE_DECLSPEC OMPI_MODULE_DECLSPEC

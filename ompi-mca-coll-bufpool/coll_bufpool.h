@@ -26,7 +26,6 @@
 
 BEGIN_C_DECLS
 
-
 /* The collectives bufpool implements: X(name). */
 #define BUFPOOL_FOREACH_COLL(X)                                                                    \
     X(allreduce)                                                                                   \
@@ -163,7 +162,7 @@ static inline void bufpool_count_fallback(bufpool_coll_id_t id)
 
 /* Open MPI 6 passes size_t counts: those beyond bufpool's int engines go to
  * the previous module (a no-op up to 5.0, where counts are int). */
-#define BUFPOOL_FALLBACK_UNLESS_FITS(bp_module, name, count, ...)                                   \
+#define BUFPOOL_FALLBACK_UNLESS_FITS(bp_module, name, count, ...)                                  \
     do {                                                                                           \
         if (!BUFPOOL_COUNT_FITS(count)) {                                                          \
             return BUFPOOL_FALLBACK(bp_module, name, __VA_ARGS__);                                 \
@@ -193,14 +192,16 @@ void mca_coll_bufpool_scratch_put(void *buf, size_t bytes);
 int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t count,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *module);
-int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype, int root,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
-                               void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
-                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype,
+                           int root, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module);
+int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,
+                               struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               mca_coll_base_module_t *module);
 int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts_t rcounts,
                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                     struct ompi_communicator_t *comm,
@@ -209,21 +210,24 @@ int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_
                                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                           struct ompi_communicator_t *comm,
                                           mca_coll_base_module_t *module);
-int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
-                              void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
-                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype, int root,
+int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
+                              struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *module);
+int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount,
+                            struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                            struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype, int root,
+int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount,
+                             struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                             struct ompi_datatype_t *rdtype, int root,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,
-                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *module);
-int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *module);
+int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count,
+                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, bufpool_count_t count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 
 END_C_DECLS
 

@@ -166,12 +166,14 @@ static int allgather_direct(const ag_call_t *c, mca_coll_bufpool_module_t *modul
  * two. */
 #define DIRECT_MAX_BYTES ((size_t)64 << 10)
 
-int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
-                               void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
-                               struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,
+                               struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, allgather, scount > rcount ? scount : rcount, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, allgather, scount > rcount ? scount : rcount, sbuf, scount,
+                                 sdtype, rbuf, rcount, rdtype, comm);
     const int p = ompi_comm_size(comm);
     const bool pof2 = 0 == (p & (p - 1));
     size_t rsize;

@@ -256,12 +256,14 @@ static int alltoall_inplace(const a2a_call_t *c, struct ompi_communicator_t *com
  * 0.50-0.65 x tuned's time at these sizes. */
 #define INPLACE_P2_MAX_FALLBACK 1024
 
-int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
-                              void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
-                              struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
+                              struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, alltoall, scount > rcount ? scount : rcount, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, alltoall, scount > rcount ? scount : rcount, sbuf, scount,
+                                 sdtype, rbuf, rcount, rdtype, comm);
     const int p = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
     size_t rsize;

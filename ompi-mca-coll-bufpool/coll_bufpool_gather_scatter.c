@@ -642,12 +642,14 @@ static bool use_tree(bufpool_coll_id_t id, int binomial, size_t bytes, int p)
     return p >= BINOMIAL_MIN_RANKS && bytes <= BINOMIAL_MAX_BYTES;
 }
 
-int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype, int root,
+int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount,
+                            struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                            struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, gather, scount > rcount ? scount : rcount, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, gather, scount > rcount ? scount : rcount, sbuf, scount,
+                                 sdtype, rbuf, rcount, rdtype, root, comm);
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     const bool is_root = rank == root;
     size_t type_size;
@@ -703,12 +705,14 @@ int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount, struct omp
     return gather_root(&t, have_mine ? &mine : NULL, &rb, module, comm);
 }
 
-int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype, int root,
+int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount,
+                             struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                             struct ompi_datatype_t *rdtype, int root,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, scatter, scount > rcount ? scount : rcount, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, scatter, scount > rcount ? scount : rcount, sbuf, scount,
+                                 sdtype, rbuf, rcount, rdtype, root, comm);
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     const bool is_root = rank == root;
     size_t type_size;

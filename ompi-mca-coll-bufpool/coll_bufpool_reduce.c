@@ -338,9 +338,9 @@ static int reduce_auto(size_t bytes, int size, bool commute)
     return bytes >= REDUCE_RSG_MIN_BYTES ? BUFPOOL_REDUCE_RSG : -1;
 }
 
-int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *base)
+int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce, count, sbuf, rbuf, count, dtype, op, root, comm);

@@ -176,7 +176,8 @@ int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_
                                           mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce_scatter_block, rcount, sbuf, rbuf, rcount, dtype, op, comm);
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce_scatter_block, rcount, sbuf, rbuf, rcount, dtype,
+                                 op, comm);
     const int size = ompi_comm_size(comm);
 
     if (rcount <= 0) {

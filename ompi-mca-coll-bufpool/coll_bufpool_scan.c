@@ -341,9 +341,9 @@ static int scan_choose(bufpool_coll_id_t id, size_t count, struct ompi_datatype_
     return alg;
 }
 
-int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,
-                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *base)
+int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count,
+                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, scan, count, sbuf, rbuf, count, dtype, op, comm);
@@ -362,9 +362,9 @@ int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count, s
     return scan_chain(sbuf, rbuf, (size_t)count, dtype, op, comm, module);
 }
 
-int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *base)
+int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, bufpool_count_t count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, exscan, count, sbuf, rbuf, count, dtype, op, comm);
