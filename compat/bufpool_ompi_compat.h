@@ -83,11 +83,12 @@
  * to the previous module.
  */
 #if BUFPOOL_OMPI_SERIES >= 60
+#include "opal/util/count_disp_array.h"
 typedef size_t bufpool_count_t;
-typedef ompi_count_array_t bufpool_counts_t;
+typedef opal_count_array_t bufpool_counts_t; /* = ompi_count_array_t */
 /* The counts as an int array, or NULL when they are size_t. */
 #define BUFPOOL_COUNTS_INT_PTR(counts)                                                             \
-    (ompi_count_array_is_64bit(counts) ? NULL : (const int *)ompi_count_array_ptr(counts))
+    (opal_count_array_is_64bit(counts) ? NULL : (const int *)opal_count_array_ptr(counts))
 #define BUFPOOL_COUNT_FITS(c) ((c) <= (size_t)INT_MAX)
 #else
 typedef int bufpool_count_t;

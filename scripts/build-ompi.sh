@@ -92,9 +92,9 @@ if [ "$series" = 5.0 ]; then
     inc=$dest/include/openmpi
     mkdir -p "$inc/opal/mca/threads/pthreads"
     cp opal/mca/threads/pthreads/*.h "$inc/opal/mca/threads/pthreads/"
-    src_keep=$src
-    : "$src_keep"
 else
+    # mpi.h includes mpi_portable_platform.h, which make creates.
+    make -C ompi/include mpi_portable_platform.h >/dev/null
     ln -sfn "$src" "$dest/src"
 fi
 echo "$want" >"$stamp"
