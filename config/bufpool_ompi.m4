@@ -184,10 +184,11 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
     AS_IF([test -z "$OMPI_SYSTEM_COMPONENT_DIR" && ls "$bufpool_d"/openmpi*/mca_coll_basic.so >/dev/null 2>&1],
           [OMPI_SYSTEM_COMPONENT_DIR=`ls -d "$bufpool_d"/openmpi*/mca_coll_basic.so | head -n 1 | xargs dirname`])
   done
-  for bufpool_d in $bufpool_ompi_libdirs; do
-    AS_IF([test -z "$OMPI_SYSTEM_COMPONENT_DIR" && test -d "$bufpool_d/openmpi"],
-          [OMPI_SYSTEM_COMPONENT_DIR="$bufpool_d/openmpi"])
-  done
+  AS_IF([test -z "$OMPI_SYSTEM_COMPONENT_DIR" && test "$bufpool_ompi_series" != "4.1"],
+        [for bufpool_d in $bufpool_ompi_libdirs; do
+           AS_IF([test -z "$OMPI_SYSTEM_COMPONENT_DIR"],
+                 [OMPI_SYSTEM_COMPONENT_DIR="$bufpool_d/openmpi"])
+         done])
   ])
 
   AC_DEFINE_UNQUOTED([BUFPOOL_OMPI_VERSION_STRING], ["$bufpool_ompi_version"],
