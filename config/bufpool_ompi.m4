@@ -1,7 +1,16 @@
 # BUFPOOL_FIND_OMPI
 # -----------------
-# Locate the Open MPI installation the components will be loaded into, check
-# its version and the presence of the internal (component-building) headers.
+# Locate the Open MPI installation the components will be loaded into, find
+# its series (4.1, 5.0 or 6.0: one build per series, libopen-pal's soname
+# differs) and check that the internal (component-building) headers are
+# complete.  Every series difference in the C code lives in
+# compat/bufpool_ompi_compat.h.
+#
+# --with-ompi-source=DIR names a configured Open MPI source/build tree: it
+# supplies the headers an installation lacks (5.0 and 6.0 install
+# opal_config.h but not the opal/mca/threads/pthreads headers it includes),
+# and, with no mpicc at all, allows a headers-only build (compile and link the
+# components without libmpi; no tests) as CI does for 6.0.
 #
 # Sets and substitutes:
 #   OMPI_CPPFLAGS   -isystem flags for mpi.h and the internal headers
@@ -9,24 +18,48 @@
 #   OMPI_LIBS       -lmpi -lopen-pal (components link against these so that
 #                   -Wl,--no-undefined catches a missing symbol at build time)
 #   OMPI_PAL_LIBS   -lopen-pal only (the mpool component needs nothing more)
-#   MPICC, MPIRUN, OMPI_INFO, OMPI_SYSTEM_COMPONENT_DIR
+#   MPICC, MPIRUN, OMPI_INFO, OMPI_SYSTEM_COMPONENT_DIR, bufpool_ompi_series
 AC_DEFUN([BUFPOOL_FIND_OMPI], [
   AC_ARG_WITH([ompi],
     [AS_HELP_STRING([--with-ompi=DIR],
        [Open MPI installation prefix (default: found through mpicc --showme)])],
     [], [with_ompi=auto])
+  AC_ARG_WITH([ompi-source],
+    [AS_HELP_STRING([--with-ompi-source=DIR],
+       [configured Open MPI source tree of the same version, for the internal
+        headers an installation lacks (opal/mca/threads/pthreads); without an
+        mpicc, a headers-only build of the components against it])],
+    [], [with_ompi_source=no])
+  AS_IF([test "x$with_ompi_source" != "xno" && test ! -f "$with_ompi_source/opal/include/opal_config.h"],
+        [AC_MSG_ERROR([--with-ompi-source=$with_ompi_source: no opal/include/opal_config.h there.
+                  Pass the top of an Open MPI source tree on which ./configure has run
+                  (scripts/build-ompi.sh 6.0 makes one).])])
 
+  bufpool_ompi_headers_only=no
   AS_IF([test "x$with_ompi" != "xauto" && test "x$with_ompi" != "xyes"],
         [AC_PATH_PROG([MPICC], [mpicc], [], [$with_ompi/bin$PATH_SEPARATOR$PATH])],
-        [AC_PATH_PROG([MPICC], [mpicc], [])])
-  AS_IF([test -z "$MPICC"],
-        [AC_MSG_ERROR([mpicc not found.  Install Open MPI 4.1 and its development files
-                  (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin) or pass
-                  --with-ompi=DIR pointing at the installation prefix.])])
+        [AS_IF([test "x$with_ompi_source" = "xno"], [AC_PATH_PROG([MPICC], [mpicc], [])])])
+  AS_IF([test -z "$MPICC" && test "x$with_ompi_source" != "xno"],
+        [bufpool_ompi_headers_only=yes
+         AC_MSG_NOTICE([no mpicc: headers-only build against $with_ompi_source (components compile and link, no tests)])],
+        [test -z "$MPICC"],
+        [AC_MSG_ERROR([mpicc not found.  Install Open MPI 4.1, 5.0 or 6.0 with its development files
+                  (Debian/Ubuntu: apt-get install libopenmpi-dev openmpi-bin; from source:
+                  configure Open MPI with --with-devel-headers) or pass --with-ompi=DIR
+                  pointing at the installation prefix.])])
+
+  AS_IF([test "$bufpool_ompi_headers_only" = "yes"], [
+    # The configured tree holds the generated headers beside the sources.
+    bufpool_ompi_incdirs=""
+    for bufpool_d in ompi/include opal/include 3rd-party/openpmix/include \
+                     3rd-party/openpmix/src/include . ; do
+      bufpool_ompi_incdirs="$bufpool_ompi_incdirs $with_ompi_source/$bufpool_d"
+    done
+    bufpool_ompi_incdir="$with_ompi_source"
+  ], [
   bufpool_mpidir=`AS_DIRNAME(["$MPICC"])`
   AC_PATH_PROG([MPIRUN], [mpirun], [], [$bufpool_mpidir$PATH_SEPARATOR$PATH])
   AC_PATH_PROG([OMPI_INFO], [ompi_info], [], [$bufpool_mpidir$PATH_SEPARATOR$PATH])
-
   AC_MSG_CHECKING([for Open MPI include directories])
   bufpool_ompi_incdirs=`$MPICC --showme:incdirs 2>/dev/null`
   AS_IF([test -z "$bufpool_ompi_incdirs"],
@@ -49,6 +82,7 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
                   Components can only be built against an installation that ships them
                   (Debian: libopenmpi-dev; from source: configure Open MPI with
                   --with-devel-headers).])])
+  ])
 
   OMPI_CPPFLAGS=""
   for bufpool_d in $bufpool_ompi_incdirs; do
@@ -57,8 +91,7 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
   AS_CASE([" $bufpool_ompi_incdirs "], [*" $bufpool_ompi_incdir "*], [],
           [OMPI_CPPFLAGS="$OMPI_CPPFLAGS -isystem $bufpool_ompi_incdir"])
 
-  # Version: the components use the 4.1 framework interfaces
-  # (coll 2.3.0 module struct, mpool 3.0.0).
+  # Version and series.
   AC_MSG_CHECKING([Open MPI version])
   bufpool_save_CPPFLAGS="$CPPFLAGS"
   CPPFLAGS="$CPPFLAGS $OMPI_CPPFLAGS"
@@ -67,11 +100,36 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
   AC_COMPUTE_INT([bufpool_ompi_release], [OMPI_RELEASE_VERSION], [#include <mpi.h>], [bufpool_ompi_release=0])
   bufpool_ompi_version="$bufpool_ompi_major.$bufpool_ompi_minor.$bufpool_ompi_release"
   AC_MSG_RESULT([$bufpool_ompi_version])
-  AS_IF([test "$bufpool_ompi_major" != "4" || test "$bufpool_ompi_minor" != "1"],
-        [AC_MSG_ERROR([Open MPI $bufpool_ompi_version is not supported: ompi-bufpool $PACKAGE_VERSION
-                  builds against the Open MPI 4.1 series only (component interfaces
-                  coll 2.0.0 and mpool 3.0.0).  Open MPI 5.x support is planned; the
-                  version-specific code is isolated behind OMPI_MAJOR_VERSION checks.])])
+  AS_CASE([$bufpool_ompi_major.$bufpool_ompi_minor],
+    [4.1], [bufpool_ompi_series=4.1],
+    [5.*], [bufpool_ompi_series=5.0],
+    [6.*], [bufpool_ompi_series=6.0],
+    [AC_MSG_ERROR([Open MPI $bufpool_ompi_version is not supported: ompi-bufpool $PACKAGE_VERSION
+                  builds against the Open MPI 4.1, 5.0 and 6.0 series (see
+                  compat/bufpool_ompi_compat.h for what differs between them).])])
+  AC_MSG_CHECKING([Open MPI series])
+  AC_MSG_RESULT([$bufpool_ompi_series])
+
+  # Open MPI 5 and 6 install opal_config.h, which includes
+  # opal/mca/threads/pthreads/*.h, but not those headers.
+  AC_MSG_CHECKING([whether opal_config.h compiles as installed])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include "opal_config.h"]], [[return 0;]])],
+    [AC_MSG_RESULT([yes])],
+    [AC_MSG_RESULT([no])
+     AS_IF([test "x$with_ompi_source" != "xno" && test -f "$with_ompi_source/opal/mca/threads/pthreads/threads_pthreads_mutex.h"],
+       [OMPI_CPPFLAGS="$OMPI_CPPFLAGS -isystem $with_ompi_source"
+        CPPFLAGS="$bufpool_save_CPPFLAGS $OMPI_CPPFLAGS"
+        AC_MSG_CHECKING([whether opal_config.h compiles with the headers of $with_ompi_source])
+        AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include "opal_config.h"]], [[return 0;]])],
+          [AC_MSG_RESULT([yes])],
+          [AC_MSG_RESULT([no])
+           AC_MSG_ERROR([opal_config.h does not compile even with --with-ompi-source=$with_ompi_source; see config.log])])],
+       [AC_MSG_ERROR([Open MPI $bufpool_ompi_version's opal_config.h does not compile as installed
+                  (in $bufpool_ompi_incdir): Open MPI 5 and 6 do not install
+                  opal/mca/threads/pthreads/*.h, which it includes.  Either copy them:
+                    cp OMPI_SRC/opal/mca/threads/pthreads/*.h $bufpool_ompi_incdir/opal/mca/threads/pthreads/
+                  or pass --with-ompi-source=OMPI_SRC, the configured source tree of this
+                  same Open MPI $bufpool_ompi_version (scripts/build-ompi.sh does the copy).  See config.log.])])])
 
   # Debian and Ubuntu omit ompi/mpi/fortran/base/fint_2_int.h, which
   # ompi/op/op.h includes.  Use our copy only when theirs is missing.
@@ -81,19 +139,30 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
     [AC_MSG_RESULT([yes]); bufpool_need_compat=no],
     [AC_MSG_RESULT([no]); bufpool_need_compat=yes])
   AS_IF([test "$bufpool_need_compat" = "yes"], [
-    OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I\$(abs_top_srcdir)/compat"
-    CPPFLAGS="$bufpool_save_CPPFLAGS $OMPI_CPPFLAGS -I$srcdir/compat"
+    OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I\$(abs_top_srcdir)/compat/fint"
+    CPPFLAGS="$bufpool_save_CPPFLAGS $OMPI_CPPFLAGS -I$srcdir/compat/fint"
     AC_MSG_CHECKING([whether ompi/op/op.h compiles with the fint_2_int.h compat header])
     AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include "ompi_config.h"
 #include "ompi/op/op.h"]], [[return 0;]])],
       [AC_MSG_RESULT([yes])],
       [AC_MSG_RESULT([no])
-       AC_MSG_ERROR([ompi/op/op.h does not compile even with compat/; see config.log])])
+       AC_MSG_ERROR([ompi/op/op.h does not compile even with compat/fint; see config.log])])
   ])
   CPPFLAGS="$bufpool_save_CPPFLAGS"
+  # compat/bufpool_ompi_compat.h: the series differences (after the checks:
+  # configure's own compiles must not see a make variable).
+  OMPI_CPPFLAGS="-I\$(abs_top_srcdir)/compat $OMPI_CPPFLAGS"
 
-  bufpool_ompi_libdirs=`$MPICC --showme:libdirs 2>/dev/null`
   OMPI_LDFLAGS=""
+  OMPI_SYSTEM_COMPONENT_DIR=""
+  AS_IF([test "$bufpool_ompi_headers_only" = "yes"], [
+    # Nothing to link against: the components keep their undefined symbols.
+    OMPI_LIBS=""
+    OMPI_PAL_LIBS=""
+    OMPI_NO_UNDEFINED=""
+  ], [
+  OMPI_NO_UNDEFINED="-Wl,--no-undefined"
+  bufpool_ompi_libdirs=`$MPICC --showme:libdirs 2>/dev/null`
   for bufpool_d in $bufpool_ompi_libdirs; do
     OMPI_LDFLAGS="$OMPI_LDFLAGS -L$bufpool_d"
   done
@@ -108,12 +177,19 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
   # AC_CHECK_LIB prepends to LIBS; the components add it themselves.
   LIBS=`echo "$LIBS" | sed 's/-lopen-pal//'`
 
-  # Open MPI's own component directory, for the "how to load" hint.
-  OMPI_SYSTEM_COMPONENT_DIR=""
+  # Open MPI's own component directory: where mca_coll_basic.so is (4.1),
+  # else LIBDIR/openmpi (5.0 and 6.0 build their components into the
+  # libraries, but still search that directory).
   for bufpool_d in $bufpool_ompi_libdirs; do
     AS_IF([test -z "$OMPI_SYSTEM_COMPONENT_DIR" && ls "$bufpool_d"/openmpi*/mca_coll_basic.so >/dev/null 2>&1],
           [OMPI_SYSTEM_COMPONENT_DIR=`ls -d "$bufpool_d"/openmpi*/mca_coll_basic.so | head -n 1 | xargs dirname`])
   done
+  AS_IF([test -z "$OMPI_SYSTEM_COMPONENT_DIR" && test "$bufpool_ompi_series" != "4.1"],
+        [for bufpool_d in $bufpool_ompi_libdirs; do
+           AS_IF([test -z "$OMPI_SYSTEM_COMPONENT_DIR"],
+                 [OMPI_SYSTEM_COMPONENT_DIR="$bufpool_d/openmpi"])
+         done])
+  ])
 
   AC_DEFINE_UNQUOTED([BUFPOOL_OMPI_VERSION_STRING], ["$bufpool_ompi_version"],
                      [Open MPI version the components were built against])
@@ -122,5 +198,8 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
   AC_SUBST([OMPI_LIBS])
   AC_SUBST([OMPI_PAL_LIBS])
   AC_SUBST([OMPI_SYSTEM_COMPONENT_DIR])
+  AC_SUBST([OMPI_NO_UNDEFINED])
+  AC_SUBST([bufpool_ompi_series])
+  AM_CONDITIONAL([BUFPOOL_OMPI_HEADERS_ONLY], [test "$bufpool_ompi_headers_only" = "yes"])
   AC_SUBST([bufpool_ompi_version])
 ])

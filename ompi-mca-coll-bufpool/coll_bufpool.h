@@ -21,15 +21,12 @@
 #include "ompi/mca/coll/coll.h"
 #include "opal/mca/mpool/mpool.h"
 
+#include "bufpool_ompi_compat.h"
 #include "mpool_regpar_ext.h"
 
 #include "coll_bufpool_decide.h"
 
 BEGIN_C_DECLS
-
-#if OMPI_MAJOR_VERSION != 4
-#error "coll/bufpool is written against the Open MPI 4.1 coll interface (module 2.3.0)"
-#endif
 
 /* Per-collective settings. */
 typedef struct bufpool_coll_params {
@@ -40,7 +37,7 @@ typedef struct bufpool_coll_params {
 } bufpool_coll_params_t;
 
 typedef struct mca_coll_bufpool_component {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_base_component_t super;
 
     /* Parameters typed as text and parsed by common/bufpool_params.c with
      * clear messages (Open MPI's integer parser turns "abc" into 0 without a
@@ -76,7 +73,7 @@ typedef struct mca_coll_bufpool_component {
     uint64_t scratch_plain_allocs;
 } mca_coll_bufpool_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;
+BUFPOOL_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;
 
 /* The module: our entry points plus the previous module's, per function. */
 typedef struct mca_coll_bufpool_module {
@@ -169,8 +166,17 @@ bufpool_call_t bufpool_reduction_call(size_t count, struct ompi_datatype_t *dtyp
                                       struct ompi_op_t *op, bool in_place,
                                       struct ompi_communicator_t *comm);
 /* The call of a data movement of one block of count x dtype per rank. */
-bufpool_call_t bufpool_block_call(int count, struct ompi_datatype_t *dtype, bool in_place,
-                                  struct ompi_communicator_t *comm);
+bufpool_call_t bufpool_block_call(bufpool_count_t count, struct ompi_datatype_t *dtype,
+                                  bool in_place, struct ompi_communicator_t *comm);
+
+/* Open MPI 6 passes size_t counts: those beyond bufpool's int engines go to
+ * the previous module (a no-op up to 5.0, where counts are int). */
+#define BUFPOOL_FALLBACK_UNLESS_FITS(bp_module, name, count, ...)                                  \
+    do {                                                                                           \
+        if (!BUFPOOL_COUNT_FITS(count)) {                                                          \
+            return BUFPOOL_FALLBACK(bp_module, name, __VA_ARGS__);                                 \
+        }                                                                                          \
+    } while (0)
 
 /* ---------------------------------------------------------------------- */
 /* Scratch memory (coll_bufpool_scratch.c). */
@@ -186,40 +192,45 @@ void mca_coll_bufpool_scratch_put(void *buf, size_t bytes);
 /* ---------------------------------------------------------------------- */
 /* The collectives (one file per family). */
 
-int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, int count,
+int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t count,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *module);
-int mca_coll_bufpool_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype,
+                           int root, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module);
+int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,
+                               struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               mca_coll_base_module_t *module);
+int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts_t rcounts,
                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                     struct ompi_communicator_t *comm,
                                     mca_coll_base_module_t *module);
-int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_count_t rcount,
                                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                           struct ompi_communicator_t *comm,
                                           mca_coll_base_module_t *module);
-int mca_coll_bufpool_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
+                              struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *module);
+int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount,
+                            struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                            struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount,
+                             struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                             struct ompi_datatype_t *rdtype, int root,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *module);
-int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *module);
+int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count,
+                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, bufpool_count_t count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 
 END_C_DECLS
 

@@ -146,11 +146,14 @@ static int allgather_direct(const ag_call_t *c, mca_coll_bufpool_module_t *modul
     return bufpool_linear_exchange(&x, module, comm);
 }
 
-int mca_coll_bufpool_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                               struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,
+                               struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, allgather, scount > rcount ? scount : rcount, sbuf, scount,
+                                 sdtype, rbuf, rcount, rdtype, comm);
     const bufpool_call_t call = bufpool_block_call(rcount, rdtype, false, comm);
     bufpool_plan_t plan;
     ptrdiff_t lb, rext;

@@ -175,11 +175,12 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
 
 /* ---------------------------------------------------------------------- */
 
-int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, int count,
+int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t count,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, allreduce, count, sbuf, rbuf, count, dtype, op, comm);
     const size_t n = count > 0 ? (size_t)count : 0;
     const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
     bufpool_plan_t plan;

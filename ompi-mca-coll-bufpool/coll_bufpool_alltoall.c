@@ -238,11 +238,14 @@ static int alltoall_inplace(const a2a_call_t *c, const bufpool_plan_t *plan,
 
 /* ---------------------------------------------------------------------- */
 
-int mca_coll_bufpool_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                              struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
+                              struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, alltoall, scount > rcount ? scount : rcount, sbuf, scount,
+                                 sdtype, rbuf, rcount, rdtype, comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
     const bufpool_call_t call = bufpool_block_call(rcount, rdtype, in_place, comm);
     bufpool_plan_t plan;

@@ -420,10 +420,11 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
 
 /* ---------------------------------------------------------------------- */
 
-int mca_coll_bufpool_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype,
+                           int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, bcast, count, buf, count, dtype, root, comm);
     const bufpool_call_t call = bufpool_block_call(count, dtype, false, comm);
     bufpool_plan_t plan;
 

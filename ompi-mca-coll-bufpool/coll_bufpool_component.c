@@ -28,7 +28,7 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
         {
             .collm_version =
                 {
-                    MCA_COLL_BASE_VERSION_2_0_0,
+                    BUFPOOL_COLL_BASE_VERSION,
                     .mca_component_name = "bufpool",
                     MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
                     .mca_open_component = bufpool_open,
@@ -43,9 +43,9 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
 
 #define COMPONENT (&mca_coll_bufpool_component)
 
-/* Above tuned (30) so that loading the component is enough to use it;
- * adapt, han and sm default lower still. */
-#define DEFAULT_PRIORITY "40"
+/* Per series (compat/bufpool_ompi_compat.h): above tuned (30) so that
+ * loading the component is enough to use it, below han (35) from 5.0. */
+#define DEFAULT_PRIORITY BUFPOOL_COLL_DEFAULT_PRIORITY
 /* A segment near the bandwidth-delay product of a 100-200 Gb/s network
  * (a few us x 25 GB/s) and large enough that per-message costs stay small
  * on shared memory. */
@@ -159,8 +159,10 @@ static int bufpool_register(void)
      * created afterwards, which lets one job compare bufpool with the
      * default selection communicator by communicator. */
     register_var("priority",
-                 "Priority of coll bufpool (an integer). The default 40 is above tuned (30), so "
-                 "loading the component is enough to use it; a value below 30 lets tuned win "
+                 "Priority of coll bufpool (an integer). The default, 40 on Open MPI 4.1 and 33 "
+                 "on 5.0 and 6.0 (below han, 35, which then keeps multi-host communicators), is "
+                 "above tuned (30), so loading the component is enough to use it; a value below "
+                 "30 lets tuned win "
                  "every function tuned provides, a negative value disables bufpool. Applies to "
                  "communicators "
                  "created after it is set (it may be changed at run time with MPI_T)",

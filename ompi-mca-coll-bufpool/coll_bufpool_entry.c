@@ -63,8 +63,8 @@ bufpool_call_t bufpool_reduction_call(size_t count, struct ompi_datatype_t *dtyp
     return call;
 }
 
-bufpool_call_t bufpool_block_call(int count, struct ompi_datatype_t *dtype, bool in_place,
-                                  struct ompi_communicator_t *comm)
+bufpool_call_t bufpool_block_call(bufpool_count_t count, struct ompi_datatype_t *dtype,
+                                  bool in_place, struct ompi_communicator_t *comm)
 {
     size_t type_size;
     ompi_datatype_type_size(dtype, &type_size);

@@ -667,12 +667,21 @@ static int rooted_run(bool gather, const rooted_args_t *a, const bufpool_plan_t 
 
 /* The entry of both (they share a signature, so the previous module's
  * function is called through one pointer type). */
-static int rooted(bool gather, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-                  struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+static int rooted(bool gather, const void *sbuf, bufpool_count_t scount,
+                  struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                  struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
+                  mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const bufpool_coll_id_t id = gather ? BUFPOOL_COLL_gather : BUFPOOL_COLL_scatter;
+    mca_coll_base_module_gather_fn_t prev = gather ? module->prev_gather : module->prev_scatter;
+    mca_coll_base_module_t *prev_module =
+        gather ? module->prev_gather_module : module->prev_scatter_module;
+    if (!BUFPOOL_COUNT_FITS(scount > rcount ? scount : rcount)) {
+        /* Open MPI 6's size_t counts beyond bufpool's int engines. */
+        bufpool_count_fallback(id);
+        return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module);
+    }
     const rooted_args_t a =
         gather ? (rooted_args_t){rbuf, rcount, rdtype, (void *)sbuf, scount, sdtype}
                : (rooted_args_t){sbuf, scount, sdtype, rbuf, rcount, rdtype};
@@ -685,27 +694,25 @@ static int rooted(bool gather, const void *sbuf, int scount, struct ompi_datatyp
     switch (bufpool_enter(id, module, &call, comm, &plan)) {
         case BUFPOOL_ENTRY_DONE:
             return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS: {
-            mca_coll_base_module_gather_fn_t prev =
-                gather ? module->prev_gather : module->prev_scatter;
+        case BUFPOOL_ENTRY_PREVIOUS:
             bufpool_count_fallback(id);
-            return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
-                        gather ? module->prev_gather_module : module->prev_scatter_module);
-        }
+            return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module);
         default:
             return rooted_run(gather, &a, &plan, call.bytes, root, comm, module);
     }
 }
 
-int mca_coll_bufpool_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount,
+                            struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                            struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     return rooted(true, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
 }
 
-int mca_coll_bufpool_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount,
+                             struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                             struct ompi_datatype_t *rdtype, int root,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     return rooted(false, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);

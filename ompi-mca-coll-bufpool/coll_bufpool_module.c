@@ -50,7 +50,8 @@ int mca_coll_bufpool_init_query(bool enable_progress_threads, bool enable_mpi_th
  * Save the previous layer's function and module for every collective we
  * took over.  Open MPI enables modules in ascending priority and copies a
  * module's non-NULL functions over the communicator's table after its
- * enable returns, so comm->c_coll still holds the layer below us here.
+ * enable returns (Open MPI 6: the module installs itself, below), so
+ * comm->c_coll still holds the layer below us here.
  */
 /* Hosts the communicator spans, the same number on every rank: distinct
  * host names of its processes (from the launch's modex).  Where a name is
@@ -124,8 +125,37 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         return OMPI_ERROR;
     }
     module->hosts = bufpool_comm_hosts(comm);
+#if BUFPOOL_MODULE_INSTALLS_ITSELF
+    /* Open MPI 6: nothing copies our functions into the communicator; we
+     * put them there ourselves (the previous ones are saved above). */
+#define BUFPOOL_INSTALL_SELF(name)                                                                 \
+    if (NULL != module->super.coll_##name) {                                                       \
+        comm->c_coll->coll_##name = module->super.coll_##name;                                     \
+        comm->c_coll->coll_##name##_module = &module->super;                                       \
+    }
+    BUFPOOL_FOREACH_COLL(BUFPOOL_INSTALL_SELF)
+#undef BUFPOOL_INSTALL_SELF
+#endif
     return OMPI_SUCCESS;
 }
+
+#if BUFPOOL_MODULE_INSTALLS_ITSELF
+/* Open MPI 6 disables modules in the reverse order of enable: put back the
+ * functions that were there before us so the layer below finds its own. */
+static int bufpool_module_disable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
+{
+    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+
+#define BUFPOOL_RESTORE_PREV(name)                                                                 \
+    if (NULL != module->prev_##name##_module) {                                                    \
+        comm->c_coll->coll_##name = module->prev_##name;                                           \
+        comm->c_coll->coll_##name##_module = module->prev_##name##_module;                         \
+    }
+    BUFPOOL_FOREACH_COLL(BUFPOOL_RESTORE_PREV)
+#undef BUFPOOL_RESTORE_PREV
+    return OMPI_SUCCESS;
+}
+#endif
 
 mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
@@ -150,7 +180,10 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
         return NULL;
     }
     module->super.coll_module_enable = bufpool_module_enable;
-    module->super.ft_event = NULL;
+    BUFPOOL_CLEAR_FT_EVENT(module->super.ft_event);
+#if BUFPOOL_MODULE_INSTALLS_ITSELF
+    module->super.coll_module_disable = bufpool_module_disable;
+#endif
 
     /* A disabled collective keeps the previous module's pointer in the
      * communicator: it costs nothing per call. */

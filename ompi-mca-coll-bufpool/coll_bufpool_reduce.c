@@ -305,11 +305,12 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
 
 /* ---------------------------------------------------------------------- */
 
-int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *base)
+int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce, count, sbuf, rbuf, count, dtype, op, root, comm);
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const size_t n = count > 0 ? (size_t)count : 0;
     /* MPI_IN_PLACE is the root's alone: not part of the decision. */

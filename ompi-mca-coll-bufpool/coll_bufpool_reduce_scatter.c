@@ -345,7 +345,7 @@ static int reduce_scatter_pairwise(const void *sbuf, void *rbuf, const bufpool_b
     return rc;
 }
 
-int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts_t rcounts,
                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                     struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
@@ -353,25 +353,32 @@ int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
     const int size = ompi_comm_size(comm);
     size_t total = 0;
     bufpool_plan_t plan;
+    /* The engines take int counts; Open MPI 6's size_t ones go below us. */
+    const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
+    if (NULL == counts) {
+        return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+    }
 
     /* Some blocks may be empty; only an empty message is nothing to do. */
     for (int b = 0; b < size; b++) {
-        total += (size_t)rcounts[b];
+        total += (size_t)counts[b];
     }
     const bufpool_call_t call =
         bufpool_reduction_call(total, dtype, op, MPI_IN_PLACE == sbuf, comm);
     BUFPOOL_ENTER(module, reduce_scatter, &call, &plan, sbuf, rbuf, rcounts, dtype, op, comm);
-    const bufpool_blocks_t blocks = {.n = size, .counts = rcounts, .total = total};
+    const bufpool_blocks_t blocks = {.n = size, .counts = counts, .total = total};
     return reduce_scatter_pairwise(sbuf, rbuf, &blocks, dtype, op, MCA_COLL_BASE_TAG_REDUCE_SCATTER,
                                    &plan, comm, module);
 }
 
-int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_count_t rcount,
                                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                           struct ompi_communicator_t *comm,
                                           mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce_scatter_block, rcount, sbuf, rbuf, rcount, dtype,
+                                 op, comm);
     const int size = ompi_comm_size(comm);
     const size_t total = (size_t)(rcount > 0 ? rcount : 0) * (size_t)size;
     const bufpool_call_t call =

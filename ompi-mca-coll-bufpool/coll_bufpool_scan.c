@@ -307,12 +307,20 @@ static int scan_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
 
 /* Scan and exscan share their entry (and their signature, so that the
  * previous module's function is called through one pointer type). */
-static int scan_family(bool exclusive, const void *sbuf, void *rbuf, int count,
+static int scan_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_count_t count,
                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const bufpool_coll_id_t id = exclusive ? BUFPOOL_COLL_exscan : BUFPOOL_COLL_scan;
+    mca_coll_base_module_scan_fn_t prev = exclusive ? module->prev_exscan : module->prev_scan;
+    mca_coll_base_module_t *prev_module =
+        exclusive ? module->prev_exscan_module : module->prev_scan_module;
+    if (!BUFPOOL_COUNT_FITS(count)) {
+        /* Open MPI 6's size_t counts beyond bufpool's int engines. */
+        bufpool_count_fallback(id);
+        return prev(sbuf, rbuf, count, dtype, op, comm, prev_module);
+    }
     const size_t n = count > 0 ? (size_t)count : 0;
     const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
     bufpool_plan_t plan;
@@ -320,13 +328,9 @@ static int scan_family(bool exclusive, const void *sbuf, void *rbuf, int count,
     switch (bufpool_enter(id, module, &call, comm, &plan)) {
         case BUFPOOL_ENTRY_DONE:
             return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS: {
-            mca_coll_base_module_scan_fn_t prev =
-                exclusive ? module->prev_exscan : module->prev_scan;
+        case BUFPOOL_ENTRY_PREVIOUS:
             bufpool_count_fallback(id);
-            return prev(sbuf, rbuf, count, dtype, op, comm,
-                        exclusive ? module->prev_exscan_module : module->prev_scan_module);
-        }
+            return prev(sbuf, rbuf, count, dtype, op, comm, prev_module);
         default:
             break;
     }
@@ -337,16 +341,16 @@ static int scan_family(bool exclusive, const void *sbuf, void *rbuf, int count,
     return (exclusive ? exscan_chain : scan_chain)(sbuf, rbuf, n, dtype, op, &plan, comm, module);
 }
 
-int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *base)
+int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count,
+                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     return scan_family(false, sbuf, rbuf, count, dtype, op, comm, base);
 }
 
-int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *base)
+int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, bufpool_count_t count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     return scan_family(true, sbuf, rbuf, count, dtype, op, comm, base);
 }

@@ -12,7 +12,8 @@
 #include "opal_config.h"
 
 #include "opal/mca/mpool/mpool.h"
-#include "opal/threads/mutex.h"
+#include "bufpool_ompi_compat.h"
+#include BUFPOOL_OPAL_MUTEX_H
 
 #include "mpool_regpar_ext.h"
 #include "regpar_pool.h"

@@ -35,7 +35,7 @@ mca_mpool_regpar_component_t mca_mpool_regpar_component = {
         {
             .mpool_version =
                 {
-                    MCA_MPOOL_BASE_VERSION_3_0_0,
+                    BUFPOOL_MPOOL_BASE_VERSION,
                     .mca_component_name = "regpar",
                     MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
                     .mca_open_component = regpar_open,

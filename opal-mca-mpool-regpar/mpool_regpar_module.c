@@ -145,7 +145,7 @@ int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module)
     super->mpool_realloc = regpar_module_realloc;
     super->mpool_free = regpar_module_free;
     super->mpool_finalize = regpar_module_finalize;
-    super->mpool_ft_event = NULL;
+    BUFPOOL_CLEAR_FT_EVENT(super->mpool_ft_event);
     super->flags = 0;
     super->mpool_allocation_unit = (size_t)sysconf(_SC_PAGESIZE);
     super->mpool_name = "regpar";

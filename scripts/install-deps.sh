@@ -9,6 +9,8 @@ PACKAGES="
   clang clang-format libclang-rt-14-dev valgrind
   gnuplot-nox python3
   iproute2 util-linux
+  libevent-dev flex
+  debhelper dpkg-dev fakeroot
 "
 missing=""
 for p in $PACKAGES; do

@@ -8,10 +8,20 @@
 #   3. rebuilds everything with AddressSanitizer and UndefinedBehaviorSanitizer
 #      and runs the unit tests and 4-process collective jobs again,
 #   4. checks that every source file follows .clang-format,
-#   5. runs `make distcheck` (the release tarball builds and passes its own
+#   5. builds the Debian package, installs it, proves a job used bufpool with no
+#      setting and purges it (scripts/deb-check.sh; seconds installed),
+#   6. Open MPI 5.0.10: builds it from ../shared/vendor once into
+#      ${BUFPOOL_OMPI5_PREFIX:-/opt/ompi5} (reused while its stamp matches),
+#      builds the project against it with -Werror and runs the MPI suite's
+#      quick form, every algorithm with --expect-bufpool,
+#   7. Open MPI 6.0.x: configures it (${BUFPOOL_OMPI6_DIR:-/opt/ompi6-build},
+#      reused likewise) and compiles every source of the project against it
+#      with -Werror (headers-only: 6.0.x has no PRRTE to run jobs with),
+#   8. runs `make distcheck` (the release tarball builds and passes its own
 #      quick tests).
 # Build trees go under ${BUFPOOL_BUILD_ROOT:-_build}.  Exits non-zero at the
-# first failing step and says which.
+# first failing step and says which; prints each step's time.  Skip steps
+# with BUFPOOL_SKIP_DEB=1, BUFPOOL_SKIP_OMPI5=1, BUFPOOL_SKIP_OMPI6=1.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -19,7 +29,14 @@ root=${BUFPOOL_BUILD_ROOT:-$top/_build}
 jobs=${BUFPOOL_JOBS:-$(nproc 2>/dev/null || echo 2)}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-step() { printf '\n=== check-all: %s ===\n' "$*"; }
+t0=$(date +%s)
+tstep=$t0
+step() {
+  now=$(date +%s)
+  printf '\n=== check-all: %s (previous step %d s, total %d s) ===\n' "$*" \
+    $((now - tstep)) $((now - t0))
+  tstep=$now
+}
 fail() { printf '\n*** check-all: FAILED at step: %s ***\n' "$1" >&2; exit 1; }
 
 if [ "${BUFPOOL_SKIP_DEPS:-0}" != 1 ]; then
@@ -56,10 +73,44 @@ if command -v clang-format >/dev/null 2>&1; then
     fail "formatting: run 'make format' or clang-format -i on the files above"
 fi
 
+if [ "${BUFPOOL_SKIP_DEB:-0}" != 1 ]; then
+  step "Debian package: build, install, prove bufpool with no setting, purge"
+  "$top/scripts/deb-check.sh" "$root/main" || fail "Debian package"
+fi
+
+if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ]; then
+  ompi5=${BUFPOOL_OMPI5_PREFIX:-/opt/ompi5}
+  step "Open MPI 5.0.10 in $ompi5 (built once, reused while its stamp matches)"
+  "$top/scripts/build-ompi.sh" 5.0 "$ompi5" || fail "Open MPI 5.0.10 build"
+  step "Open MPI 5.0.10: -Werror build, MPI tests (quick) proving bufpool served the calls"
+  mkdir -p "$root/ompi5"
+  (cd "$root/ompi5" && "$top/configure" --enable-werror --with-ompi="$ompi5" >configure.out &&
+     grep -A3 'Open MPI  ' configure.out && make -j"$jobs" >make.out &&
+     BUFPOOL_TEST_QUICK=1 make -C test -j"$jobs" check \
+       TESTS='mpi/coll_selftest.sh mpi/coll_algorithms.sh mpi/mpool_alloc_mem.sh') ||
+    { find "$root/ompi5/test" -name '*.log' -newer "$root/ompi5/config.status" \
+        -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
+      fail "Open MPI 5.0.10 tests"; }
+fi
+
+if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ]; then
+  ompi6=${BUFPOOL_OMPI6_DIR:-/opt/ompi6-build}
+  step "Open MPI 6.0.x configured in $ompi6 (reused while its stamp matches)"
+  "$top/scripts/build-ompi.sh" 6.0 "$ompi6" || fail "Open MPI 6.0.x configure"
+  step "Open MPI 6.0.x: -Werror compile of every source (headers-only)"
+  mkdir -p "$root/ompi6"
+  (cd "$root/ompi6" && "$top/configure" --enable-werror --with-ompi-source="$ompi6/src" \
+       >configure.out && grep -A3 'Open MPI  ' configure.out &&
+     make -j"$jobs" >make.out 2>&1 && make syntax-check >syntax.out 2>&1) ||
+    { tail -n 40 "$root/ompi6/configure.out" "$root/ompi6/make.out" "$root/ompi6/syntax.out" 2>/dev/null
+      fail "Open MPI 6.0.x compile"; }
+fi
+
 if [ "${BUFPOOL_SKIP_DISTCHECK:-0}" != 1 ]; then
   step "make distcheck"
   (cd "$root/main" && BUFPOOL_TEST_QUICK=1 make -j"$jobs" distcheck >distcheck.out 2>&1) ||
     { tail -n 60 "$root/main/distcheck.out"; fail "make distcheck"; }
 fi
 
-printf '\n=== check-all: every step passed ===\n'
+step "done"
+printf '\n=== check-all: every step passed in %d s ===\n' $(($(date +%s) - t0))

@@ -1,0 +1,113 @@
+/*
+ * The one place where the Open MPI series differ for ompi-bufpool.
+ *
+ * Supported: 4.1 (coll 2.0.0 / module 2.3.0, mpool 3.0.0), 5.0 (coll 2.4.0,
+ * mpool 3.1.0, no ft_event) and 6.0 (coll 3.0.0: size_t counts,
+ * ompi_count_array_t, and modules that install and remove their own
+ * functions).  Everything else in the tree uses the names below instead of
+ * testing versions.  Include it after opal_config.h.
+ */
+#ifndef BUFPOOL_OMPI_COMPAT_H
+#define BUFPOOL_OMPI_COMPAT_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#if !defined(OPAL_MAJOR_VERSION)
+#error "include opal_config.h (or ompi_config.h) before bufpool_ompi_compat.h"
+#endif
+
+#if OPAL_MAJOR_VERSION == 4 && OPAL_MINOR_VERSION >= 1
+#define BUFPOOL_OMPI_SERIES 41
+#elif OPAL_MAJOR_VERSION == 5
+#define BUFPOOL_OMPI_SERIES 50
+#elif OPAL_MAJOR_VERSION == 6
+#define BUFPOOL_OMPI_SERIES 60
+#else
+#error "ompi-bufpool supports Open MPI 4.1, 5.0 and 6.0"
+#endif
+
+/* The mutex header moved to the threads framework in 5.0. */
+#if BUFPOOL_OMPI_SERIES == 41
+#define BUFPOOL_OPAL_MUTEX_H "opal/threads/mutex.h"
+#else
+#define BUFPOOL_OPAL_MUTEX_H "opal/mca/threads/mutex.h"
+#endif
+
+/* Framework versions the components declare. */
+#if BUFPOOL_OMPI_SERIES == 41
+#define BUFPOOL_MPOOL_BASE_VERSION MCA_MPOOL_BASE_VERSION_3_0_0
+#define BUFPOOL_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_2_0_0
+#elif BUFPOOL_OMPI_SERIES == 50
+#define BUFPOOL_MPOOL_BASE_VERSION MCA_MPOOL_BASE_VERSION_3_1_0
+#define BUFPOOL_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_2_4_0
+#else
+#define BUFPOOL_MPOOL_BASE_VERSION MCA_MPOOL_BASE_VERSION_3_1_0
+#define BUFPOOL_COLL_BASE_VERSION  MCA_COLL_BASE_VERSION_3_0_0
+#endif
+
+/*
+ * coll_bufpool_priority's default.  4.1: 40, above tuned (30); han defaults
+ * to 0 there.  5.0 and 6.0: 33, still above tuned but below han (35), which
+ * takes only communicators that span several hosts (it disqualifies itself
+ * on single-host ones, which stay bufpool's) and builds its node-local and
+ * inter-node sub-communicators with tuned/sm/libnbc preferred; see
+ * docs/benchmarks.md, "Open MPI 5: bufpool and han", for the measurement.
+ */
+#if BUFPOOL_OMPI_SERIES == 41
+#define BUFPOOL_COLL_DEFAULT_PRIORITY "40"
+#else
+#define BUFPOOL_COLL_DEFAULT_PRIORITY "33"
+#endif
+
+/* Exported component symbol: 5.0 dropped OMPI_MODULE_DECLSPEC. */
+#if defined(OMPI_MODULE_DECLSPEC)
+#define BUFPOOL_MODULE_DECLSPEC OMPI_MODULE_DECLSPEC
+#else
+#define BUFPOOL_MODULE_DECLSPEC __attribute__((visibility("default")))
+#endif
+
+/* Checkpoint/restart hooks exist in 4.1 modules only. */
+#if BUFPOOL_OMPI_SERIES == 41
+#define BUFPOOL_CLEAR_FT_EVENT(field) ((field) = NULL)
+#else
+#define BUFPOOL_CLEAR_FT_EVENT(field) ((void)0)
+#endif
+
+/*
+ * Element counts at the collective entry points: int up to 5.0, size_t from
+ * 6.0 (the MPI 4 large-count bindings reach the modules).  The counts of
+ * the v-collectives are an array of int, or an ompi_count_array_t that
+ * holds either int or size_t.  BUFPOOL_COUNT_FITS tells whether a count
+ * can be handled by bufpool's int-based engines; calls that do not fit go
+ * to the previous module.
+ */
+#if BUFPOOL_OMPI_SERIES >= 60
+#include "opal/util/count_disp_array.h"
+typedef size_t bufpool_count_t;
+typedef opal_count_array_t bufpool_counts_t; /* = ompi_count_array_t */
+/* The counts as an int array, or NULL when they are size_t. */
+#define BUFPOOL_COUNTS_INT_PTR(counts)                                                             \
+    (opal_count_array_is_64bit(counts) ? NULL : (const int *)opal_count_array_ptr(counts))
+#define BUFPOOL_COUNT_FITS(c) ((c) <= (size_t)INT_MAX)
+#else
+typedef int bufpool_count_t;
+typedef const int *bufpool_counts_t;
+#define BUFPOOL_COUNTS_INT_PTR(counts) (counts)
+#define BUFPOOL_COUNT_FITS(c)          ((void)(c), 1)
+#endif
+
+/*
+ * Open MPI 6.0 no longer copies a module's functions into the communicator
+ * after enable: the module saves the current ones (the layer below) and
+ * installs its own in enable, and puts the saved ones back in
+ * coll_module_disable.  Up to 5.0 the framework does the copy and the
+ * module only reads what is below it.
+ */
+#if BUFPOOL_OMPI_SERIES >= 60
+#define BUFPOOL_MODULE_INSTALLS_ITSELF 1
+#else
+#define BUFPOOL_MODULE_INSTALLS_ITSELF 0
+#endif
+
+#endif /* BUFPOOL_OMPI_COMPAT_H */
