@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "opal/mca/base/mca_base_pvar.h"
-#include "opal/threads/mutex.h"
+#include "bufpool_ompi_compat.h"
+#include BUFPOOL_OPAL_MUTEX_H
 #include "opal/util/output.h"
 
 #include "mpool_regpar.h"
