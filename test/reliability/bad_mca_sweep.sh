@@ -71,6 +71,9 @@ kind_of() {
         mpool_regpar_reg_backend | mpool_regpar_reg_parallel | coll_bufpool_*_algorithm)
             echo choice ;;
         mpool_regpar_ofi_provider | mpool_regpar_verbs_device) echo name ;;
+        # Empty (the default) is the built-in link table; every value of the
+        # other classes is neither an entry nor a readable file.
+        coll_bufpool_model_links | coll_bufpool_model_links_file) echo name ;;
         *) echo none ;;
     esac
 }
