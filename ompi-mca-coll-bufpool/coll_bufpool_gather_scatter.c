@@ -677,11 +677,6 @@ static int rooted(bool gather, const void *sbuf, bufpool_count_t scount,
     mca_coll_base_module_gather_fn_t prev = gather ? module->prev_gather : module->prev_scatter;
     mca_coll_base_module_t *prev_module =
         gather ? module->prev_gather_module : module->prev_scatter_module;
-    if (!BUFPOOL_COUNT_FITS(scount > rcount ? scount : rcount)) {
-        /* Open MPI 6's size_t counts beyond bufpool's int engines. */
-        bufpool_count_fallback(id);
-        return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module);
-    }
     const rooted_args_t a =
         gather ? (rooted_args_t){rbuf, rcount, rdtype, (void *)sbuf, scount, sdtype}
                : (rooted_args_t){sbuf, scount, sdtype, rbuf, rcount, rdtype};
@@ -691,7 +686,10 @@ static int rooted(bool gather, const void *sbuf, bufpool_count_t scount,
         is_root ? a.all_count : a.mine_count, is_root ? a.all_dtype : a.mine_dtype, false, comm);
     bufpool_plan_t plan;
 
-    switch (bufpool_enter(id, module, &call, comm, &plan)) {
+    /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
+     * by the same hand-over as any other call bufpool does not serve. */
+    const bool fits = BUFPOOL_COUNT_FITS(scount > rcount ? scount : rcount);
+    switch (fits ? bufpool_enter(id, module, &call, comm, &plan) : BUFPOOL_ENTRY_PREVIOUS) {
         case BUFPOOL_ENTRY_DONE:
             return OMPI_SUCCESS;
         case BUFPOOL_ENTRY_PREVIOUS:

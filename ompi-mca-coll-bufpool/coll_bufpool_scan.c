@@ -316,16 +316,14 @@ static int scan_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_cou
     mca_coll_base_module_scan_fn_t prev = exclusive ? module->prev_exscan : module->prev_scan;
     mca_coll_base_module_t *prev_module =
         exclusive ? module->prev_exscan_module : module->prev_scan_module;
-    if (!BUFPOOL_COUNT_FITS(count)) {
-        /* Open MPI 6's size_t counts beyond bufpool's int engines. */
-        bufpool_count_fallback(id);
-        return prev(sbuf, rbuf, count, dtype, op, comm, prev_module);
-    }
     const size_t n = count > 0 ? (size_t)count : 0;
     const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
     bufpool_plan_t plan;
 
-    switch (bufpool_enter(id, module, &call, comm, &plan)) {
+    /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
+     * by the same hand-over as any other call bufpool does not serve. */
+    switch (BUFPOOL_COUNT_FITS(count) ? bufpool_enter(id, module, &call, comm, &plan)
+                                      : BUFPOOL_ENTRY_PREVIOUS) {
         case BUFPOOL_ENTRY_DONE:
             return OMPI_SUCCESS;
         case BUFPOOL_ENTRY_PREVIOUS:
