@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "regpar_reg.h"
+#include "regpar_sys.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,19 +51,9 @@ typedef struct regpar_pool regpar_pool_t;
 /* Monotonic clock in nanoseconds; injectable so that tests control ageing. */
 typedef uint64_t (*regpar_clock_fn)(void *arg);
 
-/* Messages to the user (invalid settings, failed system calls).  level: 0 =
- * error, 1 = warning, 2+ = verbose detail. */
-typedef void (*regpar_log_fn)(void *arg, int level, const char *msg);
-
-/*
- * System calls the pool makes, overridable so that tests inject failures at
- * the Nth call.  NULL members mean the real call.
- */
-typedef struct regpar_sys_ops {
-    void *(*mmap_fn)(void *addr, size_t len, int prot, int flags, int fd, long off);
-    int (*munmap_fn)(void *addr, size_t len);
-    int (*madvise_fn)(void *addr, size_t len, int advice);
-} regpar_sys_ops_t;
+/* Messages (regpar_log_fn) and overridable system calls
+ * (regpar_sys_ops_t, for failure injection) are shared with the
+ * registration engine: regpar_sys.h. */
 
 typedef struct regpar_pool_config {
     size_t bucket_min;     /* smallest bucket, bytes; page multiple        */
