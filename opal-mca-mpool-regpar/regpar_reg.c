@@ -29,7 +29,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -37,22 +36,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux >= 5.14; older kernels answer EINVAL */
-#endif
-
 /* Pre-fault pieces are multiples of this, so that a transparent huge page
  * is never faulted by two threads. */
 #define PREFAULT_GRANULE ((size_t)2 << 20)
-
-/* Distinct failure causes remembered for log-once; later ones are still
- * logged, only not deduplicated. */
-#define LOGGED_CAUSES_MAX 32
 
 typedef struct engine_stats {
     atomic_uint_fast64_t regions_registered;
@@ -93,11 +83,9 @@ struct regpar_reg_engine {
     unsigned threads; /* caller included */
     unsigned cores;
     size_t page;
-    atomic_bool populate_unsupported; /* MADV_POPULATE_WRITE answered EINVAL */
+    /* System calls, messages and log-once, shaped like the pool's. */
+    regpar_sys_t sys;
     engine_stats_t stats;
-    pthread_mutex_t log_lock;
-    unsigned nlogged;
-    char logged[LOGGED_CAUSES_MAX][sizeof(((regpar_reg_why_t *)0)->key)];
 };
 
 typedef enum phase { PHASE_PREFAULT, PHASE_REG, PHASE_DEREG } phase_t;
@@ -123,54 +111,15 @@ static size_t system_page_size(void)
     return page > 0 ? (size_t)page : 4096;
 }
 
-static void emit(regpar_reg_log_fn log, void *log_arg, int level, const char *msg)
-{
-    if (log) {
-        log(log_arg, level, msg);
-    } else if (level <= 1) {
-        fprintf(stderr, "%s\n", msg);
-    }
-}
-
-static void emitf(const regpar_reg_engine_t *engine, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void emitf(const regpar_reg_engine_t *engine, int level, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    emit(engine->cfg.log, engine->cfg.log_arg, level, msg);
-}
-
-/* True the first time key is seen by this engine. */
-static bool first_time(regpar_reg_engine_t *engine, const char *key)
-{
-    bool first = true;
-    pthread_mutex_lock(&engine->log_lock);
-    for (unsigned i = 0; i < engine->nlogged; i++) {
-        if (0 == strcmp(engine->logged[i], key)) {
-            first = false;
-            break;
-        }
-    }
-    if (first && engine->nlogged < LOGGED_CAUSES_MAX) {
-        snprintf(engine->logged[engine->nlogged++], sizeof(engine->logged[0]), "%s", key);
-    }
-    pthread_mutex_unlock(&engine->log_lock);
-    return first;
-}
+#define emitf(engine, ...) regpar_sys_log(&(engine)->sys, __VA_ARGS__)
 
 static void log_reg_failure(regpar_reg_engine_t *engine, const char *backend,
                             const regpar_reg_why_t *why)
 {
-    if (first_time(engine, why->key)) {
-        emitf(engine, 1,
-              "regpar: %s registration failed: %s; %s; continuing with unregistered memory",
-              backend, why->cause, why->remedy);
-    }
+    regpar_sys_log_once(&engine->sys, why->key, 1,
+                        "regpar: %s registration failed: %s; %s; continuing with unregistered "
+                        "memory",
+                        backend, why->cause, why->remedy);
 }
 
 /* VmLck of this process in bytes, or -1 when /proc is not readable. */
@@ -205,14 +154,6 @@ void regpar_reg_why_set(regpar_reg_why_t *why, const char *key, const char *reme
     va_end(ap);
 }
 
-int regpar_reg_injected_failure(const regpar_reg_sys_ops_t *sys, const void *addr, size_t len)
-{
-    if (sys && sys->reg_fail_fn) {
-        return sys->reg_fail_fn(sys->reg_fail_arg, addr, len);
-    }
-    return 0;
-}
-
 void regpar_reg_explain_pinning(const char *backend, const char *what, int code, size_t len,
                                 const char *remedy_other, regpar_reg_why_t *why)
 {
@@ -245,6 +186,37 @@ void regpar_reg_explain_pinning(const char *backend, const char *what, int code,
     snprintf(key, sizeof(key), "%s:%s:%d", backend, what, code);
     regpar_reg_why_set(why, key, remedy_other, "%s of a %s chunk failed: %s", what, chunk,
                        strerror(code));
+}
+
+int regpar_reg_unbuilt_reg(void *ctx, regpar_reg_chunk_t *chunk)
+{
+    (void)ctx;
+    (void)chunk;
+    return ENOSYS;
+}
+
+int regpar_reg_unbuilt_dereg(void *ctx, regpar_reg_chunk_t *chunk)
+{
+    (void)ctx;
+    (void)chunk;
+    return 0;
+}
+
+void regpar_reg_unbuilt_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, bool dereg,
+                                regpar_reg_why_t *why)
+{
+    (void)ctx;
+    (void)chunk;
+    (void)dereg;
+    regpar_reg_why_set(why, "notbuilt", "reconfigure with the backend's library",
+                       "backend not built (%s)", strerror(code));
+}
+
+int regpar_reg_close_nothing(void *ctx, regpar_reg_why_t *why)
+{
+    (void)ctx;
+    (void)why;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -329,7 +301,7 @@ int regpar_reg_config_set_backend(regpar_reg_config_t *cfg, const char *name)
              "mpool_regpar_reg_backend to auto, ofi, verbs, pin or none; continuing with "
              "unregistered memory",
              name ? name : "(null)", name ? name : "(null)");
-    emit(cfg->log, cfg->log_arg, 1, msg);
+    regpar_sys_emit(cfg->log, cfg->log_arg, NULL, 1, msg);
     cfg->backend = REGPAR_REG_NONE;
     return -1;
 }
@@ -344,7 +316,7 @@ int regpar_reg_config_set_parallel(regpar_reg_config_t *cfg, const char *name)
              "regpar: unknown parallel registration mode '%s'; set mpool_regpar_reg_parallel "
              "to auto, on or off; using auto",
              name ? name : "(null)");
-    emit(cfg->log, cfg->log_arg, 1, msg);
+    regpar_sys_emit(cfg->log, cfg->log_arg, NULL, 1, msg);
     cfg->parallel = REGPAR_PAR_AUTO;
     return -1;
 }
@@ -408,35 +380,11 @@ static void span_piece(const span_t *span, size_t index, char **addr, size_t *le
 /* ------------------------------------------------------------------------ */
 /* Policy */
 
-/* Runnable threads on the machine besides the caller, from the 4th field
- * of /proc/loadavg ("running/total"); 0 when it cannot be read. */
-static unsigned busy_threads_from_loadavg(void)
-{
-    char text[128];
-    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return 0;
-    }
-    ssize_t n = read(fd, text, sizeof(text) - 1);
-    close(fd);
-    unsigned running = 0, total = 0;
-    if (n <= 0) {
-        return 0;
-    }
-    text[n] = '\0';
-    if (2 != sscanf(text, "%*f %*f %*f %u/%u", &running, &total) || 0 == running) {
-        return 0;
-    }
-    return running - 1;
-}
-
 /* Cores of this process that other runnable work leaves free, at least 1.
  * The machine-wide count is scaled to our share of the online cores. */
 static unsigned idle_cores(const regpar_reg_engine_t *engine)
 {
-    const regpar_reg_sys_ops_t *sys = engine->cfg.sys;
-    unsigned busy =
-        sys && sys->busy_threads_fn ? sys->busy_threads_fn() : busy_threads_from_loadavg();
+    unsigned busy = regpar_sys_busy_threads(&engine->sys);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (online > (long)engine->cores) {
         busy = (unsigned)(((unsigned long)busy * engine->cores + (unsigned long)online - 1) /
@@ -523,23 +471,10 @@ unsigned regpar_reg_engine_plan_threads(const regpar_reg_engine_t *engine, size_
 /* Pre-faulting */
 
 typedef struct prefault_job {
-    regpar_reg_engine_t *engine;
-    const regpar_reg_sys_ops_t *sys;
+    regpar_sys_t *sys; /* NULL without an engine: real calls, nothing remembered */
     span_t span;
     size_t page;
 } prefault_job_t;
-
-static int populate(prefault_job_t *job, void *addr, size_t len)
-{
-    if (job->sys && job->sys->madvise_fn) {
-        return job->sys->madvise_fn(addr, len, MADV_POPULATE_WRITE);
-    }
-    int rc;
-    do {
-        rc = 0 == madvise(addr, len, MADV_POPULATE_WRITE) ? 0 : errno;
-    } while (EINTR == rc);
-    return rc;
-}
 
 static int prefault_task(void *arg, size_t index)
 {
@@ -547,28 +482,7 @@ static int prefault_task(void *arg, size_t index)
     char *addr;
     size_t len;
     span_piece(&job->span, index, &addr, &len);
-    uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(job->page - 1);
-    uintptr_t hi = ((uintptr_t)addr + len + job->page - 1) & ~(uintptr_t)(job->page - 1);
-
-    atomic_bool *unsupported = job->engine ? &job->engine->populate_unsupported : NULL;
-    if (!unsupported || !atomic_load_explicit(unsupported, memory_order_relaxed)) {
-        int rc = populate(job, (void *)lo, (size_t)(hi - lo));
-        /* Only "advice unknown" (kernel < 5.14) falls back to touching:
-         * ENOMEM, EFAULT or EPERM mean touching would crash as well. */
-        if (EINVAL != rc) {
-            return rc;
-        }
-        if (unsupported) {
-            atomic_store_explicit(unsupported, true, memory_order_relaxed);
-        }
-    }
-    /* One atomic no-op write per page, on a byte of the range itself: the
-     * page is faulted for writing and concurrent data is preserved. */
-    for (uintptr_t page = lo; page < hi; page += job->page) {
-        char *byte = (char *)(page < (uintptr_t)addr ? (uintptr_t)addr : page);
-        __atomic_fetch_add(byte, 0, __ATOMIC_RELAXED);
-    }
-    return 0;
+    return regpar_sys_prefault(job->sys, addr, len, job->page);
 }
 
 /* Pre-fault with the policy's threads; *threads_used tells how many ran.
@@ -576,8 +490,7 @@ static int prefault_task(void *arg, size_t index)
 static int prefault_range(regpar_reg_engine_t *engine, void *addr, size_t len,
                           unsigned *threads_used)
 {
-    prefault_job_t job = {.engine = engine,
-                          .sys = engine ? engine->cfg.sys : NULL,
+    prefault_job_t job = {.sys = engine ? &engine->sys : NULL,
                           .page = engine ? engine->page : system_page_size()};
     unsigned want = prefault_plan(engine, addr, len, &job.span);
 
@@ -611,11 +524,12 @@ static void log_prefault_failure(regpar_reg_engine_t *engine, size_t len, int rc
     char key[64], size[32];
     snprintf(key, sizeof(key), "prefault:%d", rc);
     regpar_format_size(len, size, sizeof(size));
-    if (engine && first_time(engine, key)) {
-        emitf(engine, 1,
-              "regpar: pre-faulting a %s slab failed: %s; its pages will be faulted on first use "
-              "(set mpool_regpar_prefault=off to skip pre-faulting)",
-              size, strerror(rc));
+    if (engine) {
+        regpar_sys_log_once(&engine->sys, key, 1,
+                            "regpar: pre-faulting a %s slab failed: %s; its pages will be "
+                            "faulted on first use (set mpool_regpar_prefault=off to skip "
+                            "pre-faulting)",
+                            size, strerror(rc));
     }
 }
 
@@ -676,20 +590,13 @@ static void registrar_explain(void *ctx, int code, const regpar_reg_chunk_t *chu
                        dereg ? "could not deregister" : "refused", size, strerror(code));
 }
 
-static int registrar_close(void *ctx, regpar_reg_why_t *why)
-{
-    (void)ctx;
-    (void)why;
-    return 0;
-}
-
 static const regpar_reg_backend_ops_t registrar_backend = {
     .id = REGPAR_REG_REGISTRAR,
     .name = "registrar",
     .reg = registrar_reg,
     .dereg = registrar_dereg,
     .explain = registrar_explain,
-    .close = registrar_close,
+    .close = regpar_reg_close_nothing,
 };
 
 /* The name messages use for the backend in use. */
@@ -711,7 +618,11 @@ typedef struct chunk_job {
 static int reg_task(void *arg, size_t index)
 {
     chunk_job_t *job = arg;
-    return job->engine->ops->reg(job->engine->ctx, &job->chunks[index]);
+    regpar_reg_chunk_t *chunk = &job->chunks[index];
+    /* Fault injection (tests): the registration fails with the hook's
+     * code instead of being made, whatever the backend. */
+    int rc = regpar_sys_injected_failure(&job->engine->sys, chunk->addr, chunk->len);
+    return 0 != rc ? rc : job->engine->ops->reg(job->engine->ctx, chunk);
 }
 
 static int dereg_task(void *arg, size_t index)
@@ -741,10 +652,9 @@ static unsigned dereg_chunks(regpar_reg_engine_t *engine, regpar_reg_chunk_t *ch
         if (0 != rc) {
             regpar_reg_why_t why;
             engine->ops->explain(engine->ctx, rc, &chunks[i], true, &why);
-            if (first_time(engine, why.key)) {
-                emitf(engine, 1, "regpar: %s deregistration failed: %s; %s", ops_name(engine),
-                      why.cause, why.remedy);
-            }
+            regpar_sys_log_once(&engine->sys, why.key, 1,
+                                "regpar: %s deregistration failed: %s; %s", ops_name(engine),
+                                why.cause, why.remedy);
         }
     }
     free(status);
@@ -1033,7 +943,7 @@ static bool try_open(regpar_reg_engine_t *engine, const regpar_reg_backend_ops_t
 {
     memset(why, 0, sizeof(*why));
     memset(&engine->props, 0, sizeof(engine->props));
-    if (0 != ops->open(&engine->cfg, probing, &engine->ctx, &engine->props, why)) {
+    if (0 != ops->open(&engine->cfg, &engine->sys, probing, &engine->ctx, &engine->props, why)) {
         engine->ctx = NULL;
         return false;
     }
@@ -1124,10 +1034,11 @@ int regpar_reg_engine_create(const regpar_reg_config_t *cfg, regpar_reg_engine_t
              cfg->verbs_device ? cfg->verbs_device : "");
     e->cfg.ofi_provider = e->ofi_provider;
     e->cfg.verbs_device = e->verbs_device;
-    pthread_mutex_init(&e->log_lock, NULL);
+    /* Every message goes to the callback, which applies the verbosity. */
+    regpar_sys_init(&e->sys, cfg->sys, cfg->log, cfg->log_arg, REGPAR_SYS_VERBOSE_ALL, NULL);
+    e->sys.remember_unsupported = true;
     pthread_rwlock_init(&e->backend_lock, NULL);
     pthread_mutex_init(&e->registrar.serial, NULL);
-    atomic_init(&e->populate_unsupported, false);
 
     e->cores = regpar_workers_online_cores();
     e->threads = cfg->threads;
@@ -1198,7 +1109,7 @@ void regpar_reg_engine_destroy(regpar_reg_engine_t *engine)
     regpar_workers_destroy(engine->workers);
     pthread_mutex_destroy(&engine->registrar.serial);
     pthread_rwlock_destroy(&engine->backend_lock);
-    pthread_mutex_destroy(&engine->log_lock);
+    regpar_sys_fini(&engine->sys);
     free(engine);
 }
 

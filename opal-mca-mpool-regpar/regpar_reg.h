@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "regpar_sys.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,9 +52,6 @@ typedef enum regpar_reg_parallel {
     REGPAR_PAR_OFF
 } regpar_reg_parallel_t;
 
-/* level: 0 = error, 1 = warning (every fallback message), 2+ = detail. */
-typedef void (*regpar_reg_log_fn)(void *arg, int level, const char *msg);
-
 #define REGPAR_REG_DEFAULT_CHUNK_SIZE ((size_t)256 << 20)
 /* EFA refuses one MR above 4 GB of 4 KiB pages: chunks must stay below. */
 #define REGPAR_REG_MAX_SAFE_CHUNK_SIZE ((size_t)4 << 30)
@@ -61,26 +60,6 @@ typedef void (*regpar_reg_log_fn)(void *arg, int level, const char *msg);
 #define REGPAR_REG_DEFAULT_MAX_THREADS 16
 /* Largest reg_threads used (larger values are capped). */
 #define REGPAR_REG_MAX_THREADS 64
-
-/* Backend entry points the engine calls, overridable for fault injection
- * (NULL members mean the real library call).  Each returns 0 or an errno-
- * style positive error code. */
-typedef struct regpar_reg_sys_ops {
-    /* Replaces the lock call of backend pin, whichever it is (mlock, or
-     * mlock2 with MLOCK_ONFAULT when the engine pre-faults afterwards). */
-    int (*mlock_fn)(const void *addr, size_t len);
-    int (*munlock_fn)(const void *addr, size_t len);
-    int (*madvise_fn)(void *addr, size_t len, int advice);
-    /* Called before every chunk registration (mlock / fi_mr_reg /
-     * ibv_reg_mr) when set: returning non-zero makes that registration fail
-     * with the code returned instead of making the call. */
-    int (*reg_fail_fn)(void *arg, const void *addr, size_t len);
-    void *reg_fail_arg;
-    /* Threads of other work runnable on the machine right now, which
-     * reg_parallel=auto leaves their cores to (default: from the running
-     * count of /proc/loadavg). */
-    unsigned (*busy_threads_fn)(void);
-} regpar_reg_sys_ops_t;
 
 typedef struct regpar_reg_config {
     regpar_reg_backend_t backend;
@@ -98,9 +77,11 @@ typedef struct regpar_reg_config {
     const char *ofi_provider; /* NULL or "" = first provider found   */
     const char *verbs_device; /* NULL or "" = first device           */
     int verbs_access;         /* IBV_ACCESS_* bits; 0 = local write  */
-    regpar_reg_log_fn log;    /* NULL = stderr for levels 0 and 1    */
+    regpar_log_fn log;        /* NULL = stderr for levels 0 and 1    */
     void *log_arg;
-    const regpar_reg_sys_ops_t *sys;
+    /* System calls and the registration hook, overridable for fault
+     * injection (regpar_sys.h; NULL = the real calls). */
+    const regpar_sys_ops_t *sys;
 } regpar_reg_config_t;
 
 /* Counters; registration time is wall time of whole regions. */

@@ -52,9 +52,11 @@ typedef struct regpar_reg_backend_ops {
      * Open the backend for cfg.  probing is set when reg_backend is auto:
      * the backend then accepts only if it is the right choice here (a verbs
      * device exists; a libfabric provider needs local registration) and its
-     * refusal is not an error.  Returns 0, or -1 with why filled in.
+     * refusal is not an error.  sys is the engine's system-call context
+     * (fault injection), valid until close.  Returns 0, or -1 with why
+     * filled in.
      */
-    int (*open)(const regpar_reg_config_t *cfg, bool probing, void **ctx,
+    int (*open)(const regpar_reg_config_t *cfg, const regpar_sys_t *sys, bool probing, void **ctx,
                 regpar_reg_backend_props_t *props, regpar_reg_why_t *why);
     /* Register chunk->addr/len and fill handle, desc and key.  Safe to call
      * from several threads on disjoint chunks.  Returns 0 or a positive
@@ -80,14 +82,20 @@ extern const regpar_reg_backend_ops_t regpar_reg_backend_verbs;
 void regpar_reg_why_set(regpar_reg_why_t *why, const char *key, const char *remedy,
                         const char *cause_fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* The fault injection hook of cfg->sys: 0 to go on with the real call. */
-int regpar_reg_injected_failure(const regpar_reg_sys_ops_t *sys, const void *addr, size_t len);
-
 /* Explain a failure to pin len bytes (what = "mlock", "ibv_reg_mr") that
  * the locked-memory limit explains (ENOMEM, EPERM, EAGAIN), else the plain
  * error; remedy_other is used for the latter. */
 void regpar_reg_explain_pinning(const char *backend, const char *what, int code, size_t len,
                                 const char *remedy_other, regpar_reg_why_t *why);
+
+/* The entry points of a backend this build lacks (its open refuses, so the
+ * engine never calls them), and a close for a backend with nothing to
+ * release. */
+int regpar_reg_unbuilt_reg(void *ctx, regpar_reg_chunk_t *chunk);
+int regpar_reg_unbuilt_dereg(void *ctx, regpar_reg_chunk_t *chunk);
+void regpar_reg_unbuilt_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, bool dereg,
+                                regpar_reg_why_t *why);
+int regpar_reg_close_nothing(void *ctx, regpar_reg_why_t *why);
 
 #ifdef __cplusplus
 }

@@ -45,7 +45,6 @@
     "none"
 
 typedef struct ofi_ctx {
-    const regpar_reg_sys_ops_t *sys;
     struct fi_info *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
@@ -173,9 +172,10 @@ static int ofi_close(void *ctx, regpar_reg_why_t *why)
     return 0 == rc ? 0 : -1;
 }
 
-static int ofi_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
-                    regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
+static int ofi_open(const regpar_reg_config_t *cfg, const regpar_sys_t *sys, bool probing,
+                    void **ctx, regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
 {
+    (void)sys; /* no system call to inject: the engine injects registration failures */
     const char *provider = cfg->ofi_provider && cfg->ofi_provider[0] ? cfg->ofi_provider : NULL;
     ofi_ctx_t *ofi = calloc(1, sizeof(*ofi));
     if (!ofi) {
@@ -184,7 +184,6 @@ static int ofi_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
     }
     pthread_mutex_init(&ofi->lock, NULL);
     atomic_init(&ofi->next_key, 1);
-    ofi->sys = cfg->sys;
 
     int rc;
     ofi->info = ofi_select(provider, probing, &rc);
@@ -280,14 +279,10 @@ static int ofi_register_locked(ofi_ctx_t *ofi, regpar_reg_chunk_t *chunk)
 static int ofi_reg(void *ctx, regpar_reg_chunk_t *chunk)
 {
     ofi_ctx_t *ofi = ctx;
-    int rc = regpar_reg_injected_failure(ofi->sys, chunk->addr, chunk->len);
-    if (0 != rc) {
-        return rc;
-    }
     if (ofi->serialize) {
         pthread_mutex_lock(&ofi->lock);
     }
-    rc = ofi_register_locked(ofi, chunk);
+    int rc = ofi_register_locked(ofi, chunk);
     if (ofi->serialize) {
         pthread_mutex_unlock(&ofi->lock);
     }
@@ -333,10 +328,11 @@ static void ofi_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, bo
 
 #else /* !HAVE_LIBFABRIC */
 
-static int ofi_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
-                    regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
+static int ofi_open(const regpar_reg_config_t *cfg, const regpar_sys_t *sys, bool probing,
+                    void **ctx, regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
 {
     (void)cfg;
+    (void)sys;
     (void)probing;
     (void)ctx;
     (void)props;
@@ -347,37 +343,11 @@ static int ofi_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
     return -1;
 }
 
-static int ofi_reg(void *ctx, regpar_reg_chunk_t *chunk)
-{
-    (void)ctx;
-    (void)chunk;
-    return ENOSYS;
-}
-
-static int ofi_dereg(void *ctx, regpar_reg_chunk_t *chunk)
-{
-    (void)ctx;
-    (void)chunk;
-    return 0;
-}
-
-static void ofi_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, bool dereg,
-                        regpar_reg_why_t *why)
-{
-    (void)ctx;
-    (void)code;
-    (void)chunk;
-    (void)dereg;
-    regpar_reg_why_set(why, "ofi:notbuilt", "reconfigure with --with-libfabric",
-                       "not built with libfabric");
-}
-
-static int ofi_close(void *ctx, regpar_reg_why_t *why)
-{
-    (void)ctx;
-    (void)why;
-    return 0;
-}
+/* Never called: open refuses. */
+#define ofi_reg     regpar_reg_unbuilt_reg
+#define ofi_dereg   regpar_reg_unbuilt_dereg
+#define ofi_explain regpar_reg_unbuilt_explain
+#define ofi_close   regpar_reg_close_nothing
 
 #endif /* HAVE_LIBFABRIC */
 

@@ -18,52 +18,15 @@
 
 #include "regpar_reg_backend.h"
 
-#include <errno.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#ifndef MLOCK_ONFAULT
-#define MLOCK_ONFAULT 0x01
-#endif
 
 typedef struct pin_ctx {
-    const regpar_reg_sys_ops_t *sys;
+    const regpar_sys_t *sys;
     bool onfault; /* arm with MLOCK_ONFAULT: the engine populates afterwards */
 } pin_ctx_t;
 
-/* The system calls themselves: sanitizer runtimes replace mlock() and
- * munlock() with no-ops, which would make the pinning this backend exists
- * to measure silently disappear in sanitized builds. */
-static int sys_mlock(const void *addr, size_t len, bool onfault)
-{
-#ifdef SYS_mlock2
-    if (onfault) {
-        return 0 == syscall(SYS_mlock2, addr, len, MLOCK_ONFAULT) ? 0 : errno;
-    }
-#else
-    (void)onfault;
-#endif
-    return 0 == syscall(SYS_mlock, addr, len) ? 0 : errno;
-}
-
-static int sys_munlock(const void *addr, size_t len)
-{
-    return 0 == syscall(SYS_munlock, addr, len) ? 0 : errno;
-}
-
-/* mlock2 exists since Linux 4.4; seccomp filters may still refuse it. */
-static bool onfault_supported(void)
-{
-#ifdef SYS_mlock2
-    return 0 == syscall(SYS_mlock2, NULL, 0, MLOCK_ONFAULT);
-#else
-    return false;
-#endif
-}
-
-static int pin_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
-                    regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
+static int pin_open(const regpar_reg_config_t *cfg, const regpar_sys_t *sys, bool probing,
+                    void **ctx, regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
 {
     (void)probing;
     pin_ctx_t *pin = calloc(1, sizeof(*pin));
@@ -71,8 +34,8 @@ static int pin_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
         regpar_reg_why_set(why, "pin:nomem", "free some memory", "out of memory");
         return -1;
     }
-    pin->sys = cfg->sys;
-    pin->onfault = cfg->prefault && onfault_supported();
+    pin->sys = sys;
+    pin->onfault = cfg->prefault && regpar_sys_mlock_onfault_supported();
     props->parallel_reg = false;
     props->parallel_dereg = false;
     props->needs_prefault = false;
@@ -84,15 +47,7 @@ static int pin_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
 static int pin_reg(void *ctx, regpar_reg_chunk_t *chunk)
 {
     pin_ctx_t *pin = ctx;
-    int rc = regpar_reg_injected_failure(pin->sys, chunk->addr, chunk->len);
-    if (0 != rc) {
-        return rc;
-    }
-    if (pin->sys && pin->sys->mlock_fn) {
-        rc = pin->sys->mlock_fn(chunk->addr, chunk->len);
-    } else {
-        rc = sys_mlock(chunk->addr, chunk->len, pin->onfault);
-    }
+    int rc = regpar_sys_mlock(pin->sys, chunk->addr, chunk->len, pin->onfault);
     if (0 == rc) {
         chunk->handle = NULL;
         chunk->desc = NULL;
@@ -105,10 +60,7 @@ static int pin_reg(void *ctx, regpar_reg_chunk_t *chunk)
 static int pin_dereg(void *ctx, regpar_reg_chunk_t *chunk)
 {
     pin_ctx_t *pin = ctx;
-    if (pin->sys && pin->sys->munlock_fn) {
-        return pin->sys->munlock_fn(chunk->addr, chunk->len);
-    }
-    return sys_munlock(chunk->addr, chunk->len);
+    return regpar_sys_munlock(pin->sys, chunk->addr, chunk->len);
 }
 
 static void pin_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, bool dereg,

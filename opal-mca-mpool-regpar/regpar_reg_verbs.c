@@ -24,7 +24,6 @@
 #define VERBS_REMEDY_BACKEND "set mpool_regpar_reg_backend to ofi, pin or none"
 
 typedef struct verbs_ctx {
-    const regpar_reg_sys_ops_t *sys;
     struct ibv_context *context;
     struct ibv_pd *pd;
     int access;
@@ -64,9 +63,10 @@ static void list_devices(struct ibv_device **list, int count, char *buf, size_t 
     }
 }
 
-static int verbs_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
-                      regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
+static int verbs_open(const regpar_reg_config_t *cfg, const regpar_sys_t *sys, bool probing,
+                      void **ctx, regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
 {
+    (void)sys;     /* no system call to inject: the engine injects registration failures */
     (void)probing; /* a device that opens is the right choice for auto */
     const char *wanted = cfg->verbs_device && cfg->verbs_device[0] ? cfg->verbs_device : NULL;
     verbs_ctx_t *verbs = calloc(1, sizeof(*verbs));
@@ -74,7 +74,6 @@ static int verbs_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
         regpar_reg_why_set(why, "verbs:nomem", "free some memory", "out of memory");
         return -1;
     }
-    verbs->sys = cfg->sys;
 
     int count = 0;
     errno = 0;
@@ -144,10 +143,6 @@ static int verbs_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
 static int verbs_reg(void *ctx, regpar_reg_chunk_t *chunk)
 {
     verbs_ctx_t *verbs = ctx;
-    int rc = regpar_reg_injected_failure(verbs->sys, chunk->addr, chunk->len);
-    if (0 != rc) {
-        return rc;
-    }
     errno = 0;
     struct ibv_mr *mr = ibv_reg_mr(verbs->pd, chunk->addr, chunk->len, verbs->access);
     if (!mr) {
@@ -190,10 +185,11 @@ static void verbs_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, 
 
 #else /* !HAVE_VERBS */
 
-static int verbs_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
-                      regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
+static int verbs_open(const regpar_reg_config_t *cfg, const regpar_sys_t *sys, bool probing,
+                      void **ctx, regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
 {
     (void)cfg;
+    (void)sys;
     (void)probing;
     (void)ctx;
     (void)props;
@@ -204,37 +200,11 @@ static int verbs_open(const regpar_reg_config_t *cfg, bool probing, void **ctx,
     return -1;
 }
 
-static int verbs_reg(void *ctx, regpar_reg_chunk_t *chunk)
-{
-    (void)ctx;
-    (void)chunk;
-    return ENOSYS;
-}
-
-static int verbs_dereg(void *ctx, regpar_reg_chunk_t *chunk)
-{
-    (void)ctx;
-    (void)chunk;
-    return 0;
-}
-
-static void verbs_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, bool dereg,
-                          regpar_reg_why_t *why)
-{
-    (void)ctx;
-    (void)code;
-    (void)chunk;
-    (void)dereg;
-    regpar_reg_why_set(why, "verbs:notbuilt", "reconfigure with --with-verbs",
-                       "not built with rdma-core verbs");
-}
-
-static int verbs_close(void *ctx, regpar_reg_why_t *why)
-{
-    (void)ctx;
-    (void)why;
-    return 0;
-}
+/* Never called: open refuses. */
+#define verbs_reg     regpar_reg_unbuilt_reg
+#define verbs_dereg   regpar_reg_unbuilt_dereg
+#define verbs_explain regpar_reg_unbuilt_explain
+#define verbs_close   regpar_reg_close_nothing
 
 #endif /* HAVE_VERBS */
 

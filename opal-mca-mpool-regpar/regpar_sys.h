@@ -46,10 +46,10 @@ typedef struct regpar_sys_ops {
      * mlock2 with MLOCK_ONFAULT when the engine pre-faults afterwards). */
     int (*mlock_fn)(const void *addr, size_t len);
     int (*munlock_fn)(const void *addr, size_t len);
-    /* Called before every chunk registration (mlock / fi_mr_reg /
-     * ibv_reg_mr) when set: returning non-zero (an errno-style positive
-     * code) makes that registration fail with it instead of making the
-     * call. */
+    /* Called by the engine before every chunk registration, whatever the
+     * backend (mlock, fi_mr_reg, ibv_reg_mr, a registrar's reg), when set:
+     * returning non-zero (an errno-style positive code) makes that
+     * registration fail with it instead of making the call. */
     int (*reg_fail_fn)(void *arg, const void *addr, size_t len);
     void *reg_fail_arg;
     /* Threads of other work runnable on the machine right now, which

@@ -75,7 +75,7 @@ static int reg_fail(void *arg, const void *addr, size_t len)
  * slab registers again once the cause is gone. */
 static void test_registration_failure(void)
 {
-    static const regpar_reg_sys_ops_t sys = {.reg_fail_fn = reg_fail};
+    static const regpar_sys_ops_t sys = {.reg_fail_fn = reg_fail};
     regpar_reg_config_t rcfg;
     regpar_reg_config_defaults(&rcfg);
     rcfg.backend = REGPAR_REG_PIN;

@@ -22,7 +22,7 @@ static unsigned fake_busy_threads(void)
     return busy_threads;
 }
 
-static const regpar_reg_sys_ops_t fake_load = {.busy_threads_fn = fake_busy_threads};
+static const regpar_sys_ops_t fake_load = {.busy_threads_fn = fake_busy_threads};
 
 static regpar_reg_engine_t *make_engine(regpar_reg_backend_t backend,
                                         regpar_reg_parallel_t parallel, unsigned threads,

@@ -67,7 +67,8 @@ static int ledger_mlock(const void *addr, size_t len)
         ledger.locks++;
     }
     pthread_mutex_unlock(&ledger.lock);
-    return rc;
+    errno = rc; /* the C library's convention, as regpar_sys_ops_t asks */
+    return 0 == rc ? 0 : -1;
 }
 
 static int ledger_munlock(const void *addr, size_t len)
@@ -89,11 +90,11 @@ static int ledger_munlock(const void *addr, size_t len)
     }
     int rc = test_munlock(addr, len);
     pthread_mutex_unlock(&ledger.lock);
-    return rc;
+    errno = rc; /* the C library's convention, as regpar_sys_ops_t asks */
+    return 0 == rc ? 0 : -1;
 }
 
-static const regpar_reg_sys_ops_t ledger_ops = {.mlock_fn = ledger_mlock,
-                                                .munlock_fn = ledger_munlock};
+static const regpar_sys_ops_t ledger_ops = {.mlock_fn = ledger_mlock, .munlock_fn = ledger_munlock};
 
 /* ------------------------------------------------------------------------ */
 
@@ -215,10 +216,10 @@ static void test_registration_hook(void)
     const size_t len = 40 * MiB, chunk = 4 * MiB;
     hook_state_t hook = {.code = EPERM};
     atomic_init(&hook.calls, 0);
-    regpar_reg_sys_ops_t ops = {.mlock_fn = ledger_mlock,
-                                .munlock_fn = ledger_munlock,
-                                .reg_fail_fn = failing_hook,
-                                .reg_fail_arg = &hook};
+    regpar_sys_ops_t ops = {.mlock_fn = ledger_mlock,
+                            .munlock_fn = ledger_munlock,
+                            .reg_fail_fn = failing_hook,
+                            .reg_fail_arg = &hook};
     regpar_reg_config_t cfg;
     regpar_reg_config_defaults(&cfg);
     capture_t cap = {0};
@@ -447,16 +448,17 @@ static int failing_madvise(void *addr, size_t len, int advice)
 {
     atomic_fetch_add(&madvise_calls, 1);
     if (0 == madvise_code) {
-        return 0 == madvise(addr, len, advice) ? 0 : errno;
+        return madvise(addr, len, advice);
     }
-    return madvise_code;
+    errno = madvise_code;
+    return -1;
 }
 
 static void test_prefault_fallbacks(void)
 {
     size_t page = test_page_size();
     const size_t len = 24 * MiB;
-    regpar_reg_sys_ops_t ops = {.madvise_fn = failing_madvise};
+    regpar_sys_ops_t ops = {.madvise_fn = failing_madvise};
     regpar_reg_config_t cfg;
     regpar_reg_config_defaults(&cfg);
     capture_t cap = {0};

@@ -19,7 +19,7 @@
 #define MAX_KEYS 4096
 
 static regpar_reg_engine_t *make_ofi_engine(const char *provider, regpar_reg_parallel_t parallel,
-                                            const regpar_reg_sys_ops_t *sys, capture_t *cap)
+                                            const regpar_sys_ops_t *sys, capture_t *cap)
 {
     regpar_reg_config_t cfg;
     regpar_reg_config_defaults(&cfg);
@@ -144,7 +144,7 @@ static int fail_nth(void *arg, const void *addr, size_t len)
 static void test_rollback(const char *provider, regpar_reg_parallel_t parallel)
 {
     fail_hook_t hook = {.calls = 0, .fail_at = 4};
-    regpar_reg_sys_ops_t ops = {.reg_fail_fn = fail_nth, .reg_fail_arg = &hook};
+    regpar_sys_ops_t ops = {.reg_fail_fn = fail_nth, .reg_fail_arg = &hook};
     capture_t cap = {0};
     regpar_reg_engine_t *engine = make_ofi_engine(provider, parallel, &ops, &cap);
     UNIT_REQUIRE(REGPAR_REG_OFI == regpar_reg_engine_backend(engine));
