@@ -15,6 +15,7 @@
 #include "bufpool_ompi_compat.h"
 #include BUFPOOL_OPAL_MUTEX_H
 
+#include "bufpool_params.h"
 #include "mpool_regpar_ext.h"
 #include "regpar_pool.h"
 #include "regpar_reg.h"
@@ -83,6 +84,11 @@ void mca_mpool_regpar_module_fini(mca_mpool_regpar_module_t *module);
 /* Whether this process prints messages that every process of the job would
  * print alike (the first process does, or every one at verbose >= 1). */
 bool mca_mpool_regpar_speaks_for_job(void);
+
+/* The parameter library's view of this component: its messages for users
+ * go through bufpool_params_show(&mca_mpool_regpar_pp, topic, ...), the
+ * topics in common/help-mpool-regpar.txt. */
+extern const bufpool_params_t mca_mpool_regpar_pp;
 
 /* Print the one-screen report of counters (verbose >= 1, at finalize). */
 void mca_mpool_regpar_report(mca_mpool_regpar_module_t *module);

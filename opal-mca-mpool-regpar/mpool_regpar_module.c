@@ -41,10 +41,10 @@ static void regpar_module_free(mca_mpool_base_module_t *mpool, void *addr)
     if (0 != regpar_pool_free(pool_of(mpool), addr)) {
         /* Freeing it with free() could corrupt the heap and keeping quiet would
          * hide a bug in the caller: say it, leak it. */
-        opal_output(0,
-                    "mpool_regpar: free of %p, which is not a buffer of this pool (double free "
-                    "or foreign pointer); ignored (pid %d)",
-                    addr, (int)getpid());
+        bufpool_params_show(&mca_mpool_regpar_pp, "bad-free",
+                            "mpool_regpar: free of %p, which is not a buffer of this pool "
+                            "(double free or foreign pointer); ignored (pid %d)",
+                            addr, (int)getpid());
     }
 }
 
@@ -108,7 +108,8 @@ static void regpar_module_log(void *arg, int level, const char *msg)
         return;
     }
     if (level <= 1 || level <= COMPONENT->params.verbose) {
-        opal_output(0, "mpool_regpar: %s (pid %d)", msg, (int)getpid());
+        bufpool_params_show(&mca_mpool_regpar_pp, "core-message", "mpool_regpar: %s (pid %d)", msg,
+                            (int)getpid());
     }
 }
 
@@ -125,14 +126,17 @@ int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module)
     int rc = regpar_reg_engine_create(&reg_cfg, &module->engine, err, sizeof(err));
     engine_opening = false;
     if (0 != rc) {
-        opal_output(0, "mpool_regpar: cannot start the registration engine: %s (pid %d)", err,
-                    (int)getpid());
+        bufpool_params_show(&mca_mpool_regpar_pp, "engine-failed",
+                            "mpool_regpar: cannot start the registration engine: %s (pid %d)", err,
+                            (int)getpid());
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     pool_cfg.log = regpar_module_log;
     pool_cfg.reg = module->engine;
     if (0 != regpar_pool_create(&pool_cfg, &module->pool, err, sizeof(err))) {
-        opal_output(0, "mpool_regpar: cannot create the pool: %s (pid %d)", err, (int)getpid());
+        bufpool_params_show(&mca_mpool_regpar_pp, "pool-failed",
+                            "mpool_regpar: cannot create the pool: %s (pid %d)", err,
+                            (int)getpid());
         regpar_reg_engine_destroy(module->engine);
         module->engine = NULL;
         return OPAL_ERR_OUT_OF_RESOURCE;

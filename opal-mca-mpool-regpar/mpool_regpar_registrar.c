@@ -247,10 +247,11 @@ void mca_mpool_regpar_registrar_resolve(mca_mpool_regpar_module_t *module)
     } else if (mca_mpool_regpar_speaks_for_job()) {
         /* Asked for or matched, and failed: one message naming the cause
          * and the parameter. */
-        opal_output(0,
-                    "mpool_regpar: the %s registrar is unavailable: %s; slabs are served "
-                    "unregistered (set mpool_regpar_reg_backend=none to silence this) (pid %d)",
-                    label, why, (int)getpid());
+        bufpool_params_show(&mca_mpool_regpar_pp, "registrar-unavailable",
+                            "mpool_regpar: the %s registrar is unavailable: %s; slabs are served "
+                            "unregistered (set mpool_regpar_reg_backend=none to silence this) "
+                            "(pid %d)",
+                            label, why, (int)getpid());
     }
 }
 
