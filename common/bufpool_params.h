@@ -30,6 +30,24 @@
 extern "C" {
 #endif
 
+/*
+ * The mca_base_component_t block both components open their structure
+ * with: one version for the project, the life-cycle functions given.
+ * base_version is the framework's (BUFPOOL_MPOOL_BASE_VERSION,
+ * BUFPOOL_COLL_BASE_VERSION from compat/bufpool_ompi_compat.h).
+ */
+/* clang-format off */
+#define BUFPOOL_COMPONENT_VERSION(base_version, name, open_fn, close_fn, register_fn) \
+    {                                                                                  \
+        base_version,                                                                  \
+        .mca_component_name = name,                                                    \
+        MCA_BASE_MAKE_VERSION(component, 0, 1, 0),                                     \
+        .mca_open_component = open_fn,                                                 \
+        .mca_close_component = close_fn,                                               \
+        .mca_register_component_params = register_fn,                                  \
+    }
+/* clang-format on */
+
 /* One component's parameters. */
 typedef struct bufpool_params {
     const mca_base_component_t *component;

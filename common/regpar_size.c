@@ -65,6 +65,18 @@ static const char *reject_non_decimal(const char *b, const char *e)
     return NULL;
 }
 
+/* [*b, *e): the text without surrounding blanks, if it starts with a
+ * decimal digit; else -1 with the reason in err. */
+static int decimal_text(const char *text, const char **b, const char **e, char *err, size_t errlen)
+{
+    if (!text) {
+        return fail(err, errlen, text, "empty");
+    }
+    trim_blanks(text, b, e);
+    const char *reason = reject_non_decimal(*b, *e);
+    return reason ? fail(err, errlen, text, reason) : 0;
+}
+
 /* Decimal digits at *p into *value; false on overflow. */
 static bool parse_digits(const char **p, const char *e, uint64_t *value)
 {
@@ -82,20 +94,27 @@ static bool parse_digits(const char **p, const char *e, uint64_t *value)
     return ok;
 }
 
+/* The whole number a size or a duration starts with: its digits into
+ * *value (*fits false on overflow), *p after them, *e at the end of the
+ * text without blanks; -1 with the reason in err when there is none. */
+static int leading_number(const char *text, const char **p, const char **e, uint64_t *value,
+                          bool *fits, char *err, size_t errlen)
+{
+    if (0 != decimal_text(text, p, e, err, errlen)) {
+        return -1;
+    }
+    *fits = parse_digits(p, *e, value);
+    return 0;
+}
+
 int regpar_parse_size(const char *text, uint64_t *out, char *err, size_t errlen)
 {
-    if (!text) {
-        return fail(err, errlen, text, "empty");
-    }
-    const char *b, *e;
-    trim_blanks(text, &b, &e);
-    const char *reason = reject_non_decimal(b, e);
-    if (reason) {
-        return fail(err, errlen, text, reason);
-    }
-    const char *p = b;
+    const char *p, *e;
     uint64_t value;
-    bool fits = parse_digits(&p, e, &value);
+    bool fits;
+    if (0 != leading_number(text, &p, &e, &value, &fits, err, errlen)) {
+        return -1;
+    }
     if (p < e && ('.' == *p || ',' == *p)) {
         return fail(err, errlen, text, "fractions are not accepted (write 1536K instead of 1.5M)");
     }
@@ -146,18 +165,12 @@ int regpar_parse_duration(const char *text, uint64_t *out_ns, char *err, size_t 
                  {"s", 1000000000},
                  {"m", 60ULL * 1000000000},
                  {"h", 3600ULL * 1000000000}};
-    if (!text) {
-        return fail(err, errlen, text, "empty");
-    }
-    const char *b, *e;
-    trim_blanks(text, &b, &e);
-    const char *reason = reject_non_decimal(b, e);
-    if (reason) {
-        return fail(err, errlen, text, reason);
-    }
-    const char *p = b;
+    const char *p, *e;
     uint64_t whole;
-    bool fits = parse_digits(&p, e, &whole);
+    bool fits;
+    if (0 != leading_number(text, &p, &e, &whole, &fits, err, errlen)) {
+        return -1;
+    }
     const char *frac = NULL, *frac_end = NULL;
     if (p < e && '.' == *p) {
         frac = ++p;
@@ -270,14 +283,9 @@ int regpar_parse_int(const char *text, long min, long max, long *out, char *err,
 int regpar_parse_decimal(const char *text, double min, double max, double *out, char *err,
                          size_t errlen)
 {
-    if (!text) {
-        return fail(err, errlen, text, "empty");
-    }
     const char *b, *e;
-    trim_blanks(text, &b, &e);
-    const char *reason = reject_non_decimal(b, e);
-    if (reason) {
-        return fail(err, errlen, text, reason);
+    if (0 != decimal_text(text, &b, &e, err, errlen)) {
+        return -1;
     }
     /* Digits, an optional point and digits: no exponent, no sign, no hex. */
     const char *p = b;

@@ -27,14 +27,8 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
     .super =
         {
             .collm_version =
-                {
-                    BUFPOOL_COLL_BASE_VERSION,
-                    .mca_component_name = "bufpool",
-                    MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
-                    .mca_open_component = bufpool_open,
-                    .mca_close_component = bufpool_close,
-                    .mca_register_component_params = bufpool_register,
-                },
+                BUFPOOL_COMPONENT_VERSION(BUFPOOL_COLL_BASE_VERSION, "bufpool", bufpool_open,
+                                          bufpool_close, bufpool_register),
             .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
             .collm_init_query = mca_coll_bufpool_init_query,
             .collm_comm_query = mca_coll_bufpool_comm_query,

@@ -33,15 +33,8 @@ static int regpar_query(const char *hints, int *priority, mca_mpool_base_module_
 mca_mpool_regpar_component_t mca_mpool_regpar_component = {
     .super =
         {
-            .mpool_version =
-                {
-                    BUFPOOL_MPOOL_BASE_VERSION,
-                    .mca_component_name = "regpar",
-                    MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
-                    .mca_open_component = regpar_open,
-                    .mca_close_component = regpar_close,
-                    .mca_register_component_params = regpar_register,
-                },
+            .mpool_version = BUFPOOL_COMPONENT_VERSION(BUFPOOL_MPOOL_BASE_VERSION, "regpar",
+                                                       regpar_open, regpar_close, regpar_register),
             .mpool_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
             .mpool_query = regpar_query,
         },

@@ -552,28 +552,30 @@ int regpar_reg_prefault(regpar_reg_engine_t *engine, void *addr, size_t len)
 /* ------------------------------------------------------------------------ */
 /* The registrar adapter: an attached registrar seen as a backend */
 
+/* Call the registrar's reg or dereg, one call at a time unless it is
+ * thread-safe. */
+static int registrar_call(registrar_ctx_t *r, int (*fn)(void *arg, regpar_reg_chunk_t *chunk),
+                          regpar_reg_chunk_t *chunk)
+{
+    if (r->registrar->thread_safe) {
+        return fn(r->arg, chunk);
+    }
+    pthread_mutex_lock(&r->serial);
+    int rc = fn(r->arg, chunk);
+    pthread_mutex_unlock(&r->serial);
+    return rc;
+}
+
 static int registrar_reg(void *ctx, regpar_reg_chunk_t *chunk)
 {
     registrar_ctx_t *r = ctx;
-    if (r->registrar->thread_safe) {
-        return r->registrar->reg(r->arg, chunk);
-    }
-    pthread_mutex_lock(&r->serial);
-    int rc = r->registrar->reg(r->arg, chunk);
-    pthread_mutex_unlock(&r->serial);
-    return rc;
+    return registrar_call(r, r->registrar->reg, chunk);
 }
 
 static int registrar_dereg(void *ctx, regpar_reg_chunk_t *chunk)
 {
     registrar_ctx_t *r = ctx;
-    if (r->registrar->thread_safe) {
-        return r->registrar->dereg(r->arg, chunk);
-    }
-    pthread_mutex_lock(&r->serial);
-    int rc = r->registrar->dereg(r->arg, chunk);
-    pthread_mutex_unlock(&r->serial);
-    return rc;
+    return registrar_call(r, r->registrar->dereg, chunk);
 }
 
 static void registrar_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, bool dereg,

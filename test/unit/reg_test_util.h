@@ -80,21 +80,28 @@ static inline void capture_dump(const capture_t *cap)
     }
 }
 
-/* VmLck of this process in bytes (the kernel's own count of locked pages). */
-static inline long long vm_locked_bytes(void)
+/* A "<field> <n> kB" line of a /proc file, in bytes; the test stops if the
+ * file or the line is missing. */
+static inline long long proc_kib_field(const char *path, const char *scan)
 {
-    FILE *status = fopen("/proc/self/status", "r");
-    UNIT_REQUIRE(status != NULL);
+    FILE *file = fopen(path, "r");
+    UNIT_REQUIRE(file != NULL);
     char line[256];
     long long kib = -1;
-    while (fgets(line, sizeof(line), status)) {
-        if (1 == sscanf(line, "VmLck: %lld kB", &kib)) {
+    while (fgets(line, sizeof(line), file)) {
+        if (1 == sscanf(line, scan, &kib)) {
             break;
         }
     }
-    fclose(status);
+    fclose(file);
     UNIT_REQUIRE(kib >= 0);
     return kib * 1024;
+}
+
+/* VmLck of this process in bytes (the kernel's own count of locked pages). */
+static inline long long vm_locked_bytes(void)
+{
+    return proc_kib_field("/proc/self/status", "VmLck: %lld kB");
 }
 
 /* Resident pages of locked mappings ("Locked:" of smaps_rollup), in bytes.
@@ -103,18 +110,7 @@ static inline long long vm_locked_bytes(void)
  * were never brought in does not show here. */
 static inline long long locked_resident_bytes(void)
 {
-    FILE *rollup = fopen("/proc/self/smaps_rollup", "r");
-    UNIT_REQUIRE(rollup != NULL);
-    char line[256];
-    long long kib = -1;
-    while (fgets(line, sizeof(line), rollup)) {
-        if (1 == sscanf(line, "Locked: %lld kB", &kib)) {
-            break;
-        }
-    }
-    fclose(rollup);
-    UNIT_REQUIRE(kib >= 0);
-    return kib * 1024;
+    return proc_kib_field("/proc/self/smaps_rollup", "Locked: %lld kB");
 }
 
 /* mlock/munlock as system calls: sanitizer runtimes turn the libc
@@ -184,6 +180,36 @@ static inline size_t pattern_roundtrip(void *addr, size_t len, uint64_t seed)
         bad += got != last;
     }
     return bad;
+}
+
+/* An engine configuration with what the tests vary; messages into cap
+ * when given. */
+static inline void reg_test_config(regpar_reg_config_t *cfg, regpar_reg_backend_t backend,
+                                   regpar_reg_parallel_t parallel, unsigned threads, size_t chunk,
+                                   size_t threshold, capture_t *cap)
+{
+    regpar_reg_config_defaults(cfg);
+    cfg->backend = backend;
+    cfg->parallel = parallel;
+    cfg->threads = threads;
+    cfg->chunk_size = chunk;
+    cfg->threshold = threshold;
+    if (cap) {
+        cfg->log = capture_log;
+        cfg->log_arg = cap;
+    }
+}
+
+/* The engine of cfg; the test stops if it cannot be created. */
+static inline regpar_reg_engine_t *reg_test_engine(const regpar_reg_config_t *cfg)
+{
+    regpar_reg_engine_t *engine = NULL;
+    char err[512];
+    if (0 != regpar_reg_engine_create(cfg, &engine, err, sizeof(err))) {
+        fprintf(stderr, "engine_create: %s\n", err);
+    }
+    UNIT_REQUIRE(engine != NULL);
+    return engine;
 }
 
 /* Engine statistics that must be back to their baseline once every region

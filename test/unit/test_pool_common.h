@@ -58,6 +58,14 @@ typedef struct test_fault {
 static test_fault_t test_mmap_fault, test_munmap_fault, test_madvise_fault;
 static int test_madvise_only_advice = -1; /* fail only this advice (-1 = any) */
 
+/* Calls from..until (inclusive, 1-based) fail with error. */
+static inline void test_fault_arm(test_fault_t *f, int error, unsigned from, unsigned until)
+{
+    f->error = error;
+    f->fail_from = from;
+    f->fail_until = until;
+}
+
 static bool test_fault_hit(test_fault_t *f)
 {
     unsigned n = atomic_fetch_add(&f->calls, 1) + 1;

@@ -29,9 +29,7 @@ static void test_mmap_failure_episode(void)
     make_pool(&cfg, &log, &pool);
     regpar_pool_stats_t st;
 
-    test_mmap_fault.error = ENOMEM;
-    test_mmap_fault.fail_from = 1;
-    test_mmap_fault.fail_until = 1000;
+    test_fault_arm(&test_mmap_fault, ENOMEM, 1, 1000);
     for (int i = 0; i < 10; i++) {
         UNIT_CHECK(NULL == regpar_pool_alloc(pool, 4096));
         UNIT_CHECK(NULL == regpar_pool_alloc(pool, 8 * MIB)); /* direct */
@@ -135,8 +133,7 @@ static void test_nth_mmap(void)
     UNIT_CHECK(total >= 8);
     for (unsigned n = 1; n <= total; n++) {
         make_pool(&cfg, &log, &pool);
-        test_mmap_fault.error = ENOMEM;
-        test_mmap_fault.fail_from = test_mmap_fault.fail_until = n;
+        test_fault_arm(&test_mmap_fault, ENOMEM, n, n);
         int failed = run_workload(pool);
         /* One failed mmap is exactly one failed allocation. */
         UNIT_CHECK_EQ_U64(failed, 1);
@@ -160,9 +157,7 @@ static void test_munmap_failures(void)
     regpar_pool_destroy(pool);
     for (unsigned n = 1; n <= total; n += 3) {
         make_pool(&cfg, &log, &pool);
-        test_munmap_fault.error = EINVAL;
-        test_munmap_fault.fail_from = n;
-        test_munmap_fault.fail_until = n + 2;
+        test_fault_arm(&test_munmap_fault, EINVAL, n, n + 2);
         UNIT_CHECK_EQ_U64(run_workload(pool), 0);
         check_after_workload(pool, 0);
         if (atomic_load(&test_munmap_fault.failed)) {
@@ -189,9 +184,7 @@ static void test_madvise_failures(void)
     cfg.hugepages = true;
     pool = test_pool_create(&cfg);
     test_madvise_only_advice = MADV_HUGEPAGE;
-    test_madvise_fault.error = EINVAL;
-    test_madvise_fault.fail_from = 1;
-    test_madvise_fault.fail_until = 1000;
+    test_fault_arm(&test_madvise_fault, EINVAL, 1, 1000);
     UNIT_CHECK_EQ_U64(run_workload(pool), 0);
     UNIT_CHECK(atomic_load(&test_madvise_fault.failed) > 1);
     UNIT_CHECK_EQ_U64(log.count[0], 0);
@@ -203,9 +196,7 @@ static void test_madvise_failures(void)
     /* Pre-faulting out of memory: the allocation fails, nothing leaks. */
     make_pool(&cfg, &log, &pool);
     test_madvise_only_advice = MADV_POPULATE_WRITE;
-    test_madvise_fault.error = ENOMEM;
-    test_madvise_fault.fail_from = 1;
-    test_madvise_fault.fail_until = 2;
+    test_fault_arm(&test_madvise_fault, ENOMEM, 1, 2);
     UNIT_CHECK(NULL == regpar_pool_alloc(pool, 4096));
     UNIT_CHECK(NULL == regpar_pool_alloc(pool, 4 * MIB));
     stats(pool, &st);
@@ -227,9 +218,7 @@ static void test_madvise_failures(void)
     /* A kernel without MADV_POPULATE_WRITE: pages are touched instead. */
     make_pool(&cfg, &log, &pool);
     test_madvise_only_advice = MADV_POPULATE_WRITE;
-    test_madvise_fault.error = EINVAL;
-    test_madvise_fault.fail_from = 1;
-    test_madvise_fault.fail_until = 1000;
+    test_fault_arm(&test_madvise_fault, EINVAL, 1, 1000);
     UNIT_CHECK_EQ_U64(run_workload(pool), 0);
     UNIT_CHECK(atomic_load(&test_madvise_fault.failed) > 1);
     UNIT_CHECK_EQ_U64(log.count[0] + log.count[1], 0);

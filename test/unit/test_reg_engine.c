@@ -29,22 +29,9 @@ static regpar_reg_engine_t *make_engine(regpar_reg_backend_t backend,
                                         size_t chunk, size_t threshold, capture_t *cap)
 {
     regpar_reg_config_t cfg;
-    regpar_reg_config_defaults(&cfg);
-    cfg.backend = backend;
-    cfg.parallel = parallel;
-    cfg.threads = threads;
-    cfg.chunk_size = chunk;
-    cfg.threshold = threshold;
-    cfg.log = capture_log;
-    cfg.log_arg = cap;
+    reg_test_config(&cfg, backend, parallel, threads, chunk, threshold, cap);
     cfg.sys = &fake_load;
-    regpar_reg_engine_t *engine = NULL;
-    char err[512];
-    if (0 != regpar_reg_engine_create(&cfg, &engine, err, sizeof(err))) {
-        fprintf(stderr, "engine_create: %s\n", err);
-    }
-    UNIT_REQUIRE(engine != NULL);
-    return engine;
+    return reg_test_engine(&cfg);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -292,20 +279,11 @@ static void test_none_and_prefault(void)
     size_t page = test_page_size();
     size_t len = 48 * MiB;
     for (int prefault = 0; prefault <= 1; prefault++) {
-        regpar_reg_config_t cfg;
-        regpar_reg_config_defaults(&cfg);
         capture_t cap = {0};
-        cfg.backend = REGPAR_REG_NONE;
-        cfg.parallel = REGPAR_PAR_ON;
-        cfg.threads = 2;
-        cfg.chunk_size = 8 * MiB;
-        cfg.threshold = 0;
+        regpar_reg_config_t cfg;
+        reg_test_config(&cfg, REGPAR_REG_NONE, REGPAR_PAR_ON, 2, 8 * MiB, 0, &cap);
         cfg.prefault = prefault;
-        cfg.log = capture_log;
-        cfg.log_arg = &cap;
-        regpar_reg_engine_t *engine;
-        char err[256];
-        UNIT_REQUIRE(0 == regpar_reg_engine_create(&cfg, &engine, err, sizeof(err)));
+        regpar_reg_engine_t *engine = reg_test_engine(&cfg);
         UNIT_CHECK(REGPAR_REG_NONE == regpar_reg_engine_backend(engine));
 
         char *addr = map_fresh(len);

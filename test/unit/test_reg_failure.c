@@ -102,13 +102,7 @@ static regpar_reg_engine_t *make_engine(regpar_reg_config_t *cfg, capture_t *cap
 {
     cfg->log = capture_log;
     cfg->log_arg = cap;
-    regpar_reg_engine_t *engine = NULL;
-    char err[512];
-    if (0 != regpar_reg_engine_create(cfg, &engine, err, sizeof(err))) {
-        fprintf(stderr, "engine_create: %s\n", err);
-    }
-    UNIT_REQUIRE(engine != NULL);
-    return engine;
+    return reg_test_engine(cfg);
 }
 
 /* After a failure: a region still comes back, usable, registered exactly
@@ -136,14 +130,9 @@ static void test_mlock_fails_at_chunk(regpar_reg_parallel_t parallel, int fail_a
 {
     const size_t len = 64 * MiB, chunk = 8 * MiB;
     const int nchunks = (int)(len / chunk);
-    regpar_reg_config_t cfg;
-    regpar_reg_config_defaults(&cfg);
     capture_t cap = {0};
-    cfg.backend = REGPAR_REG_PIN;
-    cfg.parallel = parallel;
-    cfg.threads = 4;
-    cfg.chunk_size = chunk;
-    cfg.threshold = 0;
+    regpar_reg_config_t cfg;
+    reg_test_config(&cfg, REGPAR_REG_PIN, parallel, 4, chunk, 0, &cap);
     cfg.sys = &ledger_ops;
     regpar_reg_engine_t *engine = make_engine(&cfg, &cap);
 
@@ -220,14 +209,9 @@ static void test_registration_hook(void)
                             .munlock_fn = ledger_munlock,
                             .reg_fail_fn = failing_hook,
                             .reg_fail_arg = &hook};
-    regpar_reg_config_t cfg;
-    regpar_reg_config_defaults(&cfg);
     capture_t cap = {0};
-    cfg.backend = REGPAR_REG_PIN;
-    cfg.parallel = REGPAR_PAR_ON;
-    cfg.threads = 3;
-    cfg.chunk_size = chunk;
-    cfg.threshold = 0;
+    regpar_reg_config_t cfg;
+    reg_test_config(&cfg, REGPAR_REG_PIN, REGPAR_PAR_ON, 3, chunk, 0, &cap);
     cfg.sys = &ops;
     regpar_reg_engine_t *engine = make_engine(&cfg, &cap);
     char *addr = map_fresh(len);
@@ -283,14 +267,9 @@ static int memlock_child(void)
     UNIT_REQUIRE(0 != test_mlock(probe, 8 * MiB));
     munmap(probe, 8 * MiB);
 
-    regpar_reg_config_t cfg;
-    regpar_reg_config_defaults(&cfg);
     capture_t cap = {0};
-    cfg.backend = REGPAR_REG_PIN;
-    cfg.parallel = REGPAR_PAR_ON;
-    cfg.threads = 2;
-    cfg.chunk_size = 4 * MiB;
-    cfg.threshold = 0;
+    regpar_reg_config_t cfg;
+    reg_test_config(&cfg, REGPAR_REG_PIN, REGPAR_PAR_ON, 2, 4 * MiB, 0, &cap);
     regpar_reg_engine_t *engine = make_engine(&cfg, &cap);
     long long before = vm_locked_bytes();
     for (int round = 0; round < 2; round++) {
@@ -459,14 +438,9 @@ static void test_prefault_fallbacks(void)
     size_t page = test_page_size();
     const size_t len = 24 * MiB;
     regpar_sys_ops_t ops = {.madvise_fn = failing_madvise};
-    regpar_reg_config_t cfg;
-    regpar_reg_config_defaults(&cfg);
     capture_t cap = {0};
-    cfg.backend = REGPAR_REG_NONE;
-    cfg.parallel = REGPAR_PAR_ON;
-    cfg.threads = 2;
-    cfg.chunk_size = 4 * MiB;
-    cfg.threshold = 0;
+    regpar_reg_config_t cfg;
+    reg_test_config(&cfg, REGPAR_REG_NONE, REGPAR_PAR_ON, 2, 4 * MiB, 0, &cap);
     cfg.sys = &ops;
 
     /* EINVAL: advice unknown, touch instead; data already there survives */

@@ -22,20 +22,10 @@ static regpar_reg_engine_t *make_ofi_engine(const char *provider, regpar_reg_par
                                             const regpar_sys_ops_t *sys, capture_t *cap)
 {
     regpar_reg_config_t cfg;
-    regpar_reg_config_defaults(&cfg);
-    cfg.backend = REGPAR_REG_OFI;
+    reg_test_config(&cfg, REGPAR_REG_OFI, parallel, 4, 8 * MiB, 0, cap);
     cfg.ofi_provider = provider;
-    cfg.parallel = parallel;
-    cfg.threads = 4;
-    cfg.chunk_size = 8 * MiB;
-    cfg.threshold = 0;
     cfg.sys = sys;
-    cfg.log = capture_log;
-    cfg.log_arg = cap;
-    regpar_reg_engine_t *engine = NULL;
-    char err[512];
-    UNIT_REQUIRE(0 == regpar_reg_engine_create(&cfg, &engine, err, sizeof(err)));
-    return engine;
+    return reg_test_engine(&cfg);
 }
 
 /* Destroying must be silent: a leaked MR makes the domain close fail and

@@ -170,18 +170,25 @@ static void test_late_attach(void)
     UNIT_CHECK_EQ_U64(atomic_load(&f.live), 0);
 }
 
+/* A pool whose engine has the fake registrar attached from the start. */
+static regpar_pool_t *attached_pool(fake_t *f, regpar_reg_engine_t **engine)
+{
+    *engine = make_engine(256 * MIB);
+    UNIT_REQUIRE(0 == regpar_reg_engine_attach(*engine, &fake_ops, f));
+    regpar_pool_config_t cfg;
+    test_pool_config(&cfg, NULL, NULL);
+    cfg.reg = *engine;
+    return test_pool_create(&cfg);
+}
+
 /* The slab's neighbours: the page before and after are mapped guards, and a
  * separate mapping placed right after a slab's guard can be released
  * without the slab's registration noticing (no shared edge). */
 static void test_guards(void)
 {
     fake_t f = {0};
-    regpar_reg_engine_t *engine = make_engine(256 * MIB);
-    UNIT_REQUIRE(0 == regpar_reg_engine_attach(engine, &fake_ops, &f));
-    regpar_pool_config_t cfg;
-    test_pool_config(&cfg, NULL, NULL);
-    cfg.reg = engine;
-    regpar_pool_t *pool = test_pool_create(&cfg);
+    regpar_reg_engine_t *engine;
+    regpar_pool_t *pool = attached_pool(&f, &engine);
     void *b = regpar_pool_alloc(pool, 2 * MIB); /* one buffer, one slab */
     UNIT_REQUIRE(b);
     regpar_buffer_info_t info;
@@ -226,12 +233,8 @@ static void *grow(void *p)
 static void test_threads(void)
 {
     fake_t f = {0};
-    regpar_reg_engine_t *engine = make_engine(256 * MIB);
-    UNIT_REQUIRE(0 == regpar_reg_engine_attach(engine, &fake_ops, &f));
-    regpar_pool_config_t cfg;
-    test_pool_config(&cfg, NULL, NULL);
-    cfg.reg = engine;
-    regpar_pool_t *pool = test_pool_create(&cfg);
+    regpar_reg_engine_t *engine;
+    regpar_pool_t *pool = attached_pool(&f, &engine);
     pthread_t t[4];
     grow_arg_t a[4];
     for (int i = 0; i < 4; i++) {
