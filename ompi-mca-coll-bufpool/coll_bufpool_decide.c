@@ -17,6 +17,7 @@ void bufpool_plan_init(bufpool_plan_t *plan, const bufpool_tuning_t *tuning, int
     plan->seg_bytes = tuning->segment_size;
     plan->depth = tuning->pipeline_depth;
     plan->scratch_bound = tuning->segment_size * (size_t)tuning->pipeline_depth;
+    plan->max_requests = tuning->max_requests;
     plan->why = BUFPOOL_ALG_AUTO == alg ? "auto" : "forced";
 }
 
@@ -82,7 +83,7 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
         if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == modeled && call->span > plan->scratch_bound &&
             call->commute && call->count >= (size_t)call->comm_size) {
             plan->alg = BUFPOOL_ALLREDUCE_RSAG;
-        } else if (BUFPOOL_ALLREDUCE_RSAG == modeled &&
+        } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != modeled &&
                    (!call->commute || call->count < (size_t)call->comm_size)) {
             plan->alg = BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING;
         }
@@ -98,14 +99,40 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
                         : BUFPOOL_ALLREDUCE_RSAG;
     }
     /* recursive_doubling needs a whole message of scratch: only within the
-     * bound.  rsag reorders the reduction: commutative operations only. */
+     * bound.  rsag and ring reorder the reduction: commutative operations
+     * only. */
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg && call->span > plan->scratch_bound) {
         hand_over(plan, "recursive_doubling needs the message within depth x segment_size");
-    } else if (BUFPOOL_ALLREDUCE_RSAG == plan->alg && !call->commute) {
-        hand_over(plan, "rsag needs a commutative operation");
+    } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != plan->alg && !call->commute) {
+        hand_over(plan, "rsag and ring need a commutative operation");
     } else if (BUFPOOL_ALLREDUCE_RSAG == plan->alg) {
         pairwise_stream_segments(call, plan);
+        /* rsag's allgather half posts every result receive up front and
+         * sends each finished segment to every rank: 2 (p-1) requests per
+         * segment of a block that do not wait in step order.  Beyond the
+         * bound, the ring (neighbours only, bounded) serves the call. */
+        if (plan->max_requests > 0 &&
+            bufpool_rsag_requests(call, plan->seg_bytes) >= (size_t)plan->max_requests) {
+            plan->alg = BUFPOOL_ALLREDUCE_RING;
+            plan->seg_bytes = tuning->segment_size;
+            plan->why = "rsag would keep more than max_requests requests in flight: ring";
+        }
     }
+}
+
+size_t bufpool_rsag_requests(const bufpool_call_t *call, size_t seg_bytes)
+{
+    const size_t p = (size_t)call->comm_size;
+    if (p < 2 || 0 == call->count || 0 == call->span) {
+        return 0;
+    }
+    /* Elements per segment as bufpool_segs_cut counts them (at least one),
+     * segments of the longest block. */
+    size_t elem = (call->span + call->count - 1) / call->count;
+    size_t per = seg_bytes / (elem ? elem : 1);
+    per = per ? per : 1;
+    size_t block = (call->count + p - 1) / p;
+    return 2 * (p - 1) * ((block + per - 1) / per);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -235,9 +262,11 @@ void bufpool_decide_allgather(const bufpool_call_t *call, const bufpool_tuning_t
 }
 
 /* ---------------------------------------------------------------------- */
-/* reduce_scatter(_block): the pairwise stream only (commutative
+/* reduce_scatter(_block): the pairwise stream or the ring (commutative
  * operations); auto leaves small inputs (bytes of the whole input) to the
- * previous module (see coll_bufpool_reduce_scatter.c's header). */
+ * previous module (see coll_bufpool_reduce_scatter.c's header), takes
+ * pairwise on one host (measured) and the model's choice across hosts.
+ * Both variants number the ring 2 (BUFPOOL_REDUCE_SCATTER_RING). */
 #define RS_TWO_RANKS_MIN_BYTES  ((size_t)4 << 10)
 #define RS_MIN_BYTES            ((size_t)32 << 10)
 #define RSB_TWO_RANKS_MIN_BYTES ((size_t)4 << 10)
@@ -248,7 +277,7 @@ static void decide_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *
 {
     bufpool_plan_init(plan, tuning, forced);
     if (!call->commute) {
-        hand_over(plan, "pairwise needs a commutative operation");
+        hand_over(plan, "pairwise and ring need a commutative operation");
         return;
     }
     if (BUFPOOL_ALG_AUTO == forced) {
@@ -256,9 +285,14 @@ static void decide_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *
             hand_over(plan, "auto: small input, the previous module's is faster");
             return;
         }
-        plan->alg = 1; /* pairwise */
+        /* Across hosts the model chooses between pairwise and the ring
+         * (which talks to neighbours only: one flow per host link). */
+        const int modeled = model_choice(BUFPOOL_MODEL_REDUCE_SCATTER, call, tuning, plan);
+        plan->alg = modeled ? modeled : BUFPOOL_REDUCE_SCATTER_PAIRWISE;
     }
-    pairwise_stream_segments(call, plan);
+    if (BUFPOOL_REDUCE_SCATTER_PAIRWISE == plan->alg) {
+        pairwise_stream_segments(call, plan);
+    }
 }
 
 void bufpool_decide_reduce_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning,

@@ -332,6 +332,19 @@ T(ar_ring)
 {
     return ring(l, t, N / t->p, gam(l, t)) + ring(l, t, N / t->p, 0);
 }
+/* bufpool's ring: the reduce-scatter runs in rounds of two segments per
+ * block (half of the default depth 4), each round p - 1 neighbour steps;
+ * then a ring allgather of whole blocks. */
+static double bp_ring_rs(const links_t *l, const topo_t *t, double block, double gamma)
+{
+    double chunk = t->segment ? 2.0 * (double)t->segment : block;
+    double rounds = block <= chunk ? 1 : ceil(block / chunk);
+    return rounds * ring(l, t, block / rounds, gamma);
+}
+T(ar_bp_ring)
+{
+    return bp_ring_rs(l, t, N / t->p, gam(l, t)) + ring(l, t, N / t->p, 0);
+}
 T(ar_rab)
 {
     return rhalving(l, t, N, gam(l, t)) + rhalving(l, t, N, 0);
@@ -443,7 +456,7 @@ T(rs_pairwise)
 }
 T(rs_ring)
 {
-    return ring(l, t, N / t->p, gam(l, t));
+    return bp_ring_rs(l, t, N / t->p, gam(l, t));
 }
 T(rs_halving)
 {
@@ -467,9 +480,11 @@ T(a2a_linear)
 #undef N
 #undef T
 
-static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][10] = {
+static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][11] = {
     [BUFPOOL_MODEL_ALLREDUCE] = {{"recursive_doubling", 1, ar_rd},
                                  {"rsag", 1, ar_rsag},
+                                 {"ring", 1, ar_bp_ring},
+                                 /* tuned's (the tool takes the last entry of a name) */
                                  {"ring", 0, ar_ring},
                                  {"segmented_ring", 0, ar_ring},
                                  {"rabenseifner", 0, ar_rab},
@@ -497,7 +512,7 @@ static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][10] = {
                                  {"direct", 1, ag_direct},
                                  {NULL, 0, NULL}},
     [BUFPOOL_MODEL_REDUCE_SCATTER] = {{"pairwise", 1, rs_pairwise},
-                                      {"ring", 0, rs_ring},
+                                      {"ring", 1, rs_ring},
                                       {"recursive_halving", 0, rs_halving},
                                       {NULL, 0, NULL}},
     [BUFPOOL_MODEL_ALLTOALL] = {{"pairwise", 1, a2a_pairwise},
