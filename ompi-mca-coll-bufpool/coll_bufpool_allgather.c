@@ -39,6 +39,7 @@ typedef struct ag_call {
     size_t bytes;     /* of one block */
     size_t seg_bytes; /* the plan's segment (local copies)  */
     int rank, p;
+    int max_requests; /* the plan's */
 } ag_call_t;
 
 static inline char *ag_block(const ag_call_t *c, int b)
@@ -142,7 +143,8 @@ static int allgather_direct(const ag_call_t *c, mca_coll_bufpool_module_t *modul
                                      .seg_bytes = c->seg_bytes,
                                      .rank = c->rank,
                                      .p = c->p,
-                                     .tag = TAG};
+                                     .tag = TAG,
+                                     .max_requests = c->max_requests};
     return bufpool_linear_exchange(&x, module, comm);
 }
 
@@ -170,6 +172,7 @@ int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,
                          .rblock = rext * (ptrdiff_t)rcount,
                          .bytes = call.bytes,
                          .seg_bytes = plan.seg_bytes,
+                         .max_requests = plan.max_requests,
                          .rank = ompi_comm_rank(comm),
                          .p = call.comm_size};
     if (BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING == plan.alg) {

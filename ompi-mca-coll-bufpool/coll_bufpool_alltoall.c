@@ -40,6 +40,7 @@ typedef struct a2a_call {
     size_t bytes;     /* of one block */
     size_t seg_bytes; /* the plan's segment (local copies) */
     int rank, p;
+    int max_requests; /* the plan's */
 } a2a_call_t;
 
 static int a2a_copy_own(const a2a_call_t *c)
@@ -94,7 +95,8 @@ static int alltoall_linear(const a2a_call_t *c, mca_coll_bufpool_module_t *modul
                                      .seg_bytes = c->seg_bytes,
                                      .rank = c->rank,
                                      .p = c->p,
-                                     .tag = TAG};
+                                     .tag = TAG,
+                                     .max_requests = c->max_requests};
     return bufpool_linear_exchange(&x, module, comm);
 }
 
@@ -266,6 +268,7 @@ int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
                           .rblock = rext * (ptrdiff_t)rcount,
                           .bytes = call.bytes,
                           .seg_bytes = plan.seg_bytes,
+                          .max_requests = plan.max_requests,
                           .rank = ompi_comm_rank(comm),
                           .p = call.comm_size};
     if (BUFPOOL_ALLTOALL_LINEAR == plan.alg) {

@@ -89,7 +89,8 @@ static int bcast_binomial(void *buf, int count, struct ompi_datatype_t *dtype, s
 }
 
 static int bcast_linear(void *buf, int count, struct ompi_datatype_t *dtype, size_t bytes, int root,
-                        struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                        int max_requests, struct ompi_communicator_t *comm,
+                        mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     bufpool_reqs_t reqs;
@@ -98,7 +99,9 @@ static int bcast_linear(void *buf, int count, struct ompi_datatype_t *dtype, siz
     if (rank != root) {
         return MCA_PML_CALL(recv(buf, count, dtype, root, TAG, comm, MPI_STATUS_IGNORE));
     }
+    /* Receivers wait for nothing else: waiting for the oldest send is safe. */
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, max_requests);
     for (int k = 1; k < p && OMPI_SUCCESS == rc; k++) {
         rc = bufpool_reqs_send_small_now(&reqs, buf, (size_t)count, dtype, bytes, (root + k) % p,
                                          TAG);
@@ -196,7 +199,10 @@ static int bcast_chain(void *buf, size_t count, struct ompi_datatype_t *dtype, i
         return rc;
     }
     bufpool_sring_init(&ring, &slots);
+    /* Pieces go down the chain in order and a rank waits only for pieces
+     * from upstream: waiting for the oldest forward is safe. */
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, plan->max_requests);
 
     if (0 == v) {
         for (size_t j = 0; j < n && OMPI_SUCCESS == rc; j++) {
@@ -433,7 +439,8 @@ int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatyp
         case BUFPOOL_BCAST_BINOMIAL:
             return bcast_binomial(buf, count, dtype, call.bytes, root, comm, module);
         case BUFPOOL_BCAST_LINEAR:
-            return bcast_linear(buf, count, dtype, call.bytes, root, comm, module);
+            return bcast_linear(buf, count, dtype, call.bytes, root, plan.max_requests, comm,
+                                module);
         case BUFPOOL_BCAST_CHAIN:
             return bcast_chain(buf, (size_t)count, dtype, root, &plan, comm, module);
         default:

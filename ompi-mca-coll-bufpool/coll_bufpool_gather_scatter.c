@@ -58,13 +58,14 @@
 
 typedef struct tree {
     int p, root, v;
-    size_t block;   /* bytes per rank                                  */
-    size_t seg;     /* segment bytes (the plan's)                      */
-    int depth;      /* pipeline depth (the plan's)                     */
-    size_t group;   /* blocks per unit when block <= seg, else 0       */
-    size_t nchunk;  /* pieces per block when block > seg               */
-    int wrap;       /* first vrank whose rank is below the root's      */
-    size_t wgroups; /* groups before wrap                              */
+    size_t block;     /* bytes per rank                                  */
+    size_t seg;       /* segment bytes (the plan's)                      */
+    int depth;        /* pipeline depth (the plan's)                     */
+    int max_requests; /* the plan's: the root's transfers in flight    */
+    size_t group;     /* blocks per unit when block <= seg, else 0       */
+    size_t nchunk;    /* pieces per block when block > seg               */
+    int wrap;         /* first vrank whose rank is below the root's      */
+    size_t wgroups;   /* groups before wrap                              */
 } tree_t;
 
 /* One unit of the stream of a subtree. */
@@ -83,6 +84,7 @@ static void tree_init(tree_t *t, int p, int root, int rank, size_t block,
     t->block = block;
     t->seg = plan->seg_bytes;
     t->depth = plan->depth;
+    t->max_requests = plan->max_requests;
     if (block <= t->seg) {
         t->group = t->seg / block;
         t->nchunk = 1;
@@ -357,7 +359,11 @@ static int gather_root(const tree_t *t, const bufpool_view_t *mine, const root_b
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
+    /* Each child sends its units in order, waiting only on its own
+     * subtree and on sends older than the unit: waiting for the root's
+     * oldest receive is safe. */
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, t->max_requests);
     for (int k = 0; k < nkids && OMPI_SUCCESS == rc; k++) {
         const int c = kids[k];
         const size_t n = units_of(t, c);
@@ -537,7 +543,10 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
         return rc;
     }
     bufpool_sring_init(&ring, &slots);
+    /* Each child consumes its units in order: waiting for the root's
+     * oldest send is safe. */
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, t->max_requests);
     /* Largest subtree first: it has the most levels still to go. */
     for (int k = nkids - 1; k >= 0 && OMPI_SUCCESS == rc; k--) {
         const int c = kids[k];
@@ -585,7 +594,7 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
  * place. */
 static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *dtype,
                        const void *mine, int mine_count, struct ompi_datatype_t *mine_dtype,
-                       bool gather, int tag, int root, size_t seg_bytes,
+                       bool gather, int tag, int root, const bufpool_plan_t *plan,
                        mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
 {
     const int p = ompi_comm_size(comm);
@@ -598,7 +607,11 @@ static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *d
     ompi_datatype_type_size(dtype, &type_size);
     const ptrdiff_t stride = extent * (ptrdiff_t)count;
     const size_t bytes = type_size * (size_t)count;
+    const size_t seg_bytes = plan->seg_bytes;
+    /* The other ranks wait only for the root: waiting for its oldest
+     * transfer is safe. */
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, plan->max_requests);
     for (int k = 1; k < p && OMPI_SUCCESS == rc; k++) {
         int peer = (root + k) % p;
         char *at = (char *)userbuf + peer * stride;
@@ -642,8 +655,7 @@ static int rooted_run(bool gather, const rooted_args_t *a, const bufpool_plan_t 
     if ((gather ? BUFPOOL_GATHER_LINEAR : BUFPOOL_SCATTER_LINEAR) == plan->alg) {
         if (is_root) {
             return linear_root(a->all, a->all_count, a->all_dtype, have_mine ? a->mine : NULL,
-                               a->mine_count, a->mine_dtype, gather, tag, root, plan->seg_bytes,
-                               module, comm);
+                               a->mine_count, a->mine_dtype, gather, tag, root, plan, module, comm);
         }
         return gather ? MCA_PML_CALL(send(a->mine, a->mine_count, a->mine_dtype, root, tag,
                                           MCA_PML_BASE_SEND_STANDARD, comm))
