@@ -191,6 +191,7 @@ static void test_enum_order(void)
     } map[] = {
         {BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING, "recursive_doubling"},
         {BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RSAG, "rsag"},
+        {BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RING, "ring"},
         {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_CHAIN, "chain"},
         {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_BINARY, "binary"},
         {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_RSG, "rsg"},
@@ -202,6 +203,7 @@ static void test_enum_order(void)
         {BUFPOOL_MODEL_ALLGATHER, BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING, "recursive_doubling"},
         {BUFPOOL_MODEL_ALLGATHER, BUFPOOL_ALLGATHER_DIRECT, "direct"},
         {BUFPOOL_MODEL_REDUCE_SCATTER, BUFPOOL_REDUCE_SCATTER_PAIRWISE, "pairwise"},
+        {BUFPOOL_MODEL_REDUCE_SCATTER, BUFPOOL_REDUCE_SCATTER_RING, "ring"},
         {BUFPOOL_MODEL_ALLTOALL, BUFPOOL_ALLTOALL_PAIRWISE, "pairwise"},
         {BUFPOOL_MODEL_ALLTOALL, BUFPOOL_ALLTOALL_LINEAR, "linear"},
     };
@@ -243,6 +245,17 @@ static void test_decisions(void)
     call.commute = true;
     bufpool_decide_bcast(&call, &tuning, BUFPOOL_BCAST_CHAIN, &plan);
     UNIT_CHECK(BUFPOOL_BCAST_CHAIN == plan.alg);
+    /* reduce_scatter across hosts: the model's pick between pairwise and
+     * the ring; at 16 ranks on 8 hosts over TCP the ring (one flow per
+     * host link per step) beats pairwise (up to ppn flows) for 64 MiB. */
+    call.bytes = (size_t)64 << 20;
+    call.count = call.bytes / 4;
+    call.span = call.bytes;
+    want = bufpool_model_best(BUFPOOL_MODEL_REDUCE_SCATTER, &l, &topo, call.bytes, 1, NULL) + 1;
+    UNIT_CHECK(BUFPOOL_REDUCE_SCATTER_RING == want);
+    bufpool_decide_reduce_scatter(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(plan.alg == want);
+    UNIT_CHECK(NULL != strstr(plan.why, "model"));
     /* No table: the measured rules. */
     tuning.links = NULL;
     bufpool_decide_bcast(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
