@@ -200,10 +200,11 @@ static int bufpool_register(void)
     COMPONENT->max_requests_text = DEFAULT_MAX_REQUESTS;
     snprintf(help, sizeof(help),
              "Point-to-point requests one rank keeps in flight in one collective call (2 to "
-             "%d; 0: no bound). An algorithm that would post more waits for its oldest request "
-             "first, so that large communicators do not flood the network and the PML with "
-             "p - 1 transfers at once; allreduce rsag, whose allgather half does not wait in "
-             "order, is replaced by ring when its requests would exceed this bound",
+             "%d; 0, the default: no bound). An algorithm that would post more waits for its "
+             "oldest request first, so that large communicators do not flood the network and "
+             "the PML with p - 1 transfers at once; allreduce rsag, whose allgather half does "
+             "not wait in order, is replaced by ring when its requests would exceed this "
+             "bound. Suggested: 64 on communicators of hundreds of ranks",
              BUFPOOL_MAX_REQUESTS_LIMIT);
     register_var("max_requests", help, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
                  DEFAULT_MAX_REQUESTS, &COMPONENT->max_requests_text);

@@ -88,7 +88,7 @@ enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
 /* Upper bound of coll_bufpool_max_requests (requests in flight per rank
  * and call); its default, and 0 = no bound. */
 #define BUFPOOL_MAX_REQUESTS_LIMIT   65536
-#define BUFPOOL_MAX_REQUESTS_DEFAULT 64
+#define BUFPOOL_MAX_REQUESTS_DEFAULT 0
 
 /* The tuning parameters, as checked at MPI_Init (one snapshot per call). */
 typedef struct bufpool_tuning {
