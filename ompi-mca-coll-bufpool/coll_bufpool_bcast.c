@@ -73,16 +73,11 @@ static int bcast_binomial(void *buf, int count, struct ompi_datatype_t *dtype, s
         }
     }
     bufpool_reqs_init(&reqs, module, comm);
-    const int end = bufpool_bmtree_mask_end(v, p);
-    int top = 1;
-    while (top * 2 < end) {
-        top *= 2;
-    }
-    for (int m = top; m >= 1 && OMPI_SUCCESS == rc; m >>= 1) {
-        if (m < end && v + m < p) {
-            rc = bufpool_reqs_send_small_now(&reqs, buf, (size_t)count, dtype, bytes,
-                                             bufpool_vrank_to_rank(v + m, root, p), TAG);
-        }
+    /* Largest subtree first: it has the most levels still to go. */
+    int kids[BUFPOOL_BMTREE_MAX_KIDS];
+    for (int k = bufpool_bmtree_kids(v, p, kids) - 1; k >= 0 && OMPI_SUCCESS == rc; k--) {
+        rc = bufpool_reqs_send_small_now(&reqs, buf, (size_t)count, dtype, bytes,
+                                         bufpool_vrank_to_rank(kids[k], root, p), TAG);
     }
     int wait_rc = bufpool_reqs_wait(&reqs);
     return OMPI_SUCCESS != rc ? rc : wait_rc;
@@ -394,17 +389,11 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
         rc = sag_sendrecv(&g, 0, 0, MPI_PROC_NULL, span_off(total, block, v),
                           span_len(total, block, v, v + sz), parent);
     }
-    const int end = bufpool_bmtree_mask_end(v, p);
-    int top = 1;
-    while (top * 2 < end) {
-        top *= 2;
-    }
-    for (int m = top; m >= 1 && OMPI_SUCCESS == rc; m >>= 1) {
-        if (m < end && v + m < p) {
-            int c = v + m, csz = bufpool_bmtree_size(c, p);
-            rc = sag_sendrecv(&g, span_off(total, block, c), span_len(total, block, c, c + csz),
-                              bufpool_vrank_to_rank(c, root, p), 0, 0, MPI_PROC_NULL);
-        }
+    int kids[BUFPOOL_BMTREE_MAX_KIDS];
+    for (int k = bufpool_bmtree_kids(v, p, kids) - 1; k >= 0 && OMPI_SUCCESS == rc; k--) {
+        int c = kids[k], csz = bufpool_bmtree_size(c, p);
+        rc = sag_sendrecv(&g, span_off(total, block, c), span_len(total, block, c, c + csz),
+                          bufpool_vrank_to_rank(c, root, p), 0, 0, MPI_PROC_NULL);
     }
     if (OMPI_SUCCESS == rc) {
         rc = bufpool_reqs_wait(&reqs);

@@ -50,8 +50,7 @@
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
-/* Children of one vrank: at most one per bit of an int. */
-#define TREE_MAX_KIDS 31
+#define TREE_MAX_KIDS BUFPOOL_BMTREE_MAX_KIDS
 
 /* ---------------------------------------------------------------------- */
 /* The unit geometry. */
@@ -177,11 +176,7 @@ static size_t unit_own(const tree_t *t, const unit_t *x, int v)
 /* Children of v in increasing vrank order. */
 static int tree_kids(const tree_t *t, int v, int kids[TREE_MAX_KIDS])
 {
-    int n = 0, end = bufpool_bmtree_mask_end(v, t->p);
-    for (int m = 1; m < end && v + m < t->p; m <<= 1) {
-        kids[n++] = v + m;
-    }
-    return n;
+    return bufpool_bmtree_kids(v, t->p, kids);
 }
 
 static inline int rank_of(const tree_t *t, int w)
