@@ -317,6 +317,22 @@ static int gather_up(const tree_t *t, const bufpool_view_t *mine, struct ompi_co
     return rc;
 }
 
+/* Where a unit of len bytes is received: straight into piece (direct),
+ * else as packed bytes into the window's slot. */
+static void unit_target(bool direct, const bufpool_piece_t *piece, size_t len,
+                        bufpool_recv_unit_t *out)
+{
+    if (direct) {
+        out->buf = piece->ptr;
+        out->count = piece->count;
+        out->dtype = piece->dtype;
+    } else {
+        out->buf = NULL;
+        out->count = len;
+        out->dtype = MPI_BYTE;
+    }
+}
+
 /* The root's units in receive order: every unit of child 0's stream, then
  * child 1's, ...  A cursor, because the receive window asks for units in
  * increasing order (and the consumer walks them again in the same order). */
@@ -370,15 +386,7 @@ static void root_units_describe(void *arg, size_t unit, bufpool_recv_unit_t *out
     size_t off;
     (void)unit; /* asked in order */
     out->peer = rank_of(c->t, root_units_next(c, &x, &view, &off));
-    if (bufpool_view_direct(&view, off, x.len, &piece)) {
-        out->buf = piece.ptr;
-        out->count = piece.count;
-        out->dtype = piece.dtype;
-    } else {
-        out->buf = NULL;
-        out->count = x.len;
-        out->dtype = MPI_BYTE;
-    }
+    unit_target(bufpool_view_direct(&view, off, x.len, &piece), &piece, x.len, out);
 }
 
 /* The root receives every unit of its children.  When every piece can go
@@ -472,16 +480,9 @@ static void scatter_describe(void *arg, size_t u, bufpool_recv_unit_t *out)
 
     unit_of(d->t, d->t->v, u, &x);
     out->peer = d->parent;
-    if (unit_own(d->t, &x, d->t->v) == x.len &&
-        !bufpool_view_recv_piece(d->mine, x.first, x.len, NULL, &piece)) {
-        out->buf = piece.ptr;
-        out->count = piece.count;
-        out->dtype = piece.dtype;
-    } else {
-        out->buf = NULL;
-        out->count = x.len;
-        out->dtype = MPI_BYTE;
-    }
+    unit_target(unit_own(d->t, &x, d->t->v) == x.len &&
+                    !bufpool_view_recv_piece(d->mine, x.first, x.len, NULL, &piece),
+                &piece, x.len, out);
 }
 
 static int scatter_down(const tree_t *t, const bufpool_view_t *mine,
