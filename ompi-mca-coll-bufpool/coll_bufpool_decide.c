@@ -46,19 +46,42 @@ static void pairwise_stream_segments(const bufpool_call_t *call, bufpool_plan_t 
  * algorithm.  0 when the model does not apply (one host, no table). */
 static const char *const model_why = "auto: cost model, communicator on several hosts";
 
-static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call,
-                        const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
+/* The rings of allreduce and reduce_scatter (algorithm 3 and 2) are left
+ * out below RING_MIN_RANKS: the model has no cost for their per-step
+ * synchronisation, which on this machine made the ring 2-8 x slower than
+ * pairwise at 4 ranks (docs/collectives.md), while rsag measured 0.66 x
+ * the default on 2 hosts x 2 ranks (docs/multihost.md).  They are for
+ * large communicators. */
+#define RING_MIN_RANKS 8
+
+static int model_choice_without(enum bufpool_model_coll coll, const bufpool_call_t *call,
+                                const bufpool_tuning_t *tuning, int skip_alg, bufpool_plan_t *plan)
 {
     if (call->hosts <= 1 || NULL == tuning->links) {
         return 0;
     }
     const struct bufpool_model_topo topo = {call->comm_size, call->hosts, tuning->segment_size};
-    int best = bufpool_model_best(coll, tuning->links, &topo, call->bytes, 1, NULL);
+    int best =
+        bufpool_model_best_without(coll, tuning->links, &topo, call->bytes, 1, skip_alg - 1, NULL);
     if (best < 0) {
         return 0;
     }
     plan->why = model_why;
     return best + 1;
+}
+
+static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call,
+                        const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
+{
+    return model_choice_without(coll, call, tuning, 0, plan);
+}
+
+/* allreduce and reduce_scatter: the ring only from RING_MIN_RANKS on. */
+static int model_choice_ring(enum bufpool_model_coll coll, int ring, const bufpool_call_t *call,
+                             const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
+{
+    return model_choice_without(coll, call, tuning, call->comm_size < RING_MIN_RANKS ? ring : 0,
+                                plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -75,7 +98,9 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
 {
     bufpool_plan_init(plan, tuning, forced);
     const int modeled =
-        BUFPOOL_ALG_AUTO == forced ? model_choice(BUFPOOL_MODEL_ALLREDUCE, call, tuning, plan) : 0;
+        BUFPOOL_ALG_AUTO == forced
+            ? model_choice_ring(BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RING, call, tuning, plan)
+            : 0;
     if (modeled) {
         /* Within what each algorithm can serve: recursive doubling holds the
          * whole message in scratch, rsag needs a commutative operation. */
@@ -287,7 +312,8 @@ static void decide_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *
         }
         /* Across hosts the model chooses between pairwise and the ring
          * (which talks to neighbours only: one flow per host link). */
-        const int modeled = model_choice(BUFPOOL_MODEL_REDUCE_SCATTER, call, tuning, plan);
+        const int modeled = model_choice_ring(BUFPOOL_MODEL_REDUCE_SCATTER,
+                                              BUFPOOL_REDUCE_SCATTER_RING, call, tuning, plan);
         plan->alg = modeled ? modeled : BUFPOOL_REDUCE_SCATTER_PAIRWISE;
     }
     if (BUFPOOL_REDUCE_SCATTER_PAIRWISE == plan->alg) {
@@ -367,10 +393,15 @@ void bufpool_decide_alltoall(const bufpool_call_t *call, const bufpool_tuning_t 
 #define GATHER_PREV_MIN_BYTES     ((size_t)64 << 10)
 
 static void decide_rooted(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
-                          int binomial, int linear, bufpool_plan_t *plan)
+                          enum bufpool_model_coll coll, int binomial, int linear,
+                          bufpool_plan_t *plan)
 {
     bufpool_plan_init(plan, tuning, forced);
-    if (BUFPOOL_ALG_AUTO == forced) {
+    /* Across hosts the model's choice (both algorithms serve every call). */
+    const int modeled = BUFPOOL_ALG_AUTO == forced ? model_choice(coll, call, tuning, plan) : 0;
+    if (modeled) {
+        plan->alg = modeled;
+    } else if (BUFPOOL_ALG_AUTO == forced) {
         plan->alg =
             call->comm_size >= ROOTED_BINOMIAL_MIN_RANKS && call->bytes <= ROOTED_BINOMIAL_MAX_BYTES
                 ? binomial
@@ -381,18 +412,21 @@ static void decide_rooted(const bufpool_call_t *call, const bufpool_tuning_t *tu
 void bufpool_decide_gather(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
                            bufpool_plan_t *plan)
 {
-    if (BUFPOOL_ALG_AUTO == forced && call->comm_size < 4 && call->bytes >= GATHER_PREV_MIN_BYTES) {
+    if (BUFPOOL_ALG_AUTO == forced && call->hosts <= 1 && call->comm_size < 4 &&
+        call->bytes >= GATHER_PREV_MIN_BYTES) {
         bufpool_plan_init(plan, tuning, forced);
         hand_over(plan, "large gather on fewer than 4 processes: the previous module's is faster");
         return;
     }
-    decide_rooted(call, tuning, forced, BUFPOOL_GATHER_BINOMIAL, BUFPOOL_GATHER_LINEAR, plan);
+    decide_rooted(call, tuning, forced, BUFPOOL_MODEL_GATHER, BUFPOOL_GATHER_BINOMIAL,
+                  BUFPOOL_GATHER_LINEAR, plan);
 }
 
 void bufpool_decide_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
                             bufpool_plan_t *plan)
 {
-    decide_rooted(call, tuning, forced, BUFPOOL_SCATTER_BINOMIAL, BUFPOOL_SCATTER_LINEAR, plan);
+    decide_rooted(call, tuning, forced, BUFPOOL_MODEL_SCATTER, BUFPOOL_SCATTER_BINOMIAL,
+                  BUFPOOL_SCATTER_LINEAR, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -409,11 +443,16 @@ static void decide_scan(const bufpool_call_t *call, const bufpool_tuning_t *tuni
 {
     bufpool_plan_init(plan, tuning, forced);
     if (BUFPOOL_ALG_AUTO == forced) {
-        if (serves_auto) {
-            plan->alg = chain;
-        } else {
+        if (!serves_auto) {
             hand_over(plan, "auto: the previous module's is faster");
+            return;
         }
+        /* Across hosts the model's choice between the chain and recursive
+         * doubling (the latter within its scratch); on one host the chain:
+         * recursive doubling's partner waits cost a context switch each on
+         * oversubscribed cores, which the model does not see. */
+        const int modeled = model_choice(BUFPOOL_MODEL_SCAN, call, tuning, plan);
+        plan->alg = modeled == rd && 2 * call->span <= plan->scratch_bound ? rd : chain;
         return;
     }
     if (rd == plan->alg && 2 * call->span > plan->scratch_bound) {

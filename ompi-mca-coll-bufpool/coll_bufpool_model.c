@@ -17,7 +17,8 @@ typedef struct bufpool_model_topo topo_t;
 
 static const char *const link_names[BUFPOOL_LINK_CLASSES] = {"shm", "tcp", "ib", "efa"};
 static const char *const coll_names[BUFPOOL_MODEL_COLLS] = {
-    "allreduce", "reduce", "bcast", "allgather", "reduce_scatter", "alltoall"};
+    "allreduce", "reduce", "bcast",   "allgather", "reduce_scatter",
+    "alltoall",  "gather", "scatter", "scan"};
 
 const char *bufpool_model_link_name(enum bufpool_link_class c)
 {
@@ -477,6 +478,40 @@ T(a2a_linear)
     return xstep(l, t, t->p / 2, 0) + bw;
 }
 
+/* Gather and scatter, bytes per block.  linear: the root posts every
+ * transfer at once, all of them through the root's link; binomial: round k
+ * moves 2^k blocks over distance 2^k (the pipelined relays stream them,
+ * one segment's latency per further segment). */
+T(root_linear)
+{
+    return a2a_linear(l, t, n_);
+}
+T(root_binomial)
+{
+    double sum = 0;
+    for (int d = 1; d < t->p; d *= 2) {
+        double b = N * (d < t->p - d ? d : t->p - d);
+        double segs = segments(t, b);
+        sum += bstep(l, t, d, b) + (segs - 1) * xstep(l, t, d, 0);
+    }
+    return sum;
+}
+
+/* Scan, bytes per rank: the pipelined chain, or recursive doubling (two
+ * reductions per step: the prefix and the group's partial). */
+T(scan_chain)
+{
+    return chain(l, t, N, gam(l, t));
+}
+T(scan_rd)
+{
+    double sum = 0;
+    for (int d = 1; d < t->p; d *= 2) {
+        sum += bstep(l, t, d, N) + 2 * N * gam(l, t);
+    }
+    return sum;
+}
+
 #undef N
 #undef T
 
@@ -518,6 +553,15 @@ static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][11] = {
     [BUFPOOL_MODEL_ALLTOALL] = {{"pairwise", 1, a2a_pairwise},
                                 {"linear", 1, a2a_linear},
                                 {NULL, 0, NULL}},
+    [BUFPOOL_MODEL_GATHER] = {{"binomial", 1, root_binomial},
+                              {"linear", 1, root_linear},
+                              {NULL, 0, NULL}},
+    [BUFPOOL_MODEL_SCATTER] = {{"binomial", 1, root_binomial},
+                               {"linear", 1, root_linear},
+                               {NULL, 0, NULL}},
+    [BUFPOOL_MODEL_SCAN] = {{"chain", 1, scan_chain},
+                            {"recursive_doubling", 1, scan_rd},
+                            {NULL, 0, NULL}},
 };
 
 const struct bufpool_model_alg *bufpool_model_algs(enum bufpool_model_coll coll)
@@ -528,6 +572,13 @@ const struct bufpool_model_alg *bufpool_model_algs(enum bufpool_model_coll coll)
 int bufpool_model_best(enum bufpool_model_coll coll, const links_t *links, const topo_t *topo,
                        size_t bytes, int only_bufpool, double *time_out)
 {
+    return bufpool_model_best_without(coll, links, topo, bytes, only_bufpool, -1, time_out);
+}
+
+int bufpool_model_best_without(enum bufpool_model_coll coll, const links_t *links,
+                               const topo_t *topo, size_t bytes, int only_bufpool, int skip,
+                               double *time_out)
+{
     const struct bufpool_model_alg *a = bufpool_model_algs(coll);
     int best = -1;
     double best_t = INFINITY;
@@ -535,7 +586,7 @@ int bufpool_model_best(enum bufpool_model_coll coll, const links_t *links, const
         return -1;
     }
     for (int i = 0; a[i].name; i++) {
-        if (only_bufpool && !a[i].bufpool) {
+        if ((only_bufpool && !a[i].bufpool) || i == skip) {
             continue;
         }
         /* bufpool's recursive doubling allgather exists for powers of two. */
