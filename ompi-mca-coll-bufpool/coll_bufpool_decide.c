@@ -43,45 +43,23 @@ static void pairwise_stream_segments(const bufpool_call_t *call, bufpool_plan_t 
  * docs/multihost.md): the rules below were measured on one host only.  The
  * model lists bufpool's algorithms first, in the order of the enums of
  * coll_bufpool_decide.h (test_coll_model checks it), so index + 1 is the
- * algorithm.  0 when the model does not apply (one host, no table). */
+ * algorithm.  0 when the model does not apply (one host, no table).  The
+ * candidates are bufpool_model_auto's (no ring below 8 ranks). */
 static const char *const model_why = "auto: cost model, communicator on several hosts";
 
-/* The rings of allreduce and reduce_scatter (algorithm 3 and 2) are left
- * out below RING_MIN_RANKS: the model has no cost for their per-step
- * synchronisation, which on this machine made the ring 2-8 x slower than
- * pairwise at 4 ranks (docs/collectives.md), while rsag measured 0.66 x
- * the default on 2 hosts x 2 ranks (docs/multihost.md).  They are for
- * large communicators. */
-#define RING_MIN_RANKS 8
-
-static int model_choice_without(enum bufpool_model_coll coll, const bufpool_call_t *call,
-                                const bufpool_tuning_t *tuning, int skip_alg, bufpool_plan_t *plan)
+static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call,
+                        const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
 {
     if (call->hosts <= 1 || NULL == tuning->links) {
         return 0;
     }
     const struct bufpool_model_topo topo = {call->comm_size, call->hosts, tuning->segment_size};
-    int best =
-        bufpool_model_best_without(coll, tuning->links, &topo, call->bytes, 1, skip_alg - 1, NULL);
+    int best = bufpool_model_auto(coll, tuning->links, &topo, call->bytes, NULL);
     if (best < 0) {
         return 0;
     }
     plan->why = model_why;
     return best + 1;
-}
-
-static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call,
-                        const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
-{
-    return model_choice_without(coll, call, tuning, 0, plan);
-}
-
-/* allreduce and reduce_scatter: the ring only from RING_MIN_RANKS on. */
-static int model_choice_ring(enum bufpool_model_coll coll, int ring, const bufpool_call_t *call,
-                             const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
-{
-    return model_choice_without(coll, call, tuning, call->comm_size < RING_MIN_RANKS ? ring : 0,
-                                plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -98,9 +76,7 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
 {
     bufpool_plan_init(plan, tuning, forced);
     const int modeled =
-        BUFPOOL_ALG_AUTO == forced
-            ? model_choice_ring(BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RING, call, tuning, plan)
-            : 0;
+        BUFPOOL_ALG_AUTO == forced ? model_choice(BUFPOOL_MODEL_ALLREDUCE, call, tuning, plan) : 0;
     if (modeled) {
         /* Within what each algorithm can serve: recursive doubling holds the
          * whole message in scratch, rsag needs a commutative operation. */
@@ -312,8 +288,7 @@ static void decide_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *
         }
         /* Across hosts the model chooses between pairwise and the ring
          * (which talks to neighbours only: one flow per host link). */
-        const int modeled = model_choice_ring(BUFPOOL_MODEL_REDUCE_SCATTER,
-                                              BUFPOOL_REDUCE_SCATTER_RING, call, tuning, plan);
+        const int modeled = model_choice(BUFPOOL_MODEL_REDUCE_SCATTER, call, tuning, plan);
         plan->alg = modeled ? modeled : BUFPOOL_REDUCE_SCATTER_PAIRWISE;
     }
     if (BUFPOOL_REDUCE_SCATTER_PAIRWISE == plan->alg) {

@@ -606,6 +606,29 @@ int bufpool_model_best_without(enum bufpool_model_coll coll, const links_t *link
     return best;
 }
 
+/* The rings of allreduce and reduce_scatter are offered to auto from this
+ * many ranks on: the model has no cost for their per-step synchronisation,
+ * which on the project machine made the ring 2-8 x slower than pairwise at
+ * 4 ranks (docs/collectives.md), while rsag measured 0.66 x the default on
+ * 2 hosts x 2 ranks (docs/multihost.md).  They are for large communicators. */
+#define RING_MIN_RANKS 8
+
+int bufpool_model_auto(enum bufpool_model_coll coll, const links_t *links, const topo_t *topo,
+                       size_t bytes, double *time_out)
+{
+    int skip = -1;
+    const struct bufpool_model_alg *a = bufpool_model_algs(coll);
+    if (NULL != a && topo->p < RING_MIN_RANKS &&
+        (BUFPOOL_MODEL_ALLREDUCE == coll || BUFPOOL_MODEL_REDUCE_SCATTER == coll)) {
+        for (int i = 0; a[i].name; i++) {
+            if (a[i].bufpool && 0 == strcmp(a[i].name, "ring")) {
+                skip = i;
+            }
+        }
+    }
+    return bufpool_model_best_without(coll, links, topo, bytes, 1, skip, time_out);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Open MPI coll/tuned fixed decisions.  Rows are tried in order: the first
  * with p < p_below and bytes < bytes_below gives the algorithm. */

@@ -222,6 +222,18 @@ static void test_enum_order(void)
     }
 }
 
+/* Auto across hosts follows the model's auto pick, and says so. */
+static void check_modeled(enum bufpool_model_coll coll, bufpool_decide_fn decide,
+                          const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                          const struct bufpool_model_topo *topo)
+{
+    bufpool_plan_t plan;
+    int want = bufpool_model_auto(coll, tuning->links, topo, call->bytes, NULL) + 1;
+    decide(call, tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(plan.alg == want);
+    UNIT_CHECK(NULL != strstr(plan.why, "model"));
+}
+
 static void test_decisions(void)
 {
     /* Across hosts auto follows the model; on one host the measured rules
@@ -286,13 +298,8 @@ static void test_decisions(void)
     call.count = call.bytes / 4;
     call.span = call.bytes;
     struct bufpool_model_topo two = {2, 2, 128 * 1024};
-    want = bufpool_model_best(BUFPOOL_MODEL_GATHER, &l, &two, call.bytes, 1, NULL) + 1;
-    bufpool_decide_gather(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
-    UNIT_CHECK(plan.alg == want);
-    UNIT_CHECK(NULL != strstr(plan.why, "model"));
-    want = bufpool_model_best(BUFPOOL_MODEL_SCATTER, &l, &two, call.bytes, 1, NULL) + 1;
-    bufpool_decide_scatter(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
-    UNIT_CHECK(plan.alg == want);
+    check_modeled(BUFPOOL_MODEL_GATHER, bufpool_decide_gather, &call, &tuning, &two);
+    check_modeled(BUFPOOL_MODEL_SCATTER, bufpool_decide_scatter, &call, &tuning, &two);
     call.hosts = 1;
     bufpool_decide_gather(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK(BUFPOOL_ALG_PREVIOUS == plan.alg);
@@ -304,9 +311,7 @@ static void test_decisions(void)
     UNIT_CHECK(NULL != strstr(plan.why, "model"));
     call.bytes = call.span = 64 * 1024;
     call.count = call.bytes / 4;
-    want = bufpool_model_best(BUFPOOL_MODEL_SCAN, &l, &two, call.bytes, 1, NULL) + 1;
-    bufpool_decide_scan(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
-    UNIT_CHECK(plan.alg == want);
+    check_modeled(BUFPOOL_MODEL_SCAN, bufpool_decide_scan, &call, &tuning, &two);
     call.hosts = 1;
     bufpool_decide_scan(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK(BUFPOOL_SCAN_CHAIN == plan.alg);
