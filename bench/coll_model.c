@@ -170,7 +170,7 @@ int main(int argc, char **argv)
             for (size_t b = min; b <= max; b *= 4) {
                 double tb, ta;
                 int any = bufpool_model_best(c, &links, &topo, b, 0, &ta);
-                int bp = bufpool_model_best(c, &links, &topo, b, 1, &tb);
+                int bp = bufpool_model_auto(c, &links, &topo, b, &tb);
                 const char *om = bufpool_model_ompi_choice(c, p, b);
                 double to = NAN;
                 for (int i = 0; om && algs[i].name; i++) {

@@ -45,6 +45,7 @@ typedef struct mca_coll_bufpool_component {
     char *priority_text; /* writable through MPI_T: parsed again when it changes */
     char *verbose_text;
     char *pipeline_depth_text;
+    char *max_requests_text; /* coll_bufpool_max_requests */
     int verbose;
     char *segment_size_text;
     char *min_size_text;
@@ -88,6 +89,10 @@ typedef struct mca_coll_bufpool_module {
      * call instead of allocating per call. */
     ompi_request_t **req_cache;
     size_t req_cache_cap;
+    /* A second array, for a stream that keeps its own bounded set while
+     * the call's main set is in use (bufpool_reqs_init_aux). */
+    ompi_request_t **aux_req_cache;
+    size_t aux_req_cache_cap;
     /* Hosts the communicator spans (bufpool_comm_hosts), for auto. */
     int hosts;
 } mca_coll_bufpool_module_t;

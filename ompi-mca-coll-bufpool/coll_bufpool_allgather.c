@@ -23,23 +23,13 @@
  * before it waits.
  */
 #include "coll_bufpool_pack.h"
+#include "coll_bufpool_xchg.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #define TAG MCA_COLL_BASE_TAG_ALLGATHER
 
-typedef struct ag_call {
-    const void *sbuf; /* MPI_IN_PLACE: my block is already in rbuf */
-    int scount;
-    struct ompi_datatype_t *sdtype;
-    char *rbuf;
-    int rcount;
-    struct ompi_datatype_t *rdtype;
-    ptrdiff_t rblock; /* bytes between blocks of rbuf */
-    size_t bytes;     /* of one block */
-    size_t seg_bytes; /* the plan's segment (local copies)  */
-    int rank, p;
-} ag_call_t;
+typedef bufpool_xchg_call_t ag_call_t;
 
 static inline char *ag_block(const ag_call_t *c, int b)
 {
@@ -142,7 +132,8 @@ static int allgather_direct(const ag_call_t *c, mca_coll_bufpool_module_t *modul
                                      .seg_bytes = c->seg_bytes,
                                      .rank = c->rank,
                                      .p = c->p,
-                                     .tag = TAG};
+                                     .tag = TAG,
+                                     .max_requests = c->max_requests};
     return bufpool_linear_exchange(&x, module, comm);
 }
 
@@ -156,22 +147,12 @@ int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,
                                  sdtype, rbuf, rcount, rdtype, comm);
     const bufpool_call_t call = bufpool_block_call(rcount, rdtype, false, comm);
     bufpool_plan_t plan;
-    ptrdiff_t lb, rext;
 
     BUFPOOL_ENTER(module, allgather, &call, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype,
                   comm);
-    ompi_datatype_get_extent(rdtype, &lb, &rext);
-    const ag_call_t c = {.sbuf = sbuf,
-                         .scount = scount,
-                         .sdtype = sdtype,
-                         .rbuf = rbuf,
-                         .rcount = rcount,
-                         .rdtype = rdtype,
-                         .rblock = rext * (ptrdiff_t)rcount,
-                         .bytes = call.bytes,
-                         .seg_bytes = plan.seg_bytes,
-                         .rank = ompi_comm_rank(comm),
-                         .p = call.comm_size};
+    ag_call_t c;
+    bufpool_xchg_call_init(&c, sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, &call, &plan,
+                           comm);
     if (BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING == plan.alg) {
         return allgather_recursive_doubling(&c, comm);
     }

@@ -149,7 +149,7 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
     bufpool_reqs_init(&reqs, module, comm);
     rsag_ctx_t ctx = {.reqs = &reqs, .rank = rank, .size = size, .dtype = dtype};
 
-    const bufpool_rs_stream_t stream = {
+    bufpool_rs_stream_t stream = {
         .src = in_place ? rbuf : sbuf,
         .acc = (char *)rbuf + (ptrdiff_t)bufpool_blocks_disp(&blocks, rank) * extent,
         .acc_holds_mine = in_place,
@@ -161,7 +161,26 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
         .depth = plan->depth,
         .segment_done = rsag_segment_done,
         .ctx = &ctx,
+        .max_requests = plan->max_requests,
+        .module = module,
     };
+    if (BUFPOOL_ALLREDUCE_RSAG == plan->alg && plan->max_requests > 0) {
+        /* The stream's own sends get what the allgather half leaves of the
+         * bound (the decision keeps rsag only while something is left). */
+        const bufpool_call_t call = {
+            .comm_size = size, .count = count, .span = bufpool_span(dtype, count, &(ptrdiff_t){0})};
+        size_t main_set = bufpool_rsag_requests(&call, plan->seg_bytes);
+        stream.max_requests =
+            main_set < (size_t)plan->max_requests ? plan->max_requests - (int)main_set : 1;
+    }
+    if (BUFPOOL_ALLREDUCE_RING == plan->alg) {
+        /* Ring reduce-scatter into my block of rbuf, then a ring allgather
+         * of the blocks: every step with the two neighbours only. */
+        int rc = bufpool_ring_reduce_scatter(&stream, comm);
+        return OMPI_SUCCESS == rc
+                   ? bufpool_ring_allgather_blocks(&stream, rbuf, MCA_COLL_BASE_TAG_ALLGATHER, comm)
+                   : rc;
+    }
     /* Allgather receives straight into rbuf, posted before any wait. */
     int rc = bufpool_rs_recv_blocks(&stream, rbuf, rank, MCA_COLL_BASE_TAG_ALLGATHER, &reqs);
     if (OMPI_SUCCESS == rc) {
@@ -189,5 +208,6 @@ int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t cou
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan.alg) {
         return allreduce_recursive_doubling(sbuf, rbuf, n, dtype, op, comm);
     }
+    /* rsag and ring share the reduce-scatter stream's description. */
     return allreduce_rsag(sbuf, rbuf, n, dtype, op, &plan, comm, module);
 }

@@ -23,24 +23,13 @@
  * waits only after everything is posted.
  */
 #include "coll_bufpool_pack.h"
+#include "coll_bufpool_xchg.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
 #define TAG MCA_COLL_BASE_TAG_ALLTOALL
 
-typedef struct a2a_call {
-    const char *sbuf;
-    int scount;
-    struct ompi_datatype_t *sdtype;
-    ptrdiff_t sblock;
-    char *rbuf;
-    int rcount;
-    struct ompi_datatype_t *rdtype;
-    ptrdiff_t rblock;
-    size_t bytes;     /* of one block */
-    size_t seg_bytes; /* the plan's segment (local copies) */
-    int rank, p;
-} a2a_call_t;
+typedef bufpool_xchg_call_t a2a_call_t;
 
 static int a2a_copy_own(const a2a_call_t *c)
 {
@@ -94,7 +83,8 @@ static int alltoall_linear(const a2a_call_t *c, mca_coll_bufpool_module_t *modul
                                      .seg_bytes = c->seg_bytes,
                                      .rank = c->rank,
                                      .p = c->p,
-                                     .tag = TAG};
+                                     .tag = TAG,
+                                     .max_requests = c->max_requests};
     return bufpool_linear_exchange(&x, module, comm);
 }
 
@@ -249,25 +239,11 @@ int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
     const bool in_place = MPI_IN_PLACE == sbuf;
     const bufpool_call_t call = bufpool_block_call(rcount, rdtype, in_place, comm);
     bufpool_plan_t plan;
-    ptrdiff_t lb, sext = 0, rext;
 
     BUFPOOL_ENTER(module, alltoall, &call, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    ompi_datatype_get_extent(rdtype, &lb, &rext);
-    if (!in_place) {
-        ompi_datatype_get_extent(sdtype, &lb, &sext);
-    }
-    const a2a_call_t c = {.sbuf = sbuf,
-                          .scount = scount,
-                          .sdtype = sdtype,
-                          .sblock = sext * (ptrdiff_t)scount,
-                          .rbuf = rbuf,
-                          .rcount = rcount,
-                          .rdtype = rdtype,
-                          .rblock = rext * (ptrdiff_t)rcount,
-                          .bytes = call.bytes,
-                          .seg_bytes = plan.seg_bytes,
-                          .rank = ompi_comm_rank(comm),
-                          .p = call.comm_size};
+    a2a_call_t c;
+    bufpool_xchg_call_init(&c, sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, &call, &plan,
+                           comm);
     if (BUFPOOL_ALLTOALL_LINEAR == plan.alg) {
         return in_place ? alltoall_inplace_linear(&c, module, comm)
                         : alltoall_linear(&c, module, comm);

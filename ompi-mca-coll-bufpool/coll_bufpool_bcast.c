@@ -73,23 +73,19 @@ static int bcast_binomial(void *buf, int count, struct ompi_datatype_t *dtype, s
         }
     }
     bufpool_reqs_init(&reqs, module, comm);
-    const int end = bufpool_bmtree_mask_end(v, p);
-    int top = 1;
-    while (top * 2 < end) {
-        top *= 2;
-    }
-    for (int m = top; m >= 1 && OMPI_SUCCESS == rc; m >>= 1) {
-        if (m < end && v + m < p) {
-            rc = bufpool_reqs_send_small_now(&reqs, buf, (size_t)count, dtype, bytes,
-                                             bufpool_vrank_to_rank(v + m, root, p), TAG);
-        }
+    /* Largest subtree first: it has the most levels still to go. */
+    int kids[BUFPOOL_BMTREE_MAX_KIDS];
+    for (int k = bufpool_bmtree_kids(v, p, kids) - 1; k >= 0 && OMPI_SUCCESS == rc; k--) {
+        rc = bufpool_reqs_send_small_now(&reqs, buf, (size_t)count, dtype, bytes,
+                                         bufpool_vrank_to_rank(kids[k], root, p), TAG);
     }
     int wait_rc = bufpool_reqs_wait(&reqs);
     return OMPI_SUCCESS != rc ? rc : wait_rc;
 }
 
 static int bcast_linear(void *buf, int count, struct ompi_datatype_t *dtype, size_t bytes, int root,
-                        struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                        int max_requests, struct ompi_communicator_t *comm,
+                        mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     bufpool_reqs_t reqs;
@@ -98,7 +94,9 @@ static int bcast_linear(void *buf, int count, struct ompi_datatype_t *dtype, siz
     if (rank != root) {
         return MCA_PML_CALL(recv(buf, count, dtype, root, TAG, comm, MPI_STATUS_IGNORE));
     }
+    /* Receivers wait for nothing else: waiting for the oldest send is safe. */
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, max_requests);
     for (int k = 1; k < p && OMPI_SUCCESS == rc; k++) {
         rc = bufpool_reqs_send_small_now(&reqs, buf, (size_t)count, dtype, bytes, (root + k) % p,
                                          TAG);
@@ -196,7 +194,10 @@ static int bcast_chain(void *buf, size_t count, struct ompi_datatype_t *dtype, i
         return rc;
     }
     bufpool_sring_init(&ring, &slots);
+    /* Pieces go down the chain in order and a rank waits only for pieces
+     * from upstream: waiting for the oldest forward is safe. */
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, plan->max_requests);
 
     if (0 == v) {
         for (size_t j = 0; j < n && OMPI_SUCCESS == rc; j++) {
@@ -388,17 +389,11 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
         rc = sag_sendrecv(&g, 0, 0, MPI_PROC_NULL, span_off(total, block, v),
                           span_len(total, block, v, v + sz), parent);
     }
-    const int end = bufpool_bmtree_mask_end(v, p);
-    int top = 1;
-    while (top * 2 < end) {
-        top *= 2;
-    }
-    for (int m = top; m >= 1 && OMPI_SUCCESS == rc; m >>= 1) {
-        if (m < end && v + m < p) {
-            int c = v + m, csz = bufpool_bmtree_size(c, p);
-            rc = sag_sendrecv(&g, span_off(total, block, c), span_len(total, block, c, c + csz),
-                              bufpool_vrank_to_rank(c, root, p), 0, 0, MPI_PROC_NULL);
-        }
+    int kids[BUFPOOL_BMTREE_MAX_KIDS];
+    for (int k = bufpool_bmtree_kids(v, p, kids) - 1; k >= 0 && OMPI_SUCCESS == rc; k--) {
+        int c = kids[k], csz = bufpool_bmtree_size(c, p);
+        rc = sag_sendrecv(&g, span_off(total, block, c), span_len(total, block, c, c + csz),
+                          bufpool_vrank_to_rank(c, root, p), 0, 0, MPI_PROC_NULL);
     }
     if (OMPI_SUCCESS == rc) {
         rc = bufpool_reqs_wait(&reqs);
@@ -433,7 +428,8 @@ int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatyp
         case BUFPOOL_BCAST_BINOMIAL:
             return bcast_binomial(buf, count, dtype, call.bytes, root, comm, module);
         case BUFPOOL_BCAST_LINEAR:
-            return bcast_linear(buf, count, dtype, call.bytes, root, comm, module);
+            return bcast_linear(buf, count, dtype, call.bytes, root, plan.max_requests, comm,
+                                module);
         case BUFPOOL_BCAST_CHAIN:
             return bcast_chain(buf, (size_t)count, dtype, root, &plan, comm, module);
         default:

@@ -47,6 +47,9 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
 #define DEFAULT_PIPELINE_DEPTH "4"
 #define DEFAULT_MIN_SIZE       "0"
 #define DEFAULT_SMALL_SIZE     "16K"
+#define DEFAULT_MAX_REQUESTS   BUFPOOL_STR(BUFPOOL_MAX_REQUESTS_DEFAULT)
+#define BUFPOOL_STR(x)         BUFPOOL_STR_(x)
+#define BUFPOOL_STR_(x)        #x
 
 #define NAMES(...)                                                                                 \
     (const char *const[])                                                                          \
@@ -55,12 +58,12 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
     }
 
 const char *const *const mca_coll_bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
-    [BUFPOOL_COLL_allreduce] = NAMES("recursive_doubling", "rsag"),
+    [BUFPOOL_COLL_allreduce] = NAMES("recursive_doubling", "rsag", "ring"),
     [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg"),
     [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear"),
     [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct"),
-    [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise"),
-    [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise"),
+    [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise", "ring"),
+    [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise", "ring"),
     [BUFPOOL_COLL_alltoall] = NAMES("pairwise", "linear"),
     [BUFPOOL_COLL_gather] = NAMES("binomial", "linear"),
     [BUFPOOL_COLL_scatter] = NAMES("binomial", "linear"),
@@ -72,7 +75,9 @@ const char *const *const mca_coll_bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
 static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_allreduce] =
         "recursive_doubling (latency-bound, small messages; scratch = message), rsag "
-        "(pipelined pairwise reduce-scatter then allgather; scratch = depth segments)",
+        "(pipelined pairwise reduce-scatter then allgather; scratch = depth segments), ring "
+        "(ring reduce-scatter in rounds then ring allgather: neighbours only, bounded "
+        "requests; many processes; commutative operations)",
     [BUFPOOL_COLL_reduce] = "chain (pipelined chain in rank order; any operation; large "
                             "messages), binary (pipelined binary tree; commutative operations; "
                             "many processes), rsg (pipelined pairwise reduce-scatter then gather "
@@ -85,9 +90,12 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_allgather] = "ring, recursive_doubling (power-of-two sizes), direct (every "
                                "block sent to every rank at once)",
     [BUFPOOL_COLL_reduce_scatter] = "pairwise (pipelined; commutative operations; scratch = "
-                                    "depth segments)",
+                                    "depth segments), ring (p - 1 neighbour steps per round of "
+                                    "depth/2 segments; many processes; commutative operations)",
     [BUFPOOL_COLL_reduce_scatter_block] = "pairwise (pipelined; commutative operations; "
-                                          "scratch = depth segments)",
+                                          "scratch = depth segments), ring (p - 1 neighbour "
+                                          "steps per round of depth/2 segments; many processes; "
+                                          "commutative operations)",
     [BUFPOOL_COLL_alltoall] = "pairwise (one peer per step; MPI_IN_PLACE through pooled "
                               "segments), linear (all transfers posted at once)",
     [BUFPOOL_COLL_gather] = "binomial (tree; intermediate ranks stream through pooled "
@@ -183,6 +191,17 @@ static int bufpool_register(void)
              BUFPOOL_MAX_DEPTH, BUFPOOL_MAX_DEPTH);
     register_var("pipeline_depth", help, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
                  DEFAULT_PIPELINE_DEPTH, &COMPONENT->pipeline_depth_text);
+    COMPONENT->max_requests_text = DEFAULT_MAX_REQUESTS;
+    snprintf(help, sizeof(help),
+             "Point-to-point requests one rank keeps in flight in one collective call (2 to "
+             "%d; 0, the default: no bound). An algorithm that would post more waits for its "
+             "oldest request first, so that large communicators do not flood the network and "
+             "the PML with p - 1 transfers at once; allreduce rsag, whose allgather half does "
+             "not wait in order, is replaced by ring when its requests would exceed this "
+             "bound. Suggested: 64 on communicators of hundreds of ranks",
+             BUFPOOL_MAX_REQUESTS_LIMIT);
+    register_var("max_requests", help, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+                 DEFAULT_MAX_REQUESTS, &COMPONENT->max_requests_text);
     register_var("min_size",
                  "Messages smaller than this (bytes per process, suffixes K, M, G) go to the "
                  "previously selected module; 0 lets bufpool handle every size",
@@ -337,6 +356,16 @@ static void check_params(void)
     t->pipeline_depth =
         (int)bufpool_params_int(&coll_pp, "pipeline_depth", COMPONENT->pipeline_depth_text, 1,
                                 BUFPOOL_MAX_DEPTH, DEFAULT_PIPELINE_DEPTH);
+    t->max_requests =
+        (int)bufpool_params_int(&coll_pp, "max_requests", COMPONENT->max_requests_text, 0,
+                                BUFPOOL_MAX_REQUESTS_LIMIT, DEFAULT_MAX_REQUESTS);
+    if (1 == t->max_requests) {
+        /* An exchange step needs its send and its receive in flight at once. */
+        bufpool_params_bad(&coll_pp, "max_requests", COMPONENT->max_requests_text,
+                           "below 2 (an exchange needs a send and a receive in flight at once)",
+                           "0 or an integer from 2 to 65536", DEFAULT_MAX_REQUESTS);
+        t->max_requests = BUFPOOL_MAX_REQUESTS_DEFAULT;
+    }
     (void)mca_coll_bufpool_priority(); /* report a bad value at MPI_Init already */
     t->segment_size = (size_t)bufpool_params_size(
         &coll_pp, "segment_size", COMPONENT->segment_size_text, DEFAULT_SEGMENT_SIZE,

@@ -17,6 +17,7 @@ void bufpool_plan_init(bufpool_plan_t *plan, const bufpool_tuning_t *tuning, int
     plan->seg_bytes = tuning->segment_size;
     plan->depth = tuning->pipeline_depth;
     plan->scratch_bound = tuning->segment_size * (size_t)tuning->pipeline_depth;
+    plan->max_requests = tuning->max_requests;
     plan->why = BUFPOOL_ALG_AUTO == alg ? "auto" : "forced";
 }
 
@@ -42,7 +43,8 @@ static void pairwise_stream_segments(const bufpool_call_t *call, bufpool_plan_t 
  * docs/multihost.md): the rules below were measured on one host only.  The
  * model lists bufpool's algorithms first, in the order of the enums of
  * coll_bufpool_decide.h (test_coll_model checks it), so index + 1 is the
- * algorithm.  0 when the model does not apply (one host, no table). */
+ * algorithm.  0 when the model does not apply (one host, no table).  The
+ * candidates are bufpool_model_auto's (no ring below 8 ranks). */
 static const char *const model_why = "auto: cost model, communicator on several hosts";
 
 static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call,
@@ -52,7 +54,7 @@ static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call
         return 0;
     }
     const struct bufpool_model_topo topo = {call->comm_size, call->hosts, tuning->segment_size};
-    int best = bufpool_model_best(coll, tuning->links, &topo, call->bytes, 1, NULL);
+    int best = bufpool_model_auto(coll, tuning->links, &topo, call->bytes, NULL);
     if (best < 0) {
         return 0;
     }
@@ -82,7 +84,7 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
         if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == modeled && call->span > plan->scratch_bound &&
             call->commute && call->count >= (size_t)call->comm_size) {
             plan->alg = BUFPOOL_ALLREDUCE_RSAG;
-        } else if (BUFPOOL_ALLREDUCE_RSAG == modeled &&
+        } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != modeled &&
                    (!call->commute || call->count < (size_t)call->comm_size)) {
             plan->alg = BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING;
         }
@@ -98,14 +100,40 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
                         : BUFPOOL_ALLREDUCE_RSAG;
     }
     /* recursive_doubling needs a whole message of scratch: only within the
-     * bound.  rsag reorders the reduction: commutative operations only. */
+     * bound.  rsag and ring reorder the reduction: commutative operations
+     * only. */
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg && call->span > plan->scratch_bound) {
         hand_over(plan, "recursive_doubling needs the message within depth x segment_size");
-    } else if (BUFPOOL_ALLREDUCE_RSAG == plan->alg && !call->commute) {
-        hand_over(plan, "rsag needs a commutative operation");
+    } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != plan->alg && !call->commute) {
+        hand_over(plan, "rsag and ring need a commutative operation");
     } else if (BUFPOOL_ALLREDUCE_RSAG == plan->alg) {
         pairwise_stream_segments(call, plan);
+        /* rsag's allgather half posts every result receive up front and
+         * sends each finished segment to every rank: 2 (p-1) requests per
+         * segment of a block that do not wait in step order.  Beyond the
+         * bound, the ring (neighbours only, bounded) serves the call. */
+        if (plan->max_requests > 0 &&
+            bufpool_rsag_requests(call, plan->seg_bytes) >= (size_t)plan->max_requests) {
+            plan->alg = BUFPOOL_ALLREDUCE_RING;
+            plan->seg_bytes = tuning->segment_size;
+            plan->why = "rsag would keep more than max_requests requests in flight: ring";
+        }
     }
+}
+
+size_t bufpool_rsag_requests(const bufpool_call_t *call, size_t seg_bytes)
+{
+    const size_t p = (size_t)call->comm_size;
+    if (p < 2 || 0 == call->count || 0 == call->span) {
+        return 0;
+    }
+    /* Elements per segment as bufpool_segs_cut counts them (at least one),
+     * segments of the longest block. */
+    size_t elem = (call->span + call->count - 1) / call->count;
+    size_t per = seg_bytes / (elem ? elem : 1);
+    per = per ? per : 1;
+    size_t block = (call->count + p - 1) / p;
+    return 2 * (p - 1) * ((block + per - 1) / per);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -235,9 +263,11 @@ void bufpool_decide_allgather(const bufpool_call_t *call, const bufpool_tuning_t
 }
 
 /* ---------------------------------------------------------------------- */
-/* reduce_scatter(_block): the pairwise stream only (commutative
+/* reduce_scatter(_block): the pairwise stream or the ring (commutative
  * operations); auto leaves small inputs (bytes of the whole input) to the
- * previous module (see coll_bufpool_reduce_scatter.c's header). */
+ * previous module (see coll_bufpool_reduce_scatter.c's header), takes
+ * pairwise on one host (measured) and the model's choice across hosts.
+ * Both variants number the ring 2 (BUFPOOL_REDUCE_SCATTER_RING). */
 #define RS_TWO_RANKS_MIN_BYTES  ((size_t)4 << 10)
 #define RS_MIN_BYTES            ((size_t)32 << 10)
 #define RSB_TWO_RANKS_MIN_BYTES ((size_t)4 << 10)
@@ -248,7 +278,7 @@ static void decide_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *
 {
     bufpool_plan_init(plan, tuning, forced);
     if (!call->commute) {
-        hand_over(plan, "pairwise needs a commutative operation");
+        hand_over(plan, "pairwise and ring need a commutative operation");
         return;
     }
     if (BUFPOOL_ALG_AUTO == forced) {
@@ -256,9 +286,14 @@ static void decide_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *
             hand_over(plan, "auto: small input, the previous module's is faster");
             return;
         }
-        plan->alg = 1; /* pairwise */
+        /* Across hosts the model chooses between pairwise and the ring
+         * (which talks to neighbours only: one flow per host link). */
+        const int modeled = model_choice(BUFPOOL_MODEL_REDUCE_SCATTER, call, tuning, plan);
+        plan->alg = modeled ? modeled : BUFPOOL_REDUCE_SCATTER_PAIRWISE;
     }
-    pairwise_stream_segments(call, plan);
+    if (BUFPOOL_REDUCE_SCATTER_PAIRWISE == plan->alg) {
+        pairwise_stream_segments(call, plan);
+    }
 }
 
 void bufpool_decide_reduce_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
@@ -333,10 +368,15 @@ void bufpool_decide_alltoall(const bufpool_call_t *call, const bufpool_tuning_t 
 #define GATHER_PREV_MIN_BYTES     ((size_t)64 << 10)
 
 static void decide_rooted(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
-                          int binomial, int linear, bufpool_plan_t *plan)
+                          enum bufpool_model_coll coll, int binomial, int linear,
+                          bufpool_plan_t *plan)
 {
     bufpool_plan_init(plan, tuning, forced);
-    if (BUFPOOL_ALG_AUTO == forced) {
+    /* Across hosts the model's choice (both algorithms serve every call). */
+    const int modeled = BUFPOOL_ALG_AUTO == forced ? model_choice(coll, call, tuning, plan) : 0;
+    if (modeled) {
+        plan->alg = modeled;
+    } else if (BUFPOOL_ALG_AUTO == forced) {
         plan->alg =
             call->comm_size >= ROOTED_BINOMIAL_MIN_RANKS && call->bytes <= ROOTED_BINOMIAL_MAX_BYTES
                 ? binomial
@@ -347,18 +387,21 @@ static void decide_rooted(const bufpool_call_t *call, const bufpool_tuning_t *tu
 void bufpool_decide_gather(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
                            bufpool_plan_t *plan)
 {
-    if (BUFPOOL_ALG_AUTO == forced && call->comm_size < 4 && call->bytes >= GATHER_PREV_MIN_BYTES) {
+    if (BUFPOOL_ALG_AUTO == forced && call->hosts <= 1 && call->comm_size < 4 &&
+        call->bytes >= GATHER_PREV_MIN_BYTES) {
         bufpool_plan_init(plan, tuning, forced);
         hand_over(plan, "large gather on fewer than 4 processes: the previous module's is faster");
         return;
     }
-    decide_rooted(call, tuning, forced, BUFPOOL_GATHER_BINOMIAL, BUFPOOL_GATHER_LINEAR, plan);
+    decide_rooted(call, tuning, forced, BUFPOOL_MODEL_GATHER, BUFPOOL_GATHER_BINOMIAL,
+                  BUFPOOL_GATHER_LINEAR, plan);
 }
 
 void bufpool_decide_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
                             bufpool_plan_t *plan)
 {
-    decide_rooted(call, tuning, forced, BUFPOOL_SCATTER_BINOMIAL, BUFPOOL_SCATTER_LINEAR, plan);
+    decide_rooted(call, tuning, forced, BUFPOOL_MODEL_SCATTER, BUFPOOL_SCATTER_BINOMIAL,
+                  BUFPOOL_SCATTER_LINEAR, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -375,11 +418,16 @@ static void decide_scan(const bufpool_call_t *call, const bufpool_tuning_t *tuni
 {
     bufpool_plan_init(plan, tuning, forced);
     if (BUFPOOL_ALG_AUTO == forced) {
-        if (serves_auto) {
-            plan->alg = chain;
-        } else {
+        if (!serves_auto) {
             hand_over(plan, "auto: the previous module's is faster");
+            return;
         }
+        /* Across hosts the model's choice between the chain and recursive
+         * doubling (the latter within its scratch); on one host the chain:
+         * recursive doubling's partner waits cost a context switch each on
+         * oversubscribed cores, which the model does not see. */
+        const int modeled = model_choice(BUFPOOL_MODEL_SCAN, call, tuning, plan);
+        plan->alg = modeled == rd && 2 * call->span <= plan->scratch_bound ? rd : chain;
         return;
     }
     if (rd == plan->alg && 2 * call->span > plan->scratch_bound) {

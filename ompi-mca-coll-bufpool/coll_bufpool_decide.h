@@ -56,7 +56,7 @@ typedef enum { BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_ID) BUFPOOL_NCOLLS } bufpool_co
 
 /* Algorithms of each collective; the names, in the same order, are in
  * coll_bufpool_component.c (mca_coll_bufpool_algorithm_names). */
-enum { BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING = 1, BUFPOOL_ALLREDUCE_RSAG };
+enum { BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING = 1, BUFPOOL_ALLREDUCE_RSAG, BUFPOOL_ALLREDUCE_RING };
 enum { BUFPOOL_REDUCE_CHAIN = 1, BUFPOOL_REDUCE_BINARY, BUFPOOL_REDUCE_RSG };
 enum {
     BUFPOOL_BCAST_BINOMIAL = 1,
@@ -65,8 +65,8 @@ enum {
     BUFPOOL_BCAST_LINEAR
 };
 enum { BUFPOOL_ALLGATHER_RING = 1, BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING, BUFPOOL_ALLGATHER_DIRECT };
-enum { BUFPOOL_REDUCE_SCATTER_PAIRWISE = 1 };
-enum { BUFPOOL_REDUCE_SCATTER_BLOCK_PAIRWISE = 1 };
+enum { BUFPOOL_REDUCE_SCATTER_PAIRWISE = 1, BUFPOOL_REDUCE_SCATTER_RING };
+enum { BUFPOOL_REDUCE_SCATTER_BLOCK_PAIRWISE = 1, BUFPOOL_REDUCE_SCATTER_BLOCK_RING };
 enum { BUFPOOL_ALLTOALL_PAIRWISE = 1, BUFPOOL_ALLTOALL_LINEAR };
 enum { BUFPOOL_GATHER_BINOMIAL = 1, BUFPOOL_GATHER_LINEAR };
 enum { BUFPOOL_SCATTER_BINOMIAL = 1, BUFPOOL_SCATTER_LINEAR };
@@ -85,6 +85,11 @@ enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
  * 1M segments against 0.89-1.14x with 128K). */
 #define BUFPOOL_DIRECT_SEGMENT_FACTOR 8
 
+/* Upper bound of coll_bufpool_max_requests (requests in flight per rank
+ * and call); its default, and 0 = no bound. */
+#define BUFPOOL_MAX_REQUESTS_LIMIT   65536
+#define BUFPOOL_MAX_REQUESTS_DEFAULT 0
+
 /* The tuning parameters, as checked at MPI_Init (one snapshot per call). */
 typedef struct bufpool_tuning {
     size_t segment_size; /* coll_bufpool_segment_size                 */
@@ -94,6 +99,9 @@ typedef struct bufpool_tuning {
     /* Link classes of the cost model (coll_bufpool_model_links); auto's
      * choice on communicators that span hosts comes from the model. */
     const struct bufpool_model_links *links;
+    /* coll_bufpool_max_requests: point-to-point requests one rank keeps in
+     * flight in one call (0: no bound). */
+    int max_requests;
 } bufpool_tuning_t;
 
 /* What a call looks like, as far as choosing goes. */
@@ -118,6 +126,8 @@ typedef struct bufpool_plan {
     int depth;            /* segments in flight per stream                  */
     size_t scratch_bound; /* segment_size x pipeline_depth: the most scratch
                              one call holds                                 */
+    int max_requests;     /* requests in flight per rank (0: no bound); an
+                             algorithm past it waits for its oldest request */
     const char *why;      /* reason, for coll_bufpool_verbose >= 2           */
 } bufpool_plan_t;
 
@@ -133,6 +143,10 @@ void bufpool_plan_init(bufpool_plan_t *plan, const bufpool_tuning_t *tuning, int
                                int forced, bufpool_plan_t *plan);
 BUFPOOL_FOREACH_COLL(BUFPOOL_DECIDE_DECL)
 #undef BUFPOOL_DECIDE_DECL
+
+/* Requests allreduce rsag keeps in its main (unbounded) set for a call cut
+ * in segments of seg_bytes: 2 (p - 1) per segment of a block. */
+size_t bufpool_rsag_requests(const bufpool_call_t *call, size_t seg_bytes);
 
 /* bufpool_decide_<coll> indexed by bufpool_coll_id_t. */
 extern const bufpool_decide_fn bufpool_decide[BUFPOOL_NCOLLS];

@@ -50,21 +50,21 @@
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
-/* Children of one vrank: at most one per bit of an int. */
-#define TREE_MAX_KIDS 31
+#define TREE_MAX_KIDS BUFPOOL_BMTREE_MAX_KIDS
 
 /* ---------------------------------------------------------------------- */
 /* The unit geometry. */
 
 typedef struct tree {
     int p, root, v;
-    size_t block;   /* bytes per rank                                  */
-    size_t seg;     /* segment bytes (the plan's)                      */
-    int depth;      /* pipeline depth (the plan's)                     */
-    size_t group;   /* blocks per unit when block <= seg, else 0       */
-    size_t nchunk;  /* pieces per block when block > seg               */
-    int wrap;       /* first vrank whose rank is below the root's      */
-    size_t wgroups; /* groups before wrap                              */
+    size_t block;     /* bytes per rank                                  */
+    size_t seg;       /* segment bytes (the plan's)                      */
+    int depth;        /* pipeline depth (the plan's)                     */
+    int max_requests; /* the plan's: the root's transfers in flight    */
+    size_t group;     /* blocks per unit when block <= seg, else 0       */
+    size_t nchunk;    /* pieces per block when block > seg               */
+    int wrap;         /* first vrank whose rank is below the root's      */
+    size_t wgroups;   /* groups before wrap                              */
 } tree_t;
 
 /* One unit of the stream of a subtree. */
@@ -83,6 +83,7 @@ static void tree_init(tree_t *t, int p, int root, int rank, size_t block,
     t->block = block;
     t->seg = plan->seg_bytes;
     t->depth = plan->depth;
+    t->max_requests = plan->max_requests;
     if (block <= t->seg) {
         t->group = t->seg / block;
         t->nchunk = 1;
@@ -175,11 +176,7 @@ static size_t unit_own(const tree_t *t, const unit_t *x, int v)
 /* Children of v in increasing vrank order. */
 static int tree_kids(const tree_t *t, int v, int kids[TREE_MAX_KIDS])
 {
-    int n = 0, end = bufpool_bmtree_mask_end(v, t->p);
-    for (int m = 1; m < end && v + m < t->p; m <<= 1) {
-        kids[n++] = v + m;
-    }
-    return n;
+    return bufpool_bmtree_kids(v, t->p, kids);
 }
 
 static inline int rank_of(const tree_t *t, int w)
@@ -320,84 +317,135 @@ static int gather_up(const tree_t *t, const bufpool_view_t *mine, struct ompi_co
     return rc;
 }
 
-/* A receive of the root that landed in a slot, to unpack once complete. */
-typedef struct bounced {
-    ompi_request_t *req;
-    bufpool_view_t view;
-    size_t off, len;
-    void *slot;
-} bounced_t;
-
-static int bounced_finish(bounced_t *b)
+/* Where a unit of len bytes is received: straight into piece (direct),
+ * else as packed bytes into the window's slot. */
+static void unit_target(bool direct, const bufpool_piece_t *piece, size_t len,
+                        bufpool_recv_unit_t *out)
 {
-    int rc = ompi_request_wait(&b->req, MPI_STATUS_IGNORE);
-    if (OMPI_SUCCESS == rc) {
-        rc = bufpool_view_unpack(&b->view, b->off, b->len, b->slot);
+    if (direct) {
+        out->buf = piece->ptr;
+        out->count = piece->count;
+        out->dtype = piece->dtype;
+    } else {
+        out->buf = NULL;
+        out->count = len;
+        out->dtype = MPI_BYTE;
     }
-    return rc;
 }
 
+/* The root's units in receive order: every unit of child 0's stream, then
+ * child 1's, ...  A cursor, because the receive window asks for units in
+ * increasing order (and the consumer walks them again in the same order). */
+typedef struct root_units {
+    const tree_t *t;
+    const root_buf_t *rb;
+    const int *kids;
+    int nkids;
+    int k;       /* child of the current unit */
+    size_t u, n; /* unit of that child's stream, and how many it has */
+} root_units_t;
+
+static void root_units_init(root_units_t *c, const tree_t *t, const root_buf_t *rb, const int *kids,
+                            int nkids)
+{
+    *c = (root_units_t){.t = t, .rb = rb, .kids = kids, .nkids = nkids, .k = 0, .u = 0};
+    c->n = nkids > 0 ? units_of(t, kids[0]) : 0;
+}
+
+/* The next unit: its place in the root's buffer; returns the child. */
+static int root_units_next(root_units_t *c, unit_t *x, bufpool_view_t *view, size_t *off)
+{
+    while (c->u == c->n) {
+        c->k++;
+        c->u = 0;
+        c->n = units_of(c->t, c->kids[c->k]);
+    }
+    const int child = c->kids[c->k];
+    unit_of(c->t, child, c->u++, x);
+    root_unit_view(c->t, c->rb, x, view, off);
+    return child;
+}
+
+static size_t root_units_total(const tree_t *t, const int *kids, int nkids)
+{
+    size_t n = 0;
+    for (int k = 0; k < nkids; k++) {
+        n += units_of(t, kids[k]);
+    }
+    return n;
+}
+
+/* Receive window description: straight into the root's buffer when the
+ * piece allows, else into the unit's slot. */
+static void root_units_describe(void *arg, size_t unit, bufpool_recv_unit_t *out)
+{
+    root_units_t *c = arg;
+    unit_t x;
+    bufpool_view_t view;
+    bufpool_piece_t piece;
+    size_t off;
+    (void)unit; /* asked in order */
+    out->peer = rank_of(c->t, root_units_next(c, &x, &view, &off));
+    unit_target(bufpool_view_direct(&view, off, x.len, &piece), &piece, x.len, out);
+}
+
+/* The root receives every unit of its children.  When every piece can go
+ * straight into its buffer, all receives are posted at once (within
+ * max_requests); otherwise through the pipeline's receive window of depth
+ * slots, each bounced unit unpacked as it completes. */
 static int gather_root(const tree_t *t, const bufpool_view_t *mine, const root_buf_t *rb,
                        mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
 {
     const int tag = MCA_COLL_BASE_TAG_GATHER;
     int kids[TREE_MAX_KIDS];
     const int nkids = tree_kids(t, 0, kids);
-    const int depth = t->depth;
     bufpool_view_t block;
     bufpool_view_sub(&block, &rb->all, 0, rb->per);
     const bool need_slots = !bufpool_view_all_direct(&block, t->seg);
+    const size_t nunits = root_units_total(t, kids, nkids);
+    const int depth = bufpool_depth_for(t->depth, nunits);
     bufpool_slots_t slots = {0};
     bufpool_reqs_t reqs;
-    bounced_t ring[BUFPOOL_MAX_DEPTH];
-    size_t nbounced = 0, nfinished = 0;
+    root_units_t post, seen;
     int rc;
 
     rc = bufpool_slots_get(&slots, need_slots ? depth : 0, t->seg, 0);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
+    root_units_init(&post, t, rb, kids, nkids);
+    /* Each child sends its units in order, waiting only on its own
+     * subtree and on sends older than the unit: waiting for the root's
+     * oldest receive is safe. */
     bufpool_reqs_init(&reqs, module, comm);
-    for (int k = 0; k < nkids && OMPI_SUCCESS == rc; k++) {
-        const int c = kids[k];
-        const size_t n = units_of(t, c);
-        for (size_t u = 0; u < n && OMPI_SUCCESS == rc; u++) {
+    bufpool_reqs_bound(&reqs, t->max_requests);
+    if (!need_slots) {
+        for (size_t i = 0; i < nunits && OMPI_SUCCESS == rc; i++) {
+            bufpool_recv_unit_t r;
+            root_units_describe(&post, i, &r);
+            rc = bufpool_reqs_recv(&reqs, r.buf, r.count, r.dtype, r.peer, tag);
+        }
+    } else {
+        bufpool_rwin_t win;
+        root_units_init(&seen, t, rb, kids, nkids);
+        rc = bufpool_rwin_start(&win, comm, tag, &slots, (size_t)depth, nunits, root_units_describe,
+                                &post);
+        for (size_t i = 0; i < nunits && OMPI_SUCCESS == rc; i++) {
             unit_t x;
             bufpool_view_t view;
-            bufpool_piece_t piece;
             size_t off;
-
-            unit_of(t, c, u, &x);
-            root_unit_view(t, rb, &x, &view, &off);
-            if (bufpool_view_direct(&view, off, x.len, &piece)) {
-                rc = bufpool_reqs_recv(&reqs, piece.ptr, piece.count, piece.dtype, rank_of(t, c),
-                                       tag);
-                continue;
+            void *where;
+            (void)root_units_next(&seen, &x, &view, &off);
+            rc = bufpool_rwin_wait(&win, i, &where);
+            if (OMPI_SUCCESS == rc && where == bufpool_slot(&slots, (int)(i % (size_t)depth))) {
+                rc = bufpool_view_unpack(&view, off, x.len, where);
             }
-            bounced_t *b = &ring[nbounced % (size_t)depth];
-            if (nbounced - nfinished == (size_t)depth) {
-                rc = bounced_finish(b);
-                nfinished++;
-                if (OMPI_SUCCESS != rc) {
-                    break;
-                }
-            }
-            b->view = view;
-            b->off = off;
-            b->len = x.len;
-            b->slot = bufpool_slot(&slots, (int)(nbounced % (size_t)depth));
-            rc = MCA_PML_CALL(irecv(b->slot, x.len, MPI_BYTE, rank_of(t, c), tag, comm, &b->req));
             if (OMPI_SUCCESS == rc) {
-                nbounced++;
+                rc = bufpool_rwin_release(&win, i);
             }
-        }
-    }
-    for (; nfinished < nbounced; nfinished++) {
-        bounced_t *b = &ring[nfinished % (size_t)depth];
-        if (OMPI_SUCCESS == rc) {
-            rc = bounced_finish(b);
-        } else {
-            (void)ompi_request_wait(&b->req, MPI_STATUS_IGNORE);
+            if (OMPI_SUCCESS != rc) {
+                bufpool_rwin_abort(&win);
+            }
         }
     }
     bufpool_slots_put(&slots);
@@ -432,16 +480,9 @@ static void scatter_describe(void *arg, size_t u, bufpool_recv_unit_t *out)
 
     unit_of(d->t, d->t->v, u, &x);
     out->peer = d->parent;
-    if (unit_own(d->t, &x, d->t->v) == x.len &&
-        !bufpool_view_recv_piece(d->mine, x.first, x.len, NULL, &piece)) {
-        out->buf = piece.ptr;
-        out->count = piece.count;
-        out->dtype = piece.dtype;
-    } else {
-        out->buf = NULL;
-        out->count = x.len;
-        out->dtype = MPI_BYTE;
-    }
+    unit_target(unit_own(d->t, &x, d->t->v) == x.len &&
+                    !bufpool_view_recv_piece(d->mine, x.first, x.len, NULL, &piece),
+                &piece, x.len, out);
 }
 
 static int scatter_down(const tree_t *t, const bufpool_view_t *mine,
@@ -537,7 +578,10 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
         return rc;
     }
     bufpool_sring_init(&ring, &slots);
+    /* Each child consumes its units in order: waiting for the root's
+     * oldest send is safe. */
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, t->max_requests);
     /* Largest subtree first: it has the most levels still to go. */
     for (int k = nkids - 1; k >= 0 && OMPI_SUCCESS == rc; k--) {
         const int c = kids[k];
@@ -585,7 +629,7 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
  * place. */
 static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *dtype,
                        const void *mine, int mine_count, struct ompi_datatype_t *mine_dtype,
-                       bool gather, int tag, int root, size_t seg_bytes,
+                       bool gather, int tag, int root, const bufpool_plan_t *plan,
                        mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
 {
     const int p = ompi_comm_size(comm);
@@ -598,7 +642,11 @@ static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *d
     ompi_datatype_type_size(dtype, &type_size);
     const ptrdiff_t stride = extent * (ptrdiff_t)count;
     const size_t bytes = type_size * (size_t)count;
+    const size_t seg_bytes = plan->seg_bytes;
+    /* The other ranks wait only for the root: waiting for its oldest
+     * transfer is safe. */
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, plan->max_requests);
     for (int k = 1; k < p && OMPI_SUCCESS == rc; k++) {
         int peer = (root + k) % p;
         char *at = (char *)userbuf + peer * stride;
@@ -642,8 +690,7 @@ static int rooted_run(bool gather, const rooted_args_t *a, const bufpool_plan_t 
     if ((gather ? BUFPOOL_GATHER_LINEAR : BUFPOOL_SCATTER_LINEAR) == plan->alg) {
         if (is_root) {
             return linear_root(a->all, a->all_count, a->all_dtype, have_mine ? a->mine : NULL,
-                               a->mine_count, a->mine_dtype, gather, tag, root, plan->seg_bytes,
-                               module, comm);
+                               a->mine_count, a->mine_dtype, gather, tag, root, plan, module, comm);
         }
         return gather ? MCA_PML_CALL(send(a->mine, a->mine_count, a->mine_dtype, root, tag,
                                           MCA_PML_BASE_SEND_STANDARD, comm))

@@ -101,6 +101,20 @@ static inline int bufpool_bmtree_mask_end(int v, int p)
     return 0 == v ? p : (v & -v);
 }
 
+/* At most one child per bit of an int. */
+#define BUFPOOL_BMTREE_MAX_KIDS 31
+
+/* The children of v in increasing vrank order (their number).  Senders
+ * that want the largest subtree first walk the list backwards. */
+static inline int bufpool_bmtree_kids(int v, int p, int kids[BUFPOOL_BMTREE_MAX_KIDS])
+{
+    int n = 0, end = bufpool_bmtree_mask_end(v, p);
+    for (int m = 1; m < end && v + m < p; m <<= 1) {
+        kids[n++] = v + m;
+    }
+    return n;
+}
+
 static inline int bufpool_vrank_to_rank(int v, int root, int p)
 {
     return (v + root) % p;

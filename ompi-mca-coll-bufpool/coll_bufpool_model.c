@@ -17,7 +17,8 @@ typedef struct bufpool_model_topo topo_t;
 
 static const char *const link_names[BUFPOOL_LINK_CLASSES] = {"shm", "tcp", "ib", "efa"};
 static const char *const coll_names[BUFPOOL_MODEL_COLLS] = {
-    "allreduce", "reduce", "bcast", "allgather", "reduce_scatter", "alltoall"};
+    "allreduce", "reduce", "bcast",   "allgather", "reduce_scatter",
+    "alltoall",  "gather", "scatter", "scan"};
 
 const char *bufpool_model_link_name(enum bufpool_link_class c)
 {
@@ -332,6 +333,19 @@ T(ar_ring)
 {
     return ring(l, t, N / t->p, gam(l, t)) + ring(l, t, N / t->p, 0);
 }
+/* bufpool's ring: the reduce-scatter runs in rounds of two segments per
+ * block (half of the default depth 4), each round p - 1 neighbour steps;
+ * then a ring allgather of whole blocks. */
+static double bp_ring_rs(const links_t *l, const topo_t *t, double block, double gamma)
+{
+    double chunk = t->segment ? 2.0 * (double)t->segment : block;
+    double rounds = block <= chunk ? 1 : ceil(block / chunk);
+    return rounds * ring(l, t, block / rounds, gamma);
+}
+T(ar_bp_ring)
+{
+    return bp_ring_rs(l, t, N / t->p, gam(l, t)) + ring(l, t, N / t->p, 0);
+}
 T(ar_rab)
 {
     return rhalving(l, t, N, gam(l, t)) + rhalving(l, t, N, 0);
@@ -443,7 +457,7 @@ T(rs_pairwise)
 }
 T(rs_ring)
 {
-    return ring(l, t, N / t->p, gam(l, t));
+    return bp_ring_rs(l, t, N / t->p, gam(l, t));
 }
 T(rs_halving)
 {
@@ -464,12 +478,48 @@ T(a2a_linear)
     return xstep(l, t, t->p / 2, 0) + bw;
 }
 
+/* Gather and scatter, bytes per block.  linear: the root posts every
+ * transfer at once, all of them through the root's link; binomial: round k
+ * moves 2^k blocks over distance 2^k (the pipelined relays stream them,
+ * one segment's latency per further segment). */
+T(root_linear)
+{
+    return a2a_linear(l, t, n_);
+}
+T(root_binomial)
+{
+    double sum = 0;
+    for (int d = 1; d < t->p; d *= 2) {
+        double b = N * (d < t->p - d ? d : t->p - d);
+        double segs = segments(t, b);
+        sum += bstep(l, t, d, b) + (segs - 1) * xstep(l, t, d, 0);
+    }
+    return sum;
+}
+
+/* Scan, bytes per rank: the pipelined chain, or recursive doubling (two
+ * reductions per step: the prefix and the group's partial). */
+T(scan_chain)
+{
+    return chain(l, t, N, gam(l, t));
+}
+T(scan_rd)
+{
+    double sum = 0;
+    for (int d = 1; d < t->p; d *= 2) {
+        sum += bstep(l, t, d, N) + 2 * N * gam(l, t);
+    }
+    return sum;
+}
+
 #undef N
 #undef T
 
-static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][10] = {
+static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][11] = {
     [BUFPOOL_MODEL_ALLREDUCE] = {{"recursive_doubling", 1, ar_rd},
                                  {"rsag", 1, ar_rsag},
+                                 {"ring", 1, ar_bp_ring},
+                                 /* tuned's (the tool takes the last entry of a name) */
                                  {"ring", 0, ar_ring},
                                  {"segmented_ring", 0, ar_ring},
                                  {"rabenseifner", 0, ar_rab},
@@ -497,12 +547,21 @@ static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][10] = {
                                  {"direct", 1, ag_direct},
                                  {NULL, 0, NULL}},
     [BUFPOOL_MODEL_REDUCE_SCATTER] = {{"pairwise", 1, rs_pairwise},
-                                      {"ring", 0, rs_ring},
+                                      {"ring", 1, rs_ring},
                                       {"recursive_halving", 0, rs_halving},
                                       {NULL, 0, NULL}},
     [BUFPOOL_MODEL_ALLTOALL] = {{"pairwise", 1, a2a_pairwise},
                                 {"linear", 1, a2a_linear},
                                 {NULL, 0, NULL}},
+    [BUFPOOL_MODEL_GATHER] = {{"binomial", 1, root_binomial},
+                              {"linear", 1, root_linear},
+                              {NULL, 0, NULL}},
+    [BUFPOOL_MODEL_SCATTER] = {{"binomial", 1, root_binomial},
+                               {"linear", 1, root_linear},
+                               {NULL, 0, NULL}},
+    [BUFPOOL_MODEL_SCAN] = {{"chain", 1, scan_chain},
+                            {"recursive_doubling", 1, scan_rd},
+                            {NULL, 0, NULL}},
 };
 
 const struct bufpool_model_alg *bufpool_model_algs(enum bufpool_model_coll coll)
@@ -513,6 +572,13 @@ const struct bufpool_model_alg *bufpool_model_algs(enum bufpool_model_coll coll)
 int bufpool_model_best(enum bufpool_model_coll coll, const links_t *links, const topo_t *topo,
                        size_t bytes, int only_bufpool, double *time_out)
 {
+    return bufpool_model_best_without(coll, links, topo, bytes, only_bufpool, -1, time_out);
+}
+
+int bufpool_model_best_without(enum bufpool_model_coll coll, const links_t *links,
+                               const topo_t *topo, size_t bytes, int only_bufpool, int skip,
+                               double *time_out)
+{
     const struct bufpool_model_alg *a = bufpool_model_algs(coll);
     int best = -1;
     double best_t = INFINITY;
@@ -520,7 +586,7 @@ int bufpool_model_best(enum bufpool_model_coll coll, const links_t *links, const
         return -1;
     }
     for (int i = 0; a[i].name; i++) {
-        if (only_bufpool && !a[i].bufpool) {
+        if ((only_bufpool && !a[i].bufpool) || i == skip) {
             continue;
         }
         /* bufpool's recursive doubling allgather exists for powers of two. */
@@ -538,6 +604,29 @@ int bufpool_model_best(enum bufpool_model_coll coll, const links_t *links, const
         *time_out = best_t;
     }
     return best;
+}
+
+/* The rings of allreduce and reduce_scatter are offered to auto from this
+ * many ranks on: the model has no cost for their per-step synchronisation,
+ * which on the project machine made the ring 2-8 x slower than pairwise at
+ * 4 ranks (docs/collectives.md), while rsag measured 0.66 x the default on
+ * 2 hosts x 2 ranks (docs/multihost.md).  They are for large communicators. */
+#define RING_MIN_RANKS 8
+
+int bufpool_model_auto(enum bufpool_model_coll coll, const links_t *links, const topo_t *topo,
+                       size_t bytes, double *time_out)
+{
+    int skip = -1;
+    const struct bufpool_model_alg *a = bufpool_model_algs(coll);
+    if (NULL != a && topo->p < RING_MIN_RANKS &&
+        (BUFPOOL_MODEL_ALLREDUCE == coll || BUFPOOL_MODEL_REDUCE_SCATTER == coll)) {
+        for (int i = 0; a[i].name; i++) {
+            if (a[i].bufpool && 0 == strcmp(a[i].name, "ring")) {
+                skip = i;
+            }
+        }
+    }
+    return bufpool_model_best_without(coll, links, topo, bytes, 1, skip, time_out);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -50,6 +50,9 @@ enum bufpool_model_coll {
     BUFPOOL_MODEL_ALLGATHER,
     BUFPOOL_MODEL_REDUCE_SCATTER,
     BUFPOOL_MODEL_ALLTOALL,
+    BUFPOOL_MODEL_GATHER,
+    BUFPOOL_MODEL_SCATTER,
+    BUFPOOL_MODEL_SCAN,
     BUFPOOL_MODEL_COLLS
 };
 
@@ -86,6 +89,18 @@ int bufpool_model_links_parse(struct bufpool_model_links *links, const char *tex
 int bufpool_model_best(enum bufpool_model_coll coll, const struct bufpool_model_links *links,
                        const struct bufpool_model_topo *topo, size_t bytes, int only_bufpool,
                        double *time_out);
+
+/* The same without the algorithm of index skip (-1: none). */
+int bufpool_model_best_without(enum bufpool_model_coll coll,
+                               const struct bufpool_model_links *links,
+                               const struct bufpool_model_topo *topo, size_t bytes,
+                               int only_bufpool, int skip, double *time_out);
+
+/* What bufpool's auto takes from the model: the fastest bufpool algorithm,
+ * except the rings of allreduce and reduce_scatter below 8 ranks (see
+ * coll_bufpool_model.c).  Its index, as bufpool_model_best. */
+int bufpool_model_auto(enum bufpool_model_coll coll, const struct bufpool_model_links *links,
+                       const struct bufpool_model_topo *topo, size_t bytes, double *time_out);
 
 /* The algorithm name Open MPI's coll/tuned fixed decision rules pick for the
  * call (tables of ompi/mca/coll/tuned/coll_tuned_decision_fixed.c in 5.0.10;

@@ -23,6 +23,8 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
 #undef BUFPOOL_CLEAR_PREV
     module->req_cache = NULL;
     module->req_cache_cap = 0;
+    module->aux_req_cache = NULL;
+    module->aux_req_cache_cap = 0;
 }
 
 static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
@@ -34,6 +36,7 @@ static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
     BUFPOOL_FOREACH_COLL(BUFPOOL_RELEASE_PREV)
 #undef BUFPOOL_RELEASE_PREV
     free(module->req_cache);
+    free(module->aux_req_cache);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_bufpool_module_t, mca_coll_base_module_t, bufpool_module_construct,

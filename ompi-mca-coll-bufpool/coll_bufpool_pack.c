@@ -273,15 +273,22 @@ int bufpool_linear_exchange(const bufpool_linear_xchg_t *x, mca_coll_bufpool_mod
     int rc = OMPI_SUCCESS;
 
     bufpool_reqs_init(&reqs, module, comm);
-    for (int k = 1; k < x->p && OMPI_SUCCESS == rc; k++) {
-        int from = (x->rank - k + x->p) % x->p;
-        rc = bufpool_reqs_recv(&reqs, x->rbuf + from * x->rstride, x->rcount, x->rdtype, from,
-                               x->tag);
-    }
-    for (int k = 1; k < x->p && OMPI_SUCCESS == rc; k++) {
-        int to = (x->rank + k) % x->p;
-        rc = bufpool_reqs_send_small_now(&reqs, x->sbuf + to * x->sstride, x->scount, x->sdtype,
-                                         x->bytes, to, x->tag);
+    bufpool_reqs_bound(&reqs, x->max_requests);
+    /* Unbounded (or within the bound): every receive first, then every
+     * send.  Bounded below 2 (p - 1): receive k and send k in turn. */
+    const bool interleave = x->max_requests > 0 && (size_t)x->max_requests < 2 * (size_t)(x->p - 1);
+    for (int k = 1, s = 1; (k < x->p || s < x->p) && OMPI_SUCCESS == rc;) {
+        if (k < x->p && (!interleave || k <= s)) {
+            int from = (x->rank - k + x->p) % x->p;
+            rc = bufpool_reqs_recv(&reqs, x->rbuf + from * x->rstride, x->rcount, x->rdtype, from,
+                                   x->tag);
+            k++;
+        } else {
+            int to = (x->rank + s) % x->p;
+            rc = bufpool_reqs_send_small_now(&reqs, x->sbuf + to * x->sstride, x->scount, x->sdtype,
+                                             x->bytes, to, x->tag);
+            s++;
+        }
     }
     const bool overlap = x->bytes <= BUFPOOL_OVERLAP_COPY_MAX;
     if (OMPI_SUCCESS == rc && overlap) {

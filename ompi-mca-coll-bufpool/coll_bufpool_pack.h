@@ -116,6 +116,8 @@ typedef struct bufpool_linear_xchg {
     size_t bytes;     /* signature bytes of one block */
     size_t seg_bytes; /* the plan's segment (local copy) */
     int rank, p, tag;
+    int max_requests; /* the plan's; bounded, receive k and send k are
+                         posted in turn (step order, see bufpool_reqs_bound) */
 } bufpool_linear_xchg_t;
 
 int bufpool_linear_exchange(const bufpool_linear_xchg_t *x, mca_coll_bufpool_module_t *module,

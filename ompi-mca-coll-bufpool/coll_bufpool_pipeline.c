@@ -54,33 +54,52 @@ void bufpool_reqs_init(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
     reqs->cache = &module->req_cache;
     reqs->cache_cap = &module->req_cache_cap;
     reqs->n = 0;
+    reqs->max = 0;
     reqs->comm = comm;
 }
 
-/* Room for one more request, growing the module's array when needed (only
- * the first calls of a communicator grow it). */
-static ompi_request_t **reqs_next(bufpool_reqs_t *reqs)
+void bufpool_reqs_init_aux(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
+                           struct ompi_communicator_t *comm)
 {
-    if (reqs->n == *reqs->cache_cap) {
+    bufpool_reqs_init(reqs, module, comm);
+    reqs->cache = &module->aux_req_cache;
+    reqs->cache_cap = &module->aux_req_cache_cap;
+}
+
+/* Room for one more request: the next free entry, growing the module's
+ * array when needed (only the first calls of a communicator grow it), or,
+ * bounded and full, the entry of the oldest request once it is complete. */
+static ompi_request_t **reqs_next(bufpool_reqs_t *reqs, int *rc)
+{
+    size_t at = reqs->n;
+    *rc = OMPI_SUCCESS;
+    if (0 != reqs->max && reqs->n >= reqs->max) {
+        at = reqs->n % reqs->max;
+        *rc = ompi_request_wait(&(*reqs->cache)[at], MPI_STATUS_IGNORE);
+        return OMPI_SUCCESS == *rc ? &(*reqs->cache)[at] : NULL;
+    }
+    if (at == *reqs->cache_cap) {
         size_t cap = 0 == *reqs->cache_cap ? 64 : 2 * *reqs->cache_cap;
         ompi_request_t **grown = realloc(*reqs->cache, cap * sizeof(**reqs->cache));
         if (NULL == grown) {
+            *rc = OMPI_ERR_OUT_OF_RESOURCE;
             return NULL;
         }
         *reqs->cache = grown;
         *reqs->cache_cap = cap;
     }
-    return &(*reqs->cache)[reqs->n];
+    return &(*reqs->cache)[at];
 }
 
 int bufpool_reqs_send(bufpool_reqs_t *reqs, const void *buf, size_t count,
                       struct ompi_datatype_t *dtype, int peer, int tag)
 {
-    ompi_request_t **req = reqs_next(reqs);
+    int rc;
+    ompi_request_t **req = reqs_next(reqs, &rc);
     if (NULL == req) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        return rc;
     }
-    int rc = MCA_PML_CALL(
+    rc = MCA_PML_CALL(
         isend(buf, count, dtype, peer, tag, MCA_PML_BASE_SEND_STANDARD, reqs->comm, req));
     if (OMPI_SUCCESS == rc) {
         reqs->n++;
@@ -91,11 +110,12 @@ int bufpool_reqs_send(bufpool_reqs_t *reqs, const void *buf, size_t count,
 int bufpool_reqs_recv(bufpool_reqs_t *reqs, void *buf, size_t count, struct ompi_datatype_t *dtype,
                       int peer, int tag)
 {
-    ompi_request_t **req = reqs_next(reqs);
+    int rc;
+    ompi_request_t **req = reqs_next(reqs, &rc);
     if (NULL == req) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        return rc;
     }
-    int rc = MCA_PML_CALL(irecv(buf, count, dtype, peer, tag, reqs->comm, req));
+    rc = MCA_PML_CALL(irecv(buf, count, dtype, peer, tag, reqs->comm, req));
     if (OMPI_SUCCESS == rc) {
         reqs->n++;
     }
@@ -106,7 +126,10 @@ int bufpool_reqs_wait(bufpool_reqs_t *reqs)
 {
     int rc = OMPI_SUCCESS;
     if (reqs->n > 0) {
-        rc = ompi_request_wait_all(reqs->n, *reqs->cache, MPI_STATUSES_IGNORE);
+        /* Bounded, the entries hold the last max requests (older ones are
+         * complete, and the ones waited for are MPI_REQUEST_NULL). */
+        size_t live = 0 != reqs->max && reqs->n > reqs->max ? reqs->max : reqs->n;
+        rc = ompi_request_wait_all(live, *reqs->cache, MPI_STATUSES_IGNORE);
         reqs->n = 0;
     }
     return rc;

@@ -78,12 +78,34 @@ static inline void *bufpool_slot(const bufpool_slots_t *slots, int i)
 typedef struct bufpool_reqs {
     ompi_request_t ***cache; /* the module's request array (grows)  */
     size_t *cache_cap;
-    size_t n;
+    size_t n;   /* requests posted since the last bufpool_reqs_wait     */
+    size_t max; /* 0: every request stays posted until bufpool_reqs_wait;
+                   else at most max in flight: posting one more first
+                   waits for the oldest (the array is used as a ring)   */
     struct ompi_communicator_t *comm;
 } bufpool_reqs_t;
 
+/* An unbounded set in the module's request array. */
 void bufpool_reqs_init(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
                        struct ompi_communicator_t *comm);
+/* A second set, in the module's other array, for an algorithm that keeps
+ * two sets at once (the reduce-scatter stream's own sends). */
+void bufpool_reqs_init_aux(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
+                           struct ompi_communicator_t *comm);
+/* Keep at most max (the plan's max_requests; 0: no bound) in flight.
+ *
+ * Waiting for the oldest request cannot deadlock when every rank posts
+ * its requests in one global order of messages that both ends share (a
+ * step index: step k receives from rank - k and sends to rank + k; a
+ * root's posts to its children; the segments of one stream in order):
+ * the unfinished message earliest in that order has both ends posted,
+ * because each end waits only on requests no later than its own oldest.
+ * Algorithms whose waits do not follow one such order keep an unbounded
+ * set (see each algorithm). */
+static inline void bufpool_reqs_bound(bufpool_reqs_t *reqs, int max)
+{
+    reqs->max = max > 0 ? (size_t)max : 0;
+}
 int bufpool_reqs_send(bufpool_reqs_t *reqs, const void *buf, size_t count,
                       struct ompi_datatype_t *dtype, int peer, int tag);
 int bufpool_reqs_recv(bufpool_reqs_t *reqs, void *buf, size_t count, struct ompi_datatype_t *dtype,

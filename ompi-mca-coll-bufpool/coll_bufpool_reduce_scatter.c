@@ -109,6 +109,47 @@ int bufpool_rs_recv_blocks(const bufpool_rs_stream_t *s, void *rbuf, int me, int
     return rc;
 }
 
+/* The sends of my contribution to every other block, segment-major to
+ * match the receivers' order (rs_describe): step g is segment g / (p-1) of
+ * the block of the (1 + g % (p-1))-th rank to my right. */
+typedef struct rs_sender {
+    const bufpool_rs_stream_t *s;
+    bufpool_reqs_t *reqs;
+    rs_cursor_t start, c;
+    size_t per, steps, next;
+    ptrdiff_t extent;
+    int size;
+} rs_sender_t;
+
+/* Post the sends of steps next .. end - 1 (those of blocks too short to
+ * have segment j are skipped by both ends). */
+static int rs_send_upto(rs_sender_t *x, size_t end)
+{
+    const size_t others = (size_t)(x->size - 1);
+    end = end < x->steps ? end : x->steps;
+    for (; x->next < end; x->next++) {
+        const size_t j = x->next / others;
+        if (0 == x->next % others) {
+            x->c = x->start;
+        }
+        rs_cursor_next(x->s->blocks, &x->c);
+        if (j * x->per >= x->c.len) {
+            continue;
+        }
+        ptrdiff_t off = (ptrdiff_t)(x->c.disp + j * x->per) * x->extent;
+        int rc = bufpool_reqs_send(x->reqs, (const char *)x->s->src + off,
+                                   rs_seg_count(x->c.len, x->per, j), x->s->dtype, x->c.block,
+                                   x->s->tag);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+static int rs_reduce_stream(const bufpool_rs_stream_t *s, rs_ctx_t *ctx, const bufpool_segs_t *full,
+                            rs_sender_t *sender, struct ompi_communicator_t *comm);
+
 int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t *reqs,
                                     struct ompi_communicator_t *comm)
 {
@@ -116,18 +157,9 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
     const bufpool_blocks_t *blocks = s->blocks;
     rs_ctx_t ctx = {.rank = rank, .size = size, .dtype = s->dtype};
     bufpool_segs_t full;
-    bufpool_slots_t slots = {0}, win_slots, ring_slots;
-    bufpool_rwin_t win;
-    bufpool_sring_t ring;
-    const bool in_ring = NULL == s->acc;
-    /* With a place for the block that does not hold my contribution yet,
-     * the first contribution of each segment is received straight into it
-     * and my own folded in place (mine op in: commutative operations only,
-     * as everywhere in this stream).  That saves a slot's copy and the
-     * three-buffer reduction, and at 2 ranks every unit is direct: the
-     * stream needs no scratch at all. */
-    const bool direct_first = !in_ring && !s->acc_holds_mine;
-    int rc = OMPI_SUCCESS;
+    const bool bounded = s->max_requests > 0 && NULL != s->module;
+    bufpool_reqs_t own;
+    int rc;
 
     /* One segment length for every block, so that sender and receiver cut
      * each block alike (a block shorter than a segment is one segment, as
@@ -143,31 +175,66 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
     }
     ctx.per = full.seg_count;
     ctx.my_len = bufpool_blocks_len(blocks, rank);
-    const ptrdiff_t extent = full.extent;
-    ctx.extent = extent;
-    ctx.direct = direct_first ? s->acc : NULL;
+    ctx.extent = full.extent;
     const size_t max_nseg = (longest + ctx.per - 1) / ctx.per;
-    const char *src = s->src;
 
-    /* My contribution to every other block, segment-major to match the
-     * receivers' order (rs_describe). */
-    rs_cursor_t start = {
-        .block = rank, .disp = bufpool_blocks_disp(blocks, rank), .len = ctx.my_len};
-    for (size_t j = 0; j < max_nseg; j++) {
-        rs_cursor_t c = start;
-        for (int k = 1; k < size; k++) {
-            rs_cursor_next(blocks, &c);
-            if (j * ctx.per >= c.len) {
-                continue;
-            }
-            ptrdiff_t off = (ptrdiff_t)(c.disp + j * ctx.per) * extent;
-            rc = bufpool_reqs_send(reqs, src + off, rs_seg_count(c.len, ctx.per, j), s->dtype,
-                                   c.block, s->tag);
-            if (OMPI_SUCCESS != rc) {
-                return rc;
-            }
-        }
+    if (bounded) {
+        bufpool_reqs_init_aux(&own, s->module, comm);
+        bufpool_reqs_bound(&own, s->max_requests);
     }
+    rs_sender_t sender = {
+        .s = s,
+        .reqs = bounded ? &own : reqs,
+        .start = {.block = rank, .disp = bufpool_blocks_disp(blocks, rank), .len = ctx.my_len},
+        .per = ctx.per,
+        .steps = max_nseg * (size_t)(size - 1),
+        .next = 0,
+        .extent = full.extent,
+        .size = size,
+    };
+    /* Unbounded, every send is posted before anything is waited for. */
+    rc = rs_send_upto(&sender, bounded ? 0 : sender.steps);
+    if (OMPI_SUCCESS == rc) {
+        rc = rs_reduce_stream(s, &ctx, &full, bounded ? &sender : NULL, comm);
+    }
+    if (bounded) {
+        /* My sends of blocks longer than mine, then every send done. */
+        if (OMPI_SUCCESS == rc) {
+            rc = rs_send_upto(&sender, sender.steps);
+        }
+        int wait_rc = bufpool_reqs_wait(&own);
+        rc = OMPI_SUCCESS != rc ? rc : wait_rc;
+    }
+    return rc;
+}
+
+/* Reduce my block segment by segment as the contributions stream in; with
+ * a sender (bounded), post its sends up to the receive waited for plus the
+ * bound first. */
+static int rs_reduce_stream(const bufpool_rs_stream_t *s, rs_ctx_t *ctx_,
+                            const bufpool_segs_t *full_, rs_sender_t *sender,
+                            struct ompi_communicator_t *comm)
+{
+    rs_ctx_t ctx = *ctx_;
+    const bufpool_segs_t full = *full_;
+    const int size = ctx.size;
+    bufpool_slots_t slots = {0}, win_slots, ring_slots;
+    bufpool_rwin_t win;
+    bufpool_sring_t ring;
+    const bool in_ring = NULL == s->acc;
+    /* With a place for the block that does not hold my contribution yet,
+     * the first contribution of each segment is received straight into it
+     * and my own folded in place (mine op in: commutative operations only,
+     * as everywhere in this stream).  That saves a slot's copy and the
+     * three-buffer reduction, and at 2 ranks every unit is direct: the
+     * stream needs no scratch at all. */
+    const bool direct_first = !in_ring && !s->acc_holds_mine;
+    const ptrdiff_t extent = full.extent;
+    const char *src = s->src;
+    const rs_cursor_t start = {.disp = bufpool_blocks_disp(s->blocks, ctx.rank)};
+    int rc = OMPI_SUCCESS;
+
+    ctx.direct = direct_first ? s->acc : NULL;
 
     /* Reduce my block segment by segment as contributions stream in. */
     const size_t my_nseg = (ctx.my_len + ctx.per - 1) / ctx.per;
@@ -224,6 +291,12 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
         for (int k = 1; k < size; k++) {
             size_t unit = j * (size_t)(size - 1) + (size_t)(k - 1);
             void *in;
+            if (NULL != sender) {
+                rc = rs_send_upto(sender, unit + (size_t)s->max_requests);
+                if (OMPI_SUCCESS != rc) {
+                    goto abort;
+                }
+            }
             rc = bufpool_rwin_wait(&win, unit, &in);
             if (OMPI_SUCCESS != rc) {
                 goto abort;
@@ -260,6 +333,203 @@ out:
         }
     }
     bufpool_slots_put(&slots);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The ring. */
+
+/* Elements of chunk c (k elements per chunk) of a block of len. */
+static size_t chunk_len(size_t len, size_t k, size_t c)
+{
+    return len <= c * k ? 0 : (len - c * k < k ? len - c * k : k);
+}
+
+/* A ring step's transfers: segment j received from `from` into its place
+ * (straight into rdirect, laid out like the block, or slot j of rslots)
+ * and sent to `to` from its place (sdirect or slot j of sslots),
+ * interleaved segment by segment so that both neighbours post in the same
+ * order. */
+typedef struct ring_step {
+    const char *sdirect;
+    const bufpool_slots_t *sslots;
+    size_t scount;
+    char *rdirect;
+    const bufpool_slots_t *rslots;
+    size_t rcount;
+    size_t per; /* elements per segment */
+    ptrdiff_t extent;
+    int to, from, tag;
+} ring_step_t;
+
+static char *ring_seg(const char *direct, const bufpool_slots_t *slots, const ring_step_t *st,
+                      size_t j)
+{
+    return NULL != direct ? (char *)direct + (ptrdiff_t)(j * st->per) * st->extent
+                          : bufpool_slot(slots, (int)j);
+}
+
+static size_t ring_nseg(const ring_step_t *st, size_t count)
+{
+    return (count + st->per - 1) / st->per;
+}
+
+/* Post the step: receives into rreq[j] (NULL: into reqs as well), sends
+ * into reqs. */
+static int ring_post(const ring_step_t *st, struct ompi_datatype_t *dtype, bufpool_reqs_t *reqs,
+                     ompi_request_t **rreq)
+{
+    const size_t snseg = ring_nseg(st, st->scount), rnseg = ring_nseg(st, st->rcount);
+    int rc = OMPI_SUCCESS;
+    for (size_t j = 0; (j < snseg || j < rnseg) && OMPI_SUCCESS == rc; j++) {
+        if (j < rnseg) {
+            char *at = ring_seg(st->rdirect, st->rslots, st, j);
+            size_t n = rs_seg_count(st->rcount, st->per, j);
+            rc = NULL != rreq
+                     ? MCA_PML_CALL(irecv(at, n, dtype, st->from, st->tag, reqs->comm, &rreq[j]))
+                     : bufpool_reqs_recv(reqs, at, n, dtype, st->from, st->tag);
+        }
+        if (OMPI_SUCCESS == rc && j < snseg) {
+            rc = bufpool_reqs_send(reqs, ring_seg(st->sdirect, st->sslots, st, j),
+                                   rs_seg_count(st->scount, st->per, j), dtype, st->to, st->tag);
+        }
+    }
+    return rc;
+}
+
+static size_t blocks_longest(const bufpool_blocks_t *blocks)
+{
+    size_t longest = 0;
+    for (int b = 0; b < blocks->n; b++) {
+        size_t len = bufpool_blocks_len(blocks, b);
+        longest = len > longest ? len : longest;
+    }
+    return longest;
+}
+
+int bufpool_ring_reduce_scatter(const bufpool_rs_stream_t *s, struct ompi_communicator_t *comm)
+{
+    const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
+    const bufpool_blocks_t *blocks = s->blocks;
+    const size_t longest = blocks_longest(blocks);
+    bufpool_segs_t full;
+    bufpool_slots_t slots;
+    bufpool_reqs_t sends;
+    ompi_request_t *rreq[BUFPOOL_MAX_DEPTH];
+    int rc;
+
+    if (0 == longest) {
+        return OMPI_SUCCESS;
+    }
+    /* Two chunk buffers of csegs segments each within depth segments; a
+     * step keeps csegs receives and at most csegs sends in flight. */
+    int csegs = s->depth >= 2 ? s->depth / 2 : 1;
+    if (s->max_requests > 0 && 2 * csegs > s->max_requests) {
+        csegs = s->max_requests / 2 > 1 ? s->max_requests / 2 : 1;
+    }
+    bufpool_segs_init(&full, longest, s->dtype, s->depth >= 2 ? s->seg_bytes : s->seg_bytes / 2);
+    const size_t per = full.seg_count, k = per * (size_t)csegs;
+    const size_t rounds = (longest + k - 1) / k;
+    /* Not in place the last step lands straight in the block's place and
+     * my contribution is folded into it (mine op partial). */
+    const bool last_direct = !s->acc_holds_mine;
+    rc = bufpool_slots_get(&slots, 2 * csegs, full.seg_span, full.gap);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    const bufpool_slots_t part[2] = {bufpool_slots_view(&slots, 0, csegs),
+                                     bufpool_slots_view(&slots, csegs, csegs)};
+    bufpool_reqs_init_aux(&sends, s->module, comm);
+    bufpool_reqs_bound(&sends, s->max_requests > 0 ? s->max_requests - csegs : 0);
+    const char *src = s->src;
+
+    for (size_t c = 0; c < rounds && OMPI_SUCCESS == rc; c++) {
+        for (int t = 0; t < p - 1 && OMPI_SUCCESS == rc; t++) {
+            const int sb = (rank - t - 1 + 2 * p) % p, rb = (rank - t - 2 + 2 * p) % p;
+            const bool last = t == p - 2;
+            const ptrdiff_t chunk_off = (ptrdiff_t)(c * k) * full.extent;
+            const ring_step_t st = {
+                .sdirect = 0 == t ? src + (ptrdiff_t)bufpool_blocks_disp(blocks, sb) * full.extent +
+                                        chunk_off
+                                  : NULL,
+                .sslots = &part[t % 2],
+                .scount = chunk_len(bufpool_blocks_len(blocks, sb), k, c),
+                .rdirect = last && last_direct ? (char *)s->acc + chunk_off : NULL,
+                .rslots = &part[(t + 1) % 2],
+                .rcount = chunk_len(bufpool_blocks_len(blocks, rb), k, c),
+                .per = per,
+                .extent = full.extent,
+                .to = (rank + 1) % p,
+                .from = (rank - 1 + p) % p,
+                .tag = s->tag,
+            };
+            const size_t rnseg = ring_nseg(&st, st.rcount);
+            for (size_t j = 0; j < rnseg; j++) {
+                rreq[j] = MPI_REQUEST_NULL;
+            }
+            rc = ring_post(&st, s->dtype, &sends, rreq);
+            /* Fold my contribution to block rb in as each segment lands. */
+            const char *mine =
+                src + (ptrdiff_t)bufpool_blocks_disp(blocks, rb) * full.extent + chunk_off;
+            for (size_t j = 0; j < rnseg; j++) {
+                int wait_rc = ompi_request_wait(&rreq[j], MPI_STATUS_IGNORE);
+                rc = OMPI_SUCCESS != rc ? rc : wait_rc;
+                if (OMPI_SUCCESS != rc) {
+                    continue; /* complete the others */
+                }
+                const size_t n = rs_seg_count(st.rcount, per, j);
+                const ptrdiff_t off = (ptrdiff_t)(j * per) * full.extent;
+                char *in = ring_seg(st.rdirect, st.rslots, &st, j);
+                if (last && !last_direct) {
+                    /* In place: my block already holds my contribution. */
+                    bufpool_reduce(s->op, in, (char *)s->acc + chunk_off + off, n, s->dtype);
+                } else {
+                    bufpool_reduce(s->op, mine + off, in, n, s->dtype);
+                }
+            }
+            /* The chunk buffer sent from takes the next step's receives. */
+            int wait_rc = bufpool_reqs_wait(&sends);
+            rc = OMPI_SUCCESS != rc ? rc : wait_rc;
+        }
+    }
+    bufpool_slots_put(&slots);
+    return rc;
+}
+
+int bufpool_ring_allgather_blocks(const bufpool_rs_stream_t *s, void *buf, int tag,
+                                  struct ompi_communicator_t *comm)
+{
+    const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
+    const bufpool_blocks_t *blocks = s->blocks;
+    const size_t longest = blocks_longest(blocks);
+    bufpool_segs_t full;
+    bufpool_reqs_t reqs;
+    int rc = OMPI_SUCCESS;
+
+    if (0 == longest) {
+        return OMPI_SUCCESS;
+    }
+    bufpool_segs_init(&full, longest, s->dtype, s->seg_bytes);
+    bufpool_reqs_init_aux(&reqs, s->module, comm);
+    bufpool_reqs_bound(&reqs, s->max_requests);
+    for (int t = 0; t < p - 1 && OMPI_SUCCESS == rc; t++) {
+        const int sb = (rank - t + p) % p, rb = (rank - t - 1 + p) % p;
+        const ring_step_t st = {
+            .sdirect = (const char *)buf + (ptrdiff_t)bufpool_blocks_disp(blocks, sb) * full.extent,
+            .scount = bufpool_blocks_len(blocks, sb),
+            .rdirect = (char *)buf + (ptrdiff_t)bufpool_blocks_disp(blocks, rb) * full.extent,
+            .rcount = bufpool_blocks_len(blocks, rb),
+            .per = full.seg_count,
+            .extent = full.extent,
+            .to = (rank + 1) % p,
+            .from = (rank - 1 + p) % p,
+            .tag = tag,
+        };
+        rc = ring_post(&st, s->dtype, &reqs, NULL);
+        /* Block rb goes on at the next step. */
+        int wait_rc = bufpool_reqs_wait(&reqs);
+        rc = OMPI_SUCCESS != rc ? rc : wait_rc;
+    }
     return rc;
 }
 
@@ -306,10 +576,10 @@ static int move_to_start(char *buf, size_t from, size_t len, struct ompi_datatyp
     return rc;
 }
 
-static int reduce_scatter_pairwise(const void *sbuf, void *rbuf, const bufpool_blocks_t *blocks,
-                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op, int tag,
-                                   const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                                   mca_coll_bufpool_module_t *module)
+static int reduce_scatter_run(const void *sbuf, void *rbuf, const bufpool_blocks_t *blocks,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op, int tag,
+                              const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                              mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
@@ -331,8 +601,13 @@ static int reduce_scatter_pairwise(const void *sbuf, void *rbuf, const bufpool_b
         .depth = plan->depth,
         .segment_done = NULL,
         .ctx = NULL,
+        .max_requests = plan->max_requests,
+        .module = module,
     };
-    int rc = bufpool_pairwise_reduce_scatter(&stream, &reqs, comm);
+    /* ring is algorithm 2 of both reduce_scatter and reduce_scatter_block. */
+    int rc = BUFPOOL_REDUCE_SCATTER_RING == plan->alg
+                 ? bufpool_ring_reduce_scatter(&stream, comm)
+                 : bufpool_pairwise_reduce_scatter(&stream, &reqs, comm);
     /* Every send must be done before the caller's buffers (and, in place,
      * the input below my block) may change. */
     int wait_rc = bufpool_reqs_wait(&reqs);
@@ -367,8 +642,8 @@ int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts
         bufpool_reduction_call(total, dtype, op, MPI_IN_PLACE == sbuf, comm);
     BUFPOOL_ENTER(module, reduce_scatter, &call, &plan, sbuf, rbuf, rcounts, dtype, op, comm);
     const bufpool_blocks_t blocks = {.n = size, .counts = counts, .total = total};
-    return reduce_scatter_pairwise(sbuf, rbuf, &blocks, dtype, op, MCA_COLL_BASE_TAG_REDUCE_SCATTER,
-                                   &plan, comm, module);
+    return reduce_scatter_run(sbuf, rbuf, &blocks, dtype, op, MCA_COLL_BASE_TAG_REDUCE_SCATTER,
+                              &plan, comm, module);
 }
 
 int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_count_t rcount,
@@ -387,6 +662,6 @@ int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_
 
     BUFPOOL_ENTER(module, reduce_scatter_block, &call, &plan, sbuf, rbuf, rcount, dtype, op, comm);
     const bufpool_blocks_t blocks = {.n = size, .counts = NULL, .total = total};
-    return reduce_scatter_pairwise(sbuf, rbuf, &blocks, dtype, op,
-                                   MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, &plan, comm, module);
+    return reduce_scatter_run(sbuf, rbuf, &blocks, dtype, op,
+                              MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, &plan, comm, module);
 }

@@ -50,6 +50,15 @@ typedef struct bufpool_rs_stream {
     void *ctx;
     int result_peer; /* acc NULL: where the block goes, with result_tag */
     int result_tag;
+    /* 0: the sends of my contribution are all posted up front into the
+     * caller's reqs.  Else at most this many are in flight, in a set of the
+     * stream's own (module's second array), posted in step with the
+     * receives: the send of step g = j (p-1) + k - 1 (segment j to the
+     * k-th rank to my right) is posted before the receive of my unit
+     * g - max_requests + 1 is waited for, and receiver and sender share g,
+     * so waiting for the oldest send cannot deadlock (pipeline.h). */
+    int max_requests;
+    mca_coll_bufpool_module_t *module; /* with max_requests */
 } bufpool_rs_stream_t;
 
 /* The segments the stream cuts a block of len elements into, for the
@@ -66,6 +75,30 @@ int bufpool_rs_recv_blocks(const bufpool_rs_stream_t *stream, void *rbuf, int me
  * (also after an error) before it touches src or returns. */
 int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *stream, bufpool_reqs_t *reqs,
                                     struct ompi_communicator_t *comm);
+
+/* Ring reduce-scatter in rounds, for large communicators: p - 1 steps per
+ * round, each rank talking only to its neighbours, at most
+ * pipeline_depth / 2 segments each way per step.  Round c handles chunk c
+ * of every block (chunk: pipeline_depth / 2 segments, at least one): at
+ * step t rank r sends its partial of block r - t - 1 to r + 1 and receives
+ * the partial of block r - t - 2 from r - 1, folding its own contribution
+ * in as each segment lands.  Partials alternate between two chunk
+ * buffers (at most pipeline_depth segments of scratch; with depth 1 the
+ * segments are halved); the last step lands in the block's place (acc,
+ * which must not be NULL).  Commutative operations only.  Requests in
+ * flight: the step's receives and sends, at most max_requests (a step
+ * needs one of each, so the chunk shrinks to max_requests / 2 segments).
+ * Blocking waits are per step, and every rank runs the same steps in the
+ * same order: a rank waits only on its step's transfers with its two
+ * neighbours, which post theirs in the same step. */
+int bufpool_ring_reduce_scatter(const bufpool_rs_stream_t *stream,
+                                struct ompi_communicator_t *comm);
+
+/* Ring allgather of the blocks of buf (laid out like the input of the
+ * stream): p - 1 steps, block r - t passed to r + 1, segments of the
+ * stream's size, at most max_requests in flight; no scratch. */
+int bufpool_ring_allgather_blocks(const bufpool_rs_stream_t *stream, void *buf, int tag,
+                                  struct ompi_communicator_t *comm);
 
 END_C_DECLS
 

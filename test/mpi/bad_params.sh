@@ -40,6 +40,9 @@ coll_bufpool_segment_size 1K       coll_bufpool_segment_size: invalid value "1K"
 coll_bufpool_segment_size 2Q       coll_bufpool_segment_size: invalid value "2Q".*suffix
 coll_bufpool_pipeline_depth 0      coll_bufpool_pipeline_depth: invalid value "0".*1 to 64
 coll_bufpool_pipeline_depth many   coll_bufpool_pipeline_depth: invalid value "many"
+coll_bufpool_max_requests 1        coll_bufpool_max_requests: invalid value "1".*0 or an integer from 2 to 65536
+coll_bufpool_max_requests 70000    coll_bufpool_max_requests: invalid value "70000".*0 to 65536
+coll_bufpool_max_requests some     coll_bufpool_max_requests: invalid value "some"
 coll_bufpool_min_size     -1       coll_bufpool_min_size: invalid value "-1"
 coll_bufpool_small_size   1G       coll_bufpool_small_size: invalid value "1G"
 coll_bufpool_verbose      lots     coll_bufpool_verbose: invalid value "lots"

@@ -6,16 +6,18 @@
 # (4K) so that the case counts of the suite cross many segment boundaries and
 # every pipeline runs several segments deep.  Process counts 2, 3, 4 and 5
 # cover powers of two and the rest (BUFPOOL_TEST_NPS overrides).  The
-# 64 MiB scratch-bound check runs once per process count with allreduce.
+# 64 MiB scratch-bound check runs once per process count with allreduce
+# rsag and ring.  coll_bufpool_max_requests 2 (the smallest bound) runs
+# once per process count for every algorithm that honours it.
 set -u
 . "$top_srcdir/test/mpi/collcheck-sweep.sh"
 
 # collective:program:algorithms
 matrix='
-allreduce:test_coll_reduce_family:recursive_doubling rsag
+allreduce:test_coll_reduce_family:recursive_doubling rsag ring
 reduce:test_coll_reduce_family:chain binary rsg
-reduce_scatter:test_coll_reduce_family:pairwise
-reduce_scatter_block:test_coll_reduce_family:pairwise
+reduce_scatter:test_coll_reduce_family:pairwise ring
+reduce_scatter_block:test_coll_reduce_family:pairwise ring
 scan:test_coll_reduce_family:chain recursive_doubling
 exscan:test_coll_reduce_family:chain recursive_doubling
 bcast:test_coll_move_family:binomial chain scatter_allgather linear
@@ -51,6 +53,25 @@ for np in $nps; do
     # Bounded scratch: pipeline_depth x segment_size = 4 x 128K.
     run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm rsag" \
         --expect-bufpool --colls=allreduce --smoke --expect-scratch-bound=524288
+    # The ring at depth 1 (halved segments, one-segment chunks) within the
+    # same bound, and every bounded algorithm at the smallest bound (2
+    # requests in flight) with many segments per message.
+    run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm ring" \
+        --expect-bufpool --colls=allreduce --smoke --expect-scratch-bound=524288
+    run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm ring \
+--mca coll_bufpool_reduce_scatter_algorithm ring --mca coll_bufpool_reduce_scatter_block_algorithm ring \
+--mca coll_bufpool_pipeline_depth 1 --mca coll_bufpool_segment_size 4K --mca coll_bufpool_max_requests 2" \
+        --expect-bufpool --colls=allreduce,reduce_scatter,reduce_scatter_block --smoke
+    run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm rsag \
+--mca coll_bufpool_reduce_scatter_algorithm pairwise --mca coll_bufpool_reduce_scatter_block_algorithm pairwise \
+--mca coll_bufpool_segment_size 4K --mca coll_bufpool_max_requests 2" \
+        --expect-bufpool --colls=allreduce,reduce_scatter,reduce_scatter_block --smoke
+    for bounded in bcast:linear bcast:chain allgather:direct alltoall:linear gather:linear \
+        gather:binomial scatter:linear scatter:binomial; do
+        run "$np" test_coll_move_family "--mca coll_bufpool_${bounded%%:*}_algorithm ${bounded#*:} \
+--mca coll_bufpool_segment_size 4K --mca coll_bufpool_max_requests 2" \
+            --expect-bufpool --colls="${bounded%%:*}" --smoke
+    done
     if [ "$np" = 2 ]; then
         # At 2 ranks out of place the pairwise stream's segments are 8 x
         # segment_size (32K here, no scratch): counts around 64K bytes give

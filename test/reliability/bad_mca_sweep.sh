@@ -60,7 +60,8 @@ kind_of() {
         mpool_regpar_reg_threshold | coll_bufpool_min_size | coll_bufpool_small_size)
             echo size_or_zero ;;
         mpool_regpar_priority | coll_bufpool_priority) echo any_integer ;;
-        mpool_regpar_verbose | coll_bufpool_verbose | mpool_regpar_reg_threads)
+        mpool_regpar_verbose | coll_bufpool_verbose | mpool_regpar_reg_threads | \
+            coll_bufpool_max_requests)
             echo integer_from_zero ;;
         coll_bufpool_pipeline_depth) echo integer_from_one ;;
         mpool_regpar_bucket_factor) echo factor ;;

@@ -8,6 +8,8 @@
  */
 #include "coll_bufpool_decide.h"
 
+#include <string.h>
+
 #include "unit.h"
 
 #define K ((size_t)1 << 10)
@@ -178,8 +180,65 @@ static void test_scans(void)
                       BUFPOOL_EXSCAN_RECURSIVE_DOUBLING);
 }
 
+/* coll_bufpool_max_requests: the plan carries it, forced rings are served
+ * (commutative operations only), and rsag gives way to the ring once its
+ * allgather half alone would reach the bound. */
+static void test_bounded(void)
+{
+    bufpool_tuning_t t = dflt;
+    t.max_requests = 64;
+    bufpool_plan_t plan;
+    /* 16 MiB at 4 ranks: blocks of 4 MiB, 32 segments of 128K, 2 x 3 x 32. */
+    bufpool_call_t call = {
+        .comm_size = 4, .count = 4 * M, .bytes = 16 * M, .span = 16 * M, .commute = true};
+    UNIT_CHECK_EQ_U64(bufpool_rsag_requests(&call, 128 * K), 192);
+    bufpool_decide_allreduce(&call, &t, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RING);
+    UNIT_CHECK_EQ_U64(plan.max_requests, 64);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
+    UNIT_CHECK(NULL != strstr(plan.why, "max_requests"));
+    /* Forced rsag too. */
+    bufpool_decide_allreduce(&call, &t, BUFPOOL_ALLREDUCE_RSAG, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RING);
+    /* Unbounded, rsag stays. */
+    t.max_requests = 0;
+    bufpool_decide_allreduce(&call, &t, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RSAG);
+    t.max_requests = 64;
+    /* 2 ranks, 16 MiB: 1 MiB segments (no scratch), 2 x 1 x 8 = 16 < 64:
+     * the 1-host 2-rank choice is unchanged. */
+    call.comm_size = 2;
+    bufpool_decide_allreduce(&call, &t, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 1 * M);
+    /* 64 MiB at 2 ranks: 2 x 32 = 64 reaches the bound. */
+    call.count = 16 * M;
+    call.bytes = call.span = 64 * M;
+    bufpool_decide_allreduce(&call, &t, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RING);
+    /* Forced ring: commutative operations only. */
+    call.commute = false;
+    bufpool_decide_allreduce(&call, &t, BUFPOOL_ALLREDUCE_RING, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALG_PREVIOUS);
+    bufpool_decide_reduce_scatter(&call, &t, BUFPOOL_REDUCE_SCATTER_RING, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALG_PREVIOUS);
+    call.commute = true;
+    call.comm_size = 5;
+    bufpool_decide_allreduce(&call, &t, BUFPOOL_ALLREDUCE_RING, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RING);
+    bufpool_decide_reduce_scatter(&call, &t, BUFPOOL_REDUCE_SCATTER_RING, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_REDUCE_SCATTER_RING);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K); /* the ring keeps segment_size */
+    bufpool_decide_reduce_scatter_block(&call, &t, BUFPOOL_REDUCE_SCATTER_BLOCK_RING, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_REDUCE_SCATTER_BLOCK_RING);
+    /* On one host auto keeps pairwise for reduce_scatter. */
+    bufpool_decide_reduce_scatter(&call, &t, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_REDUCE_SCATTER_PAIRWISE);
+}
+
 int main(void)
 {
+    test_bounded();
     test_plan_geometry();
     test_allreduce();
     test_reduce();

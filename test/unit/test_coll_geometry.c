@@ -137,6 +137,16 @@ static void test_bmtree(void)
     UNIT_CHECK_EQ_U64(bufpool_bmtree_size(4, 6), 2);
     UNIT_CHECK_EQ_U64(bufpool_bmtree_size(2, 6), 2);
     UNIT_CHECK_EQ_U64(bufpool_bmtree_size(5, 6), 1);
+    /* Children in increasing vrank order, tiling the subtree. */
+    int kids[BUFPOOL_BMTREE_MAX_KIDS];
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_kids(0, 6, kids), 3);
+    UNIT_CHECK_EQ_U64(kids[0], 1);
+    UNIT_CHECK_EQ_U64(kids[1], 2);
+    UNIT_CHECK_EQ_U64(kids[2], 4);
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_kids(4, 6, kids), 1);
+    UNIT_CHECK_EQ_U64(kids[0], 5);
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_kids(5, 6, kids), 0);
+    UNIT_CHECK_EQ_U64(bufpool_bmtree_kids(0, 1, kids), 0);
     UNIT_CHECK_EQ_U64(bufpool_bmtree_parent(5), 4);
     UNIT_CHECK_EQ_U64(bufpool_bmtree_parent(6), 4);
     UNIT_CHECK_EQ_U64(bufpool_bmtree_parent(3), 2);

@@ -191,6 +191,7 @@ static void test_enum_order(void)
     } map[] = {
         {BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING, "recursive_doubling"},
         {BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RSAG, "rsag"},
+        {BUFPOOL_MODEL_ALLREDUCE, BUFPOOL_ALLREDUCE_RING, "ring"},
         {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_CHAIN, "chain"},
         {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_BINARY, "binary"},
         {BUFPOOL_MODEL_REDUCE, BUFPOOL_REDUCE_RSG, "rsg"},
@@ -202,14 +203,35 @@ static void test_enum_order(void)
         {BUFPOOL_MODEL_ALLGATHER, BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING, "recursive_doubling"},
         {BUFPOOL_MODEL_ALLGATHER, BUFPOOL_ALLGATHER_DIRECT, "direct"},
         {BUFPOOL_MODEL_REDUCE_SCATTER, BUFPOOL_REDUCE_SCATTER_PAIRWISE, "pairwise"},
+        {BUFPOOL_MODEL_REDUCE_SCATTER, BUFPOOL_REDUCE_SCATTER_RING, "ring"},
         {BUFPOOL_MODEL_ALLTOALL, BUFPOOL_ALLTOALL_PAIRWISE, "pairwise"},
         {BUFPOOL_MODEL_ALLTOALL, BUFPOOL_ALLTOALL_LINEAR, "linear"},
+        {BUFPOOL_MODEL_GATHER, BUFPOOL_GATHER_BINOMIAL, "binomial"},
+        {BUFPOOL_MODEL_GATHER, BUFPOOL_GATHER_LINEAR, "linear"},
+        {BUFPOOL_MODEL_SCATTER, BUFPOOL_SCATTER_BINOMIAL, "binomial"},
+        {BUFPOOL_MODEL_SCATTER, BUFPOOL_SCATTER_LINEAR, "linear"},
+        {BUFPOOL_MODEL_SCAN, BUFPOOL_SCAN_CHAIN, "chain"},
+        {BUFPOOL_MODEL_SCAN, BUFPOOL_SCAN_RECURSIVE_DOUBLING, "recursive_doubling"},
+        {BUFPOOL_MODEL_SCAN, BUFPOOL_EXSCAN_CHAIN, "chain"},
+        {BUFPOOL_MODEL_SCAN, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING, "recursive_doubling"},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(*map); i++) {
         const struct bufpool_model_alg *a = bufpool_model_algs(map[i].coll);
         UNIT_CHECK(0 == strcmp(a[map[i].alg - 1].name, map[i].name));
         UNIT_CHECK(a[map[i].alg - 1].bufpool);
     }
+}
+
+/* Auto across hosts follows the model's auto pick, and says so. */
+static void check_modeled(enum bufpool_model_coll coll, bufpool_decide_fn decide,
+                          const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                          const struct bufpool_model_topo *topo)
+{
+    bufpool_plan_t plan;
+    int want = bufpool_model_auto(coll, tuning->links, topo, call->bytes, NULL) + 1;
+    decide(call, tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(plan.alg == want);
+    UNIT_CHECK(NULL != strstr(plan.why, "model"));
 }
 
 static void test_decisions(void)
@@ -243,6 +265,59 @@ static void test_decisions(void)
     call.commute = true;
     bufpool_decide_bcast(&call, &tuning, BUFPOOL_BCAST_CHAIN, &plan);
     UNIT_CHECK(BUFPOOL_BCAST_CHAIN == plan.alg);
+    /* reduce_scatter across hosts: the model's pick between pairwise and
+     * the ring; at 16 ranks on 8 hosts over TCP the ring (one flow per
+     * host link per step) beats pairwise (up to ppn flows) for 64 MiB. */
+    call.bytes = (size_t)64 << 20;
+    call.count = call.bytes / 4;
+    call.span = call.bytes;
+    want = bufpool_model_best(BUFPOOL_MODEL_REDUCE_SCATTER, &l, &topo, call.bytes, 1, NULL) + 1;
+    UNIT_CHECK(BUFPOOL_REDUCE_SCATTER_RING == want);
+    bufpool_decide_reduce_scatter(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(plan.alg == want);
+    UNIT_CHECK(NULL != strstr(plan.why, "model"));
+    /* Below 8 ranks the rings stay out of auto even where the model
+     * prefers them (4 ranks on 2 hosts, 4 MiB: the model's best is ring). */
+    struct bufpool_model_topo four = {4, 2, 128 * 1024};
+    UNIT_CHECK(BUFPOOL_REDUCE_SCATTER_RING ==
+               bufpool_model_best(BUFPOOL_MODEL_REDUCE_SCATTER, &l, &four, 4 << 20, 1, NULL) + 1);
+    call.comm_size = 4;
+    call.hosts = 2;
+    call.bytes = call.span = 4 << 20;
+    call.count = call.bytes / 4;
+    bufpool_decide_reduce_scatter(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_REDUCE_SCATTER_PAIRWISE == plan.alg);
+    bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_ALLREDUCE_RING != plan.alg);
+    /* gather, scatter and scan across hosts: the model's pick, with its
+     * reason; on one host the measured rules (a large gather on fewer than
+     * 4 ranks goes to the previous module there, not across hosts). */
+    call.comm_size = 2;
+    call.hosts = 2;
+    call.bytes = (size_t)1 << 20;
+    call.count = call.bytes / 4;
+    call.span = call.bytes;
+    struct bufpool_model_topo two = {2, 2, 128 * 1024};
+    check_modeled(BUFPOOL_MODEL_GATHER, bufpool_decide_gather, &call, &tuning, &two);
+    check_modeled(BUFPOOL_MODEL_SCATTER, bufpool_decide_scatter, &call, &tuning, &two);
+    call.hosts = 1;
+    bufpool_decide_gather(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_ALG_PREVIOUS == plan.alg);
+    /* Scan: the model's recursive doubling only within 2 x span <= bound
+     * (here 1 MiB > 512 KiB: the chain whatever the model says). */
+    call.hosts = 2;
+    bufpool_decide_scan(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_SCAN_CHAIN == plan.alg);
+    UNIT_CHECK(NULL != strstr(plan.why, "model"));
+    call.bytes = call.span = 64 * 1024;
+    call.count = call.bytes / 4;
+    check_modeled(BUFPOOL_MODEL_SCAN, bufpool_decide_scan, &call, &tuning, &two);
+    call.hosts = 1;
+    bufpool_decide_scan(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_SCAN_CHAIN == plan.alg);
+    UNIT_CHECK(NULL == strstr(plan.why, "model"));
+    call.hosts = 8;
+    call.comm_size = 16;
     /* No table: the measured rules. */
     tuning.links = NULL;
     bufpool_decide_bcast(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
