@@ -30,8 +30,12 @@ map=${BUFPOOL_MH_MAP:-slot}
 np=
 prev=
 yield=1
+# The first -np/-n/--np with a number: the program's own arguments come
+# later and may have a -n of their own (coll_latency -n NAME).
 for a in "$@"; do
-    [ "$prev" = -np ] || [ "$prev" = -n ] || [ "$prev" = --np ] && np=$a
+    if [ -z "$np" ] && { [ "$prev" = -np ] || [ "$prev" = -n ] || [ "$prev" = --np ]; }; then
+        case $a in '' | *[!0-9]*) ;; *) np=$a ;; esac
+    fi
     case $a in *mpi_yield_when_idle*) yield=0 ;; esac
     prev=$a
 done
