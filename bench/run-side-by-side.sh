@@ -29,7 +29,9 @@ Usage: $0 [options]
   --osu DIR            also run the OSU micro-benchmarks found under DIR (osu_allreduce, ...)
                        with the same configurations, job mode
   --build-dir DIR      build tree to use or create (default: \$BUFPOOL_BUILD_DIR, or the current
-                       directory if it is a configured build tree, or $srcdir/build)
+                       directory if it is a configured build tree, or $srcdir/build); its
+                       mpirun and Open MPI component directory are used, so a tree configured
+                       --with-ompi=/opt/ompi5 runs against Open MPI 5
   --no-build           use the build tree as it is
   --out DIR            results directory (default: ./results/side-by-side-<date>)
   --stat avg|p50       latency shown and compared: OSU's mean (avg, default) or each rank's

@@ -47,18 +47,15 @@
 #endif
 
 /*
- * coll_bufpool_priority's default.  4.1: 40, above tuned (30); han defaults
- * to 0 there.  5.0 and 6.0: 33, still above tuned but below han (35), which
- * takes only communicators that span several hosts (it disqualifies itself
- * on single-host ones, which stay bufpool's) and builds its node-local and
- * inter-node sub-communicators with tuned/sm/libnbc preferred; see
- * docs/benchmarks.md, "Open MPI 5: bufpool and han", for the measurement.
+ * coll_bufpool_priority's default: 40 on every series, above tuned (30)
+ * and, on 5.0 and 6.0, above han (35).  Measured on 5.0.10 (2 emulated
+ * hosts x 2 ranks, docs/benchmarks.md, "Open MPI 5: bufpool and han"):
+ * above han bufpool was faster than below it at 11 of 12 points, and below
+ * han it ends up serving only han's inter-node blocking bcast (the
+ * sub-communicators prefer tuned/sm/libnbc/adapt), which made bcast 2-4x
+ * slower than stock.  4.1's han defaults to priority 0.
  */
-#if BUFPOOL_OMPI_SERIES == 41
 #define BUFPOOL_COLL_DEFAULT_PRIORITY "40"
-#else
-#define BUFPOOL_COLL_DEFAULT_PRIORITY "33"
-#endif
 
 /* Exported component symbol: 5.0 dropped OMPI_MODULE_DECLSPEC. */
 #if defined(OMPI_MODULE_DECLSPEC)

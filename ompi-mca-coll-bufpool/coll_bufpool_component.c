@@ -161,9 +161,10 @@ static int bufpool_register(void)
      * created afterwards, which lets one job compare bufpool with the
      * default selection communicator by communicator. */
     register_var("priority",
-                 "Priority of coll bufpool (an integer). The default, 40 on Open MPI 4.1 and 33 "
-                 "on 5.0 and 6.0 (below han, 35, which then keeps multi-host communicators), is "
-                 "above tuned (30), so loading the component is enough to use it; a value below "
+                 "Priority of coll bufpool (an integer). The default, 40, is above tuned (30) "
+                 "and, on Open MPI 5.0 and 6.0, above han (35), so loading the component is "
+                 "enough to use it; 31 to 34 leave communicators spanning several hosts to han "
+                 "on 5.0 and 6.0, a value below "
                  "30 lets tuned win "
                  "every function tuned provides, a negative value disables bufpool. Applies to "
                  "communicators "

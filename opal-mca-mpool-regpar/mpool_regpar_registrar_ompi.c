@@ -11,10 +11,16 @@
  *     ompi_mtl as below; pml/ucx's module starts with mca_pml_base_module_t
  *     followed by ucp_context; mtl/ofi's module starts with
  *     mca_mtl_base_module_t followed by fabric and domain.
- *   - 5.0.x keeps those names and layouts (mca_pml_ucx_module_t still has
- *     ucp_context right after super); from 5.0.10 opal_common_ofi.domain is
- *     public and shared by the MTL and btl/ofi, which would replace the
- *     mtl/ofi layout assumption below.
+ *   - 5.0.10 (checked against its sources and run here) keeps those names
+ *     and layouts (mca_pml_ucx_module_t still has ucp_context right after
+ *     super; mca_mtl_ofi_module_t still starts base, fabric, domain) and
+ *     exports them, but builds components into libmpi: ompi_pml_ucx is
+ *     then found in the global scope, not in a mca_pml_ucx.so.
+ *     opal_common_ofi.domain (5.0.10's common/ofi) is not a substitute for
+ *     the MTL's own domain: opal_common_ofi_fi_domain overwrites it with
+ *     every domain it creates, so with btl/ofi also open it may hold the
+ *     BTL's.  The MTL's fields are checked to be a fabric and a domain
+ *     (fid.fclass) before use instead.
  */
 #include "opal_config.h"
 
@@ -297,25 +303,36 @@ int mca_mpool_regpar_ompi_ucx_open(const regpar_registrar_t **ops, void **arg, c
     char path[4096] = "";
     (void)dl_iterate_phdr(find_pml_ucx, path);
     void *dl = '\0' != path[0] ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
-    if (NULL == dl) {
-        snprintf(why, whylen, "pml ucx is selected but mca_pml_ucx.so is not found loaded");
-        return -1;
-    }
-    const pml_ucx_head_t *pml = dlsym(dl, "ompi_pml_ucx");
+    /* 4.1 (Debian) loads pml/ucx as mca_pml_ucx.so, whose handle also
+     * searches its dependencies (libucp).  Open MPI 5 builds components
+     * into libmpi by default, which links libucp: there the PML's module
+     * and ucp_mem_map are in the global scope. */
+    void *scope = NULL != dl ? dl : RTLD_DEFAULT;
+    const pml_ucx_head_t *pml = dlsym(scope, "ompi_pml_ucx");
     ucx_registrar_t *r = calloc(1, sizeof(*r));
     if (NULL == r) {
-        dlclose(dl);
+        if (NULL != dl) {
+            dlclose(dl);
+        }
         snprintf(why, whylen, "out of memory");
         return -1;
     }
-    /* dlsym on the PML's handle also searches its dependencies (libucp). */
     r->map = (ucs_status_t(*)(ucp_context_h, const ucp_mem_map_params_t *, ucp_mem_h *))dlsym(
-        dl, "ucp_mem_map");
-    r->unmap = (ucs_status_t(*)(ucp_context_h, ucp_mem_h))dlsym(dl, "ucp_mem_unmap");
+        scope, "ucp_mem_map");
+    r->unmap = (ucs_status_t(*)(ucp_context_h, ucp_mem_h))dlsym(scope, "ucp_mem_unmap");
     r->context = NULL != pml ? pml->ucp_context : NULL;
     /* The PML stays loaded until after our finalize hook: dropping our
      * reference now keeps the count balanced. */
-    dlclose(dl);
+    if (NULL != dl) {
+        dlclose(dl);
+    }
+    if (NULL == pml) {
+        free(r);
+        snprintf(why, whylen,
+                 "pml ucx is selected but its module (ompi_pml_ucx) was found neither in a "
+                 "loaded mca_pml_ucx.so nor in libmpi");
+        return -1;
+    }
     if (NULL == r->context || NULL == r->map || NULL == r->unmap) {
         free(r);
         snprintf(why, whylen, "pml ucx is selected but its context or ucp_mem_map was not found");
@@ -426,10 +443,19 @@ int mca_mpool_regpar_ompi_mtl_open(bool force, const regpar_registrar_t **ops, v
         return 1;
     }
     const mtl_ofi_head_t *ofi = (const mtl_ofi_head_t *)*module;
+    /* The layout is an assumption (4.1.x and 5.0.10 alike): check that the
+     * two words after the base module are libfabric objects of the right
+     * classes before registering anything in what they point to. */
+    if (NULL == ofi->fabric || NULL == ofi->domain || FI_CLASS_FABRIC != ofi->fabric->fid.fclass ||
+        FI_CLASS_DOMAIN != ofi->domain->fid.fclass) {
+        snprintf(why, whylen,
+                 "mtl ofi's module does not hold an open fabric and domain where this build "
+                 "expects them (an Open MPI whose mtl/ofi layout differs?)");
+        return -1;
+    }
     mtl_registrar_t *r = calloc(1, sizeof(*r));
-    if (NULL == r || NULL == ofi->domain) {
-        free(r);
-        snprintf(why, whylen, "mtl ofi has no domain open");
+    if (NULL == r) {
+        snprintf(why, whylen, "out of memory");
         return -1;
     }
     r->domain = ofi->domain;

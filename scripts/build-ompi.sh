@@ -20,21 +20,27 @@ jobs=${BUFPOOL_OMPI_JOBS:-2}
 # The flags verified to build here (issue 13); internal PMIx because Debian
 # 12's PMIx is too old for PRRTE; the ompio/monitoring families are left out
 # to keep the build inside CI's time budget, they do not touch bufpool.
-common="--with-devel-headers --disable-mpi-fortran --disable-oshmem --disable-io-romio \
---with-libevent=external --with-hwloc=external --with-pmix=internal \
---without-ucx --disable-dependency-tracking \
+# 5.0 is built with UCX (Debian's libucx-dev 1.13) and libfabric
+# (libfabric-dev 1.17) so that the pml/ucx, btl/ofi and mtl/ofi registrars
+# can be exercised; asking for them explicitly makes configure fail loudly
+# instead of silently building without them when the -dev package is missing.
+# 6.0 serves header compile checks only and stays without them (its flag
+# string is unchanged, so its stamp still matches configured trees).
+base="--with-devel-headers --disable-mpi-fortran --disable-oshmem --disable-io-romio \
+--with-libevent=external --with-hwloc=external --with-pmix=internal"
+nobuild="--disable-dependency-tracking \
 --enable-mca-no-build=io-ompio,common-ompio,fcoll,fbtl,fs,sharedfp,topo-treematch,vprotocol,pml-monitoring,coll-monitoring,osc-monitoring,common-monitoring,btl-usnic"
 
 case $series in
 5.0)
     tarball=$vendor/openmpi-5.0.10-src.tar.xz
     dest=${2:-/opt/ompi5}
-    flags="--prefix=$dest $common --with-prrte=internal --without-ofi ${BUFPOOL_OMPI_EXTRA_FLAGS:-}"
+    flags="--prefix=$dest $base $nobuild --with-prrte=internal --with-ucx --with-ofi ${BUFPOOL_OMPI_EXTRA_FLAGS:-}"
     ;;
 6.0)
     tarball=$vendor/openmpi-6.0.x-src.tar.xz
     dest=${2:-/opt/ompi6-build}
-    flags="--prefix=$dest/install $common --without-prrte --without-ofi ${BUFPOOL_OMPI_EXTRA_FLAGS:-}"
+    flags="--prefix=$dest/install $base --without-ucx $nobuild --without-prrte --without-ofi ${BUFPOOL_OMPI_EXTRA_FLAGS:-}"
     ;;
 *)
     echo "build-ompi.sh: unknown series '$series' (use 5.0 or 6.0)" >&2
@@ -81,7 +87,12 @@ if [ "$series" = 5.0 ]; then
         tail -60 "$work/make.log" >&2
         exit 1
     }
-    make install >"$work/install.log" 2>&1 || {
+    # Install into a staging folder beside PREFIX and swap it in at the end:
+    # a rebuild with new flags must not leave an earlier installation's files
+    # behind, and jobs that use PREFIX meanwhile keep a complete installation.
+    stage=$dest.stage
+    rm -rf "$stage"
+    make install DESTDIR="$stage" >"$work/install.log" 2>&1 || {
         tail -40 "$work/install.log" >&2
         exit 1
     }
@@ -89,9 +100,14 @@ if [ "$series" = 5.0 ]; then
     # opal/mca/threads/pthreads/*.h, but not those headers: copy them so the
     # installed devel headers are complete (configure also accepts
     # --with-ompi-source=DIR for installations that lack them).
-    inc=$dest/include/openmpi
+    inc=$stage$dest/include/openmpi
     mkdir -p "$inc/opal/mca/threads/pthreads"
     cp opal/mca/threads/pthreads/*.h "$inc/opal/mca/threads/pthreads/"
+    echo "$want" >"$stage$dest/.bufpool-build-stamp"
+    rm -rf "$dest.old"
+    if [ -e "$dest" ]; then mv "$dest" "$dest.old"; fi
+    mv "$stage$dest" "$dest"
+    rm -rf "$dest.old" "$stage"
 else
     # mpi.h includes mpi_portable_platform.h, which make creates.
     make -C ompi/include mpi_portable_platform.h >/dev/null

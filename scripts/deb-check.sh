@@ -42,6 +42,13 @@ deb=$(ls "$out"/ompi-bufpool_*.deb)
 echo "deb-check: built $(basename "$deb") in $(($(date +%s) - start)) s; contents:"
 dpkg-deb -c "$deb" | grep 'mca_' | awk '{print "  " $6}'
 
+# component_counts FILE: "COLL MPOOL", the version lines of coll/bufpool and
+# mpool/regpar in an `ompi_info --parsable` listing.
+component_counts() {
+    printf '%s %s' "$(grep -c '^mca:coll:bufpool:version:' "$1")" \
+        "$(grep -c '^mca:mpool:regpar:version:' "$1")"
+}
+
 purge() { apt-get purge -y -qq ompi-bufpool >/dev/null 2>&1 || dpkg --purge ompi-bufpool >/dev/null 2>&1 || true; }
 trap purge EXIT INT TERM
 
@@ -55,7 +62,11 @@ apt-get install -y -qq "$deb" >"$out/install.log" 2>&1 || {
 status=0
 mpirun -np 2 "$prog" --smoke --comms=world --colls=allreduce \
     --expect-bufpool >"$out/proof.log" 2>&1 || status=$?
-ompi_info --parsable | grep -c 'mca:coll:bufpool' >"$out/ompi_info.count" || true
+# ompi_info, with no setting either, must list each component exactly once
+# (three version lines each: mca, api, component); two copies would mean a
+# stale installation beside the package, none that Open MPI does not see it.
+ompi_info --parsable >"$out/ompi_info.txt" 2>&1 || true
+installed_counts=$(component_counts "$out/ompi_info.txt")
 purge
 trap - EXIT INT TERM
 echo "deb-check: package installed for $(($(date +%s) - window)) s"
@@ -65,12 +76,25 @@ if [ $status -ne 0 ]; then
     exit 1
 fi
 grep -i 'bufpool' "$out/proof.log" | head -n 5
+echo "deb-check: ompi_info with the package: coll/bufpool, mpool/regpar version lines: $installed_counts"
+if [ "$installed_counts" != "3 3" ]; then
+    grep -E '^mca:(coll:bufpool|mpool:regpar):version:' "$out/ompi_info.txt" >&2
+    echo "deb-check: FAILED: with the package installed ompi_info should list coll/bufpool and mpool/regpar once each (3 version lines each), saw $installed_counts" >&2
+    exit 1
+fi
 if dpkg-query -W ompi-bufpool >/dev/null 2>&1 && \
     dpkg-query -W -f='${Status}' ompi-bufpool | grep -q installed; then
     echo "deb-check: FAILED: the package is still installed after purge" >&2
     exit 1
 fi
-# Stock behaviour again: without the package the same proof must fail.
+# Stock behaviour again: ompi_info no longer lists either component, and
+# without the package the same proof must fail.
+ompi_info --parsable >"$out/ompi_info-after-purge.txt" 2>&1 || true
+purged_counts=$(component_counts "$out/ompi_info-after-purge.txt")
+if [ "$purged_counts" != "0 0" ]; then
+    echo "deb-check: FAILED: after purge ompi_info still lists the components ($purged_counts version lines)" >&2
+    exit 1
+fi
 if mpirun -np 2 "$prog" --smoke --comms=world --colls=allreduce --expect-bufpool \
     >"$out/after-purge.log" 2>&1; then
     echo "deb-check: FAILED: after purge a job still used bufpool" >&2

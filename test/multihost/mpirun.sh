@@ -13,6 +13,11 @@
 #                         node (ranks alternate over hosts, so that split
 #                         communicators interleave hosts)
 #   BUFPOOL_MH_MPIRUN     the real mpirun (default: mpirun on PATH)
+#   BUFPOOL_MH_SERIES     its Open MPI major version (default: from
+#                         `mpirun --version`): 4 launches through ORTE
+#                         (--mca plm_rsh_agent, btl vader), 5 and later
+#                         through PRRTE (--prtemca plm_ssh_agent and
+#                         oob_tcp_if_include, btl sm)
 #   BUFPOOL_CLUSTER_PREFIX, BUFPOOL_CLUSTER_NET as for cluster.sh
 # The cluster must be up with at least as many hosts as the placement names.
 set -u
@@ -25,8 +30,12 @@ map=${BUFPOOL_MH_MAP:-slot}
 np=
 prev=
 yield=1
+# The first -np/-n/--np with a number: the program's own arguments come
+# later and may have a -n of their own (coll_latency -n NAME).
 for a in "$@"; do
-    [ "$prev" = -np ] || [ "$prev" = -n ] || [ "$prev" = --np ] && np=$a
+    if [ -z "$np" ] && { [ "$prev" = -np ] || [ "$prev" = -n ] || [ "$prev" = --np ]; }; then
+        case $a in '' | *[!0-9]*) ;; *) np=$a ;; esac
+    fi
     case $a in *mpi_yield_when_idle*) yield=0 ;; esac
     prev=$a
 done
@@ -60,13 +69,28 @@ done
 
 extra=
 [ $yield = 0 ] || extra="--mca mpi_yield_when_idle 1"
-echo "mh-mpirun: hosts $hostlist map-by $map" >&2
+real=${BUFPOOL_MH_MPIRUN:-mpirun}
+series=${BUFPOOL_MH_SERIES:-$("$real" --version 2>/dev/null |
+    sed -n 's/.*(Open MPI) \([0-9][0-9]*\)\..*/\1/p' | head -n 1)}
+# The launcher's own settings go to ORTE as MCA parameters (4.x) or to
+# PRRTE as --prtemca (5.x: PRRTE's launcher is plm/ssh, and mpirun's --mca
+# reaches only the MPI processes); the shared-memory BTL is vader in 4.x and
+# sm from 5.0.
+# shellcheck disable=SC2086 # $extra is zero or more words
+case $series in
+    '' | [0-4])
+        set -- --mca plm_rsh_agent "$here/rsh-agent.sh" \
+            --mca btl self,vader,tcp --mca btl_tcp_if_include "$net" --mca oob_tcp_if_include "$net" \
+            $extra "$@"
+        ;;
+    *)
+        set -- --prtemca plm_ssh_agent "$here/rsh-agent.sh" --prtemca oob_tcp_if_include "$net" \
+            --mca btl self,sm,tcp --mca btl_tcp_if_include "$net" $extra "$@"
+        ;;
+esac
+echo "mh-mpirun: hosts $hostlist map-by $map (Open MPI ${series:-4})" >&2
 # mpirun runs on host 1 with host 1's hostname; the others get their
 # daemons through the agent.  Busy-polling ranks starve the kernel's network
 # processing on few cores: mpi_yield_when_idle 1 (see docs/multihost.md).
-# shellcheck disable=SC2086
 exec ip netns exec "$prefix-h1" unshare --uts sh -c 'hostname "$0" && exec "$@"' "${prefix}h1" \
-    "${BUFPOOL_MH_MPIRUN:-mpirun}" --host "$hostlist" --map-by "$map" \
-    --mca plm_rsh_agent "$here/rsh-agent.sh" \
-    --mca btl self,vader,tcp --mca btl_tcp_if_include "$net" --mca oob_tcp_if_include "$net" \
-    $extra "$@"
+    "$real" --host "$hostlist" --map-by "$map" "$@"

@@ -51,8 +51,11 @@ ip netns del "$probe"
 trap 'sh "$cluster" down >/dev/null 2>&1' EXIT
 trap 'exit 1' INT TERM HUP
 
+# The build tree's mpirun (make check exports MPIRUN: Debian's, or Open MPI
+# 5's for a --with-ompi build) is what the wrapper launches.
+BUFPOOL_MH_MPIRUN=${BUFPOOL_MH_MPIRUN:-${MPIRUN:-mpirun}}
 MPIRUN="$srcdir/test/multihost/mpirun.sh"
-export MPIRUN
+export MPIRUN BUFPOOL_MH_MPIRUN
 status=0
 runs=0
 failed=
