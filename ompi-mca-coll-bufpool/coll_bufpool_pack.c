@@ -31,12 +31,18 @@ void bufpool_view_sub(bufpool_view_t *sub, const bufpool_view_t *view, size_t fi
     bufpool_view_init(sub, view->buf + (ptrdiff_t)first * view->extent, n, view->dtype);
 }
 
+/* A piece of len plain bytes at ptr. */
+static void bytes_piece(bufpool_piece_t *piece, void *ptr, size_t len)
+{
+    piece->ptr = ptr;
+    piece->count = len;
+    piece->dtype = MPI_BYTE;
+}
+
 bool bufpool_view_direct(const bufpool_view_t *view, size_t off, size_t len, bufpool_piece_t *piece)
 {
     if (NULL != view->contig && len <= (size_t)INT_MAX) {
-        piece->ptr = view->contig + off;
-        piece->count = len;
-        piece->dtype = MPI_BYTE;
+        bytes_piece(piece, view->contig + off, len);
         return true;
     }
     const size_t ts = view->type_size;
@@ -175,28 +181,30 @@ int bufpool_view_unpack(const bufpool_view_t *view, size_t off, size_t len, cons
     return view_convert(view, off, len, (void *)mem, false);
 }
 
+/* The piece in place where bufpool_view_direct allows it, else as plain
+ * bytes in bounce.  Returns whether it is in bounce. */
+static bool view_piece(const bufpool_view_t *view, size_t off, size_t len, void *bounce,
+                       bufpool_piece_t *piece)
+{
+    if (bufpool_view_direct(view, off, len, piece)) {
+        return false;
+    }
+    bytes_piece(piece, bounce, len);
+    return true;
+}
+
 int bufpool_view_send_piece(const bufpool_view_t *view, size_t off, size_t len, void *bounce,
                             bufpool_piece_t *piece)
 {
-    if (bufpool_view_direct(view, off, len, piece)) {
-        return OMPI_SUCCESS;
-    }
-    piece->ptr = bounce;
-    piece->count = len;
-    piece->dtype = MPI_BYTE;
-    return bufpool_view_pack(view, off, len, bounce);
+    /* Through the bounce buffer, the piece is packed there first. */
+    return view_piece(view, off, len, bounce, piece) ? bufpool_view_pack(view, off, len, bounce)
+                                                     : OMPI_SUCCESS;
 }
 
 bool bufpool_view_recv_piece(const bufpool_view_t *view, size_t off, size_t len, void *bounce,
                              bufpool_piece_t *piece)
 {
-    if (bufpool_view_direct(view, off, len, piece)) {
-        return false;
-    }
-    piece->ptr = bounce;
-    piece->count = len;
-    piece->dtype = MPI_BYTE;
-    return true;
+    return view_piece(view, off, len, bounce, piece);
 }
 
 int bufpool_local_copy(void *dst, size_t dcount, struct ompi_datatype_t *ddtype, const void *src,
@@ -294,7 +302,6 @@ int bufpool_linear_exchange(const bufpool_linear_xchg_t *x, mca_coll_bufpool_mod
     if (OMPI_SUCCESS == rc && overlap) {
         rc = linear_copy_own(x);
     }
-    int wait_rc = bufpool_reqs_wait(&reqs);
-    rc = OMPI_SUCCESS != rc ? rc : wait_rc;
+    rc = bufpool_reqs_finish(&reqs, rc);
     return OMPI_SUCCESS == rc && !overlap ? linear_copy_own(x) : rc;
 }

@@ -112,6 +112,14 @@ int bufpool_reqs_recv(bufpool_reqs_t *reqs, void *buf, size_t count, struct ompi
                       int peer, int tag);
 /* Wait for every request posted so far (then the set is empty again). */
 int bufpool_reqs_wait(bufpool_reqs_t *reqs);
+/* The end of a call whatever happened before: waits for every request
+ * posted so far and returns rc, or the wait's error if rc was success (the
+ * first error wins). */
+static inline int bufpool_reqs_finish(bufpool_reqs_t *reqs, int rc)
+{
+    int wait_rc = bufpool_reqs_wait(reqs);
+    return OMPI_SUCCESS == rc ? wait_rc : rc;
+}
 /* Send, or receive, every segment of buf as its own message. */
 int bufpool_reqs_send_segs(bufpool_reqs_t *reqs, const void *buf, const bufpool_segs_t *segs,
                            struct ompi_datatype_t *dtype, int peer, int tag);

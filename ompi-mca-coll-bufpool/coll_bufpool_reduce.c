@@ -248,12 +248,8 @@ drain:
             }
         }
     }
-out : {
-    int wait_rc = bufpool_reqs_wait(&reqs);
-    if (OMPI_SUCCESS == rc) {
-        rc = wait_rc;
-    }
-}
+out:
+    rc = bufpool_reqs_finish(&reqs, rc);
     bufpool_slots_put(&slots);
     return rc;
 }
@@ -299,8 +295,7 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
     if (OMPI_SUCCESS == rc) {
         rc = bufpool_pairwise_reduce_scatter(&stream, &reqs, comm);
     }
-    int wait_rc = bufpool_reqs_wait(&reqs);
-    return OMPI_SUCCESS == rc ? wait_rc : rc;
+    return bufpool_reqs_finish(&reqs, rc);
 }
 
 /* ---------------------------------------------------------------------- */

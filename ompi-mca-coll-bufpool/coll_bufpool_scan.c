@@ -99,8 +99,7 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
         void *in;
         rc = bufpool_rwin_wait(&win, j, &in);
         if (OMPI_SUCCESS != rc) {
-            bufpool_rwin_abort(&win);
-            goto out;
+            break;
         }
         if (direct) {
             bufpool_reduce(op, (const char *)sbuf + off, res, n, dtype);
@@ -114,17 +113,15 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
             rc = bufpool_reqs_send(&reqs, res, n, dtype, next, tag);
         }
         if (OMPI_SUCCESS != rc) {
-            bufpool_rwin_abort(&win);
-            goto out;
+            break;
         }
     }
-
-out : {
-    int wait_rc = bufpool_reqs_wait(&reqs);
-    if (OMPI_SUCCESS == rc) {
-        rc = wait_rc;
+    if (OMPI_SUCCESS != rc) {
+        bufpool_rwin_abort(&win);
     }
-}
+
+out:
+    rc = bufpool_reqs_finish(&reqs, rc);
     bufpool_slots_put(&slots);
     return rc;
 }
@@ -205,8 +202,7 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
             rc = bufpool_sring_acquire(&ring, &outgoing);
         }
         if (OMPI_SUCCESS != rc) {
-            bufpool_rwin_abort(&win);
-            goto out;
+            break;
         }
         /* outgoing = prefix op mine; in place, mine is in rbuf until the prefix
          * replaces it. */
@@ -221,9 +217,11 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
             rc = bufpool_sring_send(&ring, n, dtype, rank + 1, tag, comm);
         }
         if (OMPI_SUCCESS != rc) {
-            bufpool_rwin_abort(&win);
-            goto out;
+            break;
         }
+    }
+    if (OMPI_SUCCESS != rc) {
+        bufpool_rwin_abort(&win);
     }
 
 out:
@@ -233,12 +231,7 @@ out:
             rc = drain_rc;
         }
     }
-    {
-        int wait_rc = bufpool_reqs_wait(&reqs);
-        if (OMPI_SUCCESS == rc) {
-            rc = wait_rc;
-        }
-    }
+    rc = bufpool_reqs_finish(&reqs, rc);
     bufpool_slots_put(&slots);
     return rc;
 }

@@ -93,6 +93,10 @@ bool cc_coll_selected(cc_coll coll);
 const char *cc_coll_name(cc_coll coll);     /* "allreduce": also the pvar infix */
 const char *cc_coll_mpi_name(cc_coll coll); /* "MPI_Allreduce" */
 
+/* The value of a "--name=value" argument, or NULL when arg is not that
+ * option (for programs that take options of their own, as rel_job). */
+const char *cc_option_value(const char *arg, const char *name);
+
 /* ------------------------------------------------------------------------ */
 /* Communicators. */
 
@@ -104,7 +108,9 @@ typedef struct {
 } cc_comm;
 
 const char *cc_comm_kind_name(cc_comm_kind kind);
-/* Collective over MPI_COMM_WORLD. */
+/* Collective over MPI_COMM_WORLD; errors come back as codes.  cc_comm_make
+ * gives the bare communicator (MPI_COMM_WORLD itself for CC_COMM_WORLD). */
+MPI_Comm cc_comm_make(cc_comm_kind kind);
 void cc_comm_create(cc_comm_kind kind, cc_comm *out);
 /* Wraps an existing communicator (not freed by cc_comm_free when borrowed). */
 void cc_comm_wrap(MPI_Comm comm, const char *name, cc_comm *out);
@@ -352,6 +358,19 @@ typedef struct {
 } cc_move_case;
 
 void cc_run_move_case(const cc_comm *comm, const cc_move_case *mc);
+
+/* One step of the mixed workloads (test_coll_threads, test_coll_comms,
+ * rel_job): a collective on one datatype, by name. */
+typedef struct {
+    cc_coll coll;
+    const char *type; /* cc_type_by_name */
+    cc_op op;         /* reductions only */
+} cc_step_kind;
+
+/* Runs a step as a reduction or a data-movement case with the same type and
+ * count on both sides (bcast never in place). */
+void cc_run_step(const cc_comm *comm, const cc_step_kind *k, size_t count, int root, bool in_place,
+                 uint64_t salt, int thread);
 
 /* Runs `matrix` for every selected collective of `colls` on every selected
  * communicator kind, bracketing each collective with the --expect-bufpool

@@ -4,8 +4,8 @@
  */
 #include "collcheck.h"
 #include "pvar_util.h"
+#include "regpar_size.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -116,47 +116,21 @@ static void usage_error(const char *fmt, ...)
     cc_bad_command_line = true;
 }
 
+/* Sizes and counts go through the components' strict parser. */
 static bool parse_size(const char *text, unsigned long long *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno != 0 || end == text || text[0] == '-') {
+    uint64_t v;
+    if (0 != regpar_parse_size(text, &v, NULL, 0)) {
         return false;
     }
-    unsigned shift = 0;
-    switch (*end) {
-        case 'k':
-        case 'K':
-            shift = 10;
-            end++;
-            break;
-        case 'm':
-        case 'M':
-            shift = 20;
-            end++;
-            break;
-        case 'g':
-        case 'G':
-            shift = 30;
-            end++;
-            break;
-        default:
-            break;
-    }
-    if (*end != '\0' || (shift != 0 && v > (ULLONG_MAX >> shift))) {
-        return false;
-    }
-    *out = v << shift;
+    *out = v;
     return true;
 }
 
 static bool parse_positive_int(const char *text, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < 1 || v > 1024) {
+    long v;
+    if (0 != regpar_parse_int(text, 1, 1024, &v, NULL, 0)) {
         return false;
     }
     *out = (int)v;
@@ -194,7 +168,7 @@ static bool parse_list(const char *text, const char *const *names, int n, unsign
     return ok;
 }
 
-static const char *option_value(const char *arg, const char *name)
+const char *cc_option_value(const char *arg, const char *name)
 {
     size_t n = strlen(name);
     if (strncmp(arg, name, n) == 0 && arg[n] == '=') {
@@ -226,7 +200,7 @@ static void parse_options(int argc, char **argv)
             cc_opts.level = CC_LEVEL_QUICK;
         } else if (strcmp(a, "--full") == 0) {
             cc_opts.level = CC_LEVEL_FULL;
-        } else if ((v = option_value(a, "--level")) != NULL) {
+        } else if ((v = cc_option_value(a, "--level")) != NULL) {
             if (strcmp(v, "smoke") == 0) {
                 cc_opts.level = CC_LEVEL_SMOKE;
             } else if (strcmp(v, "quick") == 0) {
@@ -236,38 +210,38 @@ static void parse_options(int argc, char **argv)
             } else {
                 usage_error("--level must be smoke, quick or full, not '%s'", v);
             }
-        } else if ((v = option_value(a, "--segment-size")) != NULL) {
+        } else if ((v = cc_option_value(a, "--segment-size")) != NULL) {
             if (!parse_size(v, &size) || size == 0 || size > (1ull << 30)) {
                 usage_error("--segment-size needs a size between 1 and 1G, not '%s'", v);
             } else {
                 cc_opts.segment_bytes = (size_t)size;
             }
-        } else if ((v = option_value(a, "--comms")) != NULL) {
+        } else if ((v = cc_option_value(a, "--comms")) != NULL) {
             parse_list(v, comm_kind_names, CC_NCOMMKINDS, &cc_opts.comm_mask);
-        } else if ((v = option_value(a, "--colls")) != NULL) {
+        } else if ((v = cc_option_value(a, "--colls")) != NULL) {
             parse_list(v, coll_names, CC_NCOLLS, &cc_opts.coll_mask);
         } else if (strcmp(a, "--expect-bufpool") == 0) {
             cc_opts.expect_bufpool = true;
-        } else if ((v = option_value(a, "--expect-scratch-bound")) != NULL) {
+        } else if ((v = cc_option_value(a, "--expect-scratch-bound")) != NULL) {
             if (!parse_size(v, &size)) {
                 usage_error("--expect-scratch-bound needs a byte count, not '%s'", v);
             } else {
                 cc_opts.have_scratch_bound = true;
                 cc_opts.scratch_bound = size;
             }
-        } else if ((v = option_value(a, "--threads")) != NULL) {
+        } else if ((v = cc_option_value(a, "--threads")) != NULL) {
             if (!parse_positive_int(v, &cc_opts.threads)) {
                 usage_error("--threads needs an integer in [1, 1024], not '%s'", v);
             }
-        } else if ((v = option_value(a, "--iterations")) != NULL) {
+        } else if ((v = cc_option_value(a, "--iterations")) != NULL) {
             if (!parse_positive_int(v, &cc_opts.iterations)) {
                 usage_error("--iterations needs an integer in [1, 1024], not '%s'", v);
             }
-        } else if ((v = option_value(a, "--max-reports")) != NULL) {
+        } else if ((v = cc_option_value(a, "--max-reports")) != NULL) {
             if (!parse_positive_int(v, &cc_opts.max_reports)) {
                 usage_error("--max-reports needs an integer in [1, 1024], not '%s'", v);
             }
-        } else if ((v = option_value(a, "--inject-fault")) != NULL) {
+        } else if ((v = cc_option_value(a, "--inject-fault")) != NULL) {
             if (strcmp(v, "value") == 0) {
                 cc_opts.fault = CC_FAULT_VALUE;
             } else if (strcmp(v, "gap") == 0) {
@@ -373,7 +347,7 @@ void cc_comm_wrap(MPI_Comm comm, const char *name, cc_comm *out)
     MPI_Comm_size(comm, &out->size);
 }
 
-void cc_comm_create(cc_comm_kind kind, cc_comm *out)
+MPI_Comm cc_comm_make(cc_comm_kind kind)
 {
     MPI_Comm c = MPI_COMM_WORLD;
     switch (kind) {
@@ -392,7 +366,12 @@ void cc_comm_create(cc_comm_kind kind, cc_comm *out)
             break;
     }
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    cc_comm_wrap(c, comm_kind_names[kind], out);
+    return c;
+}
+
+void cc_comm_create(cc_comm_kind kind, cc_comm *out)
+{
+    cc_comm_wrap(cc_comm_make(kind), comm_kind_names[kind], out);
     out->kind = kind;
 }
 
@@ -436,6 +415,20 @@ void cc_run_family(const cc_coll *colls, size_t ncolls,
         if (cc_opts.comm_mask & (1u << k)) {
             cc_comm_free(&comms[k]);
         }
+    }
+}
+
+void cc_run_step(const cc_comm *comm, const cc_step_kind *k, size_t count, int root, bool in_place,
+                 uint64_t salt, int thread)
+{
+    const cc_type *t = cc_type_by_name(k->type);
+    if (k->coll <= CC_EXSCAN) {
+        cc_reduce_case rc = {k->coll, t, k->op, count, root, in_place, salt, thread};
+        cc_run_reduce_case(comm, &rc);
+    } else {
+        cc_move_case mc = {k->coll, t,     count, t, count, root, in_place && k->coll != CC_BCAST,
+                           salt,    thread};
+        cc_run_move_case(comm, &mc);
     }
 }
 

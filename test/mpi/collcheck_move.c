@@ -72,6 +72,31 @@ static void send_verify_and_free(const cc_case *c, send_side *s)
     s->copy = NULL;
 }
 
+/* A send buffer holding one block of the pattern, kept to check that it
+ * comes back unchanged. */
+static void *send_block(send_side *s, const cc_type *t, size_t count, uint64_t salt, uint64_t tag)
+{
+    send_prepare(s, t, count);
+    cc_fill_pattern(t, count, salt, tag, s->buf.data);
+    send_snapshot(s);
+    return s->buf.data;
+}
+
+/* Allgather and gather: this rank's own block, either in place at its slot
+ * of the receive buffer or in a send buffer.  Returns the send argument. */
+static const void *own_block(const cc_move_case *mc, bool in_place, int me, cc_buffer *recv,
+                             send_side *send)
+{
+    const uint64_t tag = block_tag(me, CC_ANY_DEST);
+    if (in_place) {
+        const size_t rblock = mc->recvcount * mc->recvtype->extent;
+        cc_fill_pattern(mc->recvtype, mc->recvcount, mc->salt, tag,
+                        recv->data + (size_t)me * rblock);
+        return MPI_IN_PLACE;
+    }
+    return send_block(send, mc->sendtype, mc->sendcount, mc->salt, tag);
+}
+
 void cc_run_move_case(const cc_comm *comm, const cc_move_case *mc)
 {
     const cc_type *st = mc->sendtype, *rt = mc->recvtype;
@@ -111,11 +136,9 @@ void cc_run_move_case(const cc_comm *comm, const cc_move_case *mc)
     switch (mc->coll) {
         case CC_BCAST:
             if (is_root) {
-                send_prepare(&send, st, mc->sendcount);
-                cc_fill_pattern(st, mc->sendcount, mc->salt, block_tag(root, CC_ANY_DEST),
-                                send.buf.data);
-                send_snapshot(&send);
-                err = MPI_Bcast(send.buf.data, scount, st->datatype, root, comm->comm);
+                void *sbuf =
+                    send_block(&send, st, mc->sendcount, mc->salt, block_tag(root, CC_ANY_DEST));
+                err = MPI_Bcast(sbuf, scount, st->datatype, root, comm->comm);
             } else {
                 cc_buffer_alloc(&recv, rblock, CC_RECV_SENTINEL);
                 err = MPI_Bcast(recv.data, rcount, rt->datatype, root, comm->comm);
@@ -130,17 +153,7 @@ void cc_run_move_case(const cc_comm *comm, const cc_move_case *mc)
 
         case CC_ALLGATHER: {
             cc_buffer_alloc(&recv, rblock * (size_t)p, CC_RECV_SENTINEL);
-            const void *sbuf = MPI_IN_PLACE;
-            if (mc->in_place) {
-                cc_fill_pattern(rt, mc->recvcount, mc->salt, block_tag(me, CC_ANY_DEST),
-                                recv.data + (size_t)me * rblock);
-            } else {
-                send_prepare(&send, st, mc->sendcount);
-                cc_fill_pattern(st, mc->sendcount, mc->salt, block_tag(me, CC_ANY_DEST),
-                                send.buf.data);
-                send_snapshot(&send);
-                sbuf = send.buf.data;
-            }
+            const void *sbuf = own_block(mc, mc->in_place, me, &recv, &send);
             err = MPI_Allgather(sbuf, scount, st->datatype, recv.data, rcount, rt->datatype,
                                 comm->comm);
             cc_check_mpi(&c, err, "MPI_Allgather");
@@ -169,20 +182,10 @@ void cc_run_move_case(const cc_comm *comm, const cc_move_case *mc)
         }
 
         case CC_GATHER: {
-            const void *sbuf = MPI_IN_PLACE;
             if (is_root) {
                 cc_buffer_alloc(&recv, rblock * (size_t)p, CC_RECV_SENTINEL);
             }
-            if (is_root && mc->in_place) {
-                cc_fill_pattern(rt, mc->recvcount, mc->salt, block_tag(me, CC_ANY_DEST),
-                                recv.data + (size_t)me * rblock);
-            } else {
-                send_prepare(&send, st, mc->sendcount);
-                cc_fill_pattern(st, mc->sendcount, mc->salt, block_tag(me, CC_ANY_DEST),
-                                send.buf.data);
-                send_snapshot(&send);
-                sbuf = send.buf.data;
-            }
+            const void *sbuf = own_block(mc, is_root && mc->in_place, me, &recv, &send);
             /* recvbuf is insignificant on non-roots: NULL proves it is not touched */
             err = MPI_Gather(sbuf, scount, st->datatype, is_root ? recv.data : NULL, rcount,
                              rt->datatype, root, comm->comm);

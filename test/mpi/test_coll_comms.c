@@ -35,13 +35,13 @@ static MPI_Comm create_shape(enum shape s)
     const int p = cc_world_size, me = cc_world_rank;
     switch (s) {
         case SHAPE_DUP:
-            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+            c = cc_comm_make(CC_COMM_DUP);
             break;
         case SHAPE_SPLIT3:
             MPI_Comm_split(MPI_COMM_WORLD, me % 3, me, &c);
             break;
         case SHAPE_REVERSED:
-            MPI_Comm_split(MPI_COMM_WORLD, 0, -me, &c);
+            c = cc_comm_make(CC_COMM_REVERSED);
             break;
         case SHAPE_GROUP:
         case SHAPE_CREATE: {
@@ -85,43 +85,33 @@ static MPI_Comm create_shape(enum shape s)
 static void run_mix(const cc_comm *comm, uint64_t seed)
 {
     static const struct {
-        cc_coll coll;
-        const char *type;
-        cc_op op;
+        cc_step_kind step;
         size_t count; /* 0 here means "one element past a segment" */
     } mix[] = {
-        {CC_ALLREDUCE, "MPI_INT", CC_OP_SUM, 7},
-        {CC_ALLREDUCE, "MPI_INT", CC_OP_SUM, 0},
-        {CC_REDUCE, "mat2x2_uint32", CC_OP_USER_MATMUL, 7},
-        {CC_REDUCE_SCATTER, "MPI_UINT32_T", CC_OP_USER_PLUS1, 7},
-        {CC_REDUCE_SCATTER_BLOCK, "MPI_2INT", CC_OP_MAXLOC, 7},
-        {CC_SCAN, "MPI_DOUBLE", CC_OP_SUM, 7},
-        {CC_EXSCAN, "mat2x2_uint32", CC_OP_USER_MATMUL, 7},
-        {CC_BCAST, "vector3_uint32", CC_OP_SUM, 0},
-        {CC_ALLGATHER, "struct_i32_f64_i16", CC_OP_SUM, 7},
-        {CC_ALLTOALL, "MPI_INT", CC_OP_SUM, 7},
-        {CC_GATHER, "MPI_BYTE", CC_OP_SUM, 1001},
-        {CC_SCATTER, "MPI_INT", CC_OP_SUM, 7},
+        {{CC_ALLREDUCE, "MPI_INT", CC_OP_SUM}, 7},
+        {{CC_ALLREDUCE, "MPI_INT", CC_OP_SUM}, 0},
+        {{CC_REDUCE, "mat2x2_uint32", CC_OP_USER_MATMUL}, 7},
+        {{CC_REDUCE_SCATTER, "MPI_UINT32_T", CC_OP_USER_PLUS1}, 7},
+        {{CC_REDUCE_SCATTER_BLOCK, "MPI_2INT", CC_OP_MAXLOC}, 7},
+        {{CC_SCAN, "MPI_DOUBLE", CC_OP_SUM}, 7},
+        {{CC_EXSCAN, "mat2x2_uint32", CC_OP_USER_MATMUL}, 7},
+        {{CC_BCAST, "vector3_uint32", CC_OP_SUM}, 0},
+        {{CC_ALLGATHER, "struct_i32_f64_i16", CC_OP_SUM}, 7},
+        {{CC_ALLTOALL, "MPI_INT", CC_OP_SUM}, 7},
+        {{CC_GATHER, "MPI_BYTE", CC_OP_SUM}, 1001},
+        {{CC_SCATTER, "MPI_INT", CC_OP_SUM}, 7},
     };
     for (size_t k = 0; k < sizeof(mix) / sizeof(mix[0]); k++) {
-        if (!cc_coll_selected(mix[k].coll)) {
+        if (!cc_coll_selected(mix[k].step.coll)) {
             continue;
         }
-        const cc_type *t = cc_type_by_name(mix[k].type);
+        const cc_type *t = cc_type_by_name(mix[k].step.type);
         size_t count = mix[k].count ? mix[k].count : cc_opts.segment_bytes / t->extent + 1;
         uint64_t parts[] = {seed, k};
         uint64_t salt = cc_case_salt(2, parts);
         int root = (int)((seed + k) % (uint64_t)comm->size);
         bool in_place = ((seed + k) & 1) != 0;
-        if (mix[k].coll <= CC_EXSCAN) {
-            cc_reduce_case rc = {mix[k].coll, t, mix[k].op, count, root, in_place, salt, -1};
-            cc_run_reduce_case(comm, &rc);
-        } else {
-            cc_move_case mc = {
-                mix[k].coll, t, count, t, count, root, in_place && mix[k].coll != CC_BCAST,
-                salt,        -1};
-            cc_run_move_case(comm, &mc);
-        }
+        cc_run_step(comm, &mix[k].step, count, root, in_place, salt, -1);
     }
 }
 

@@ -11,13 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct {
-    cc_coll coll;
-    const char *type;
-    cc_op op; /* reductions only */
-} thread_step;
-
-static const thread_step steps[] = {
+static const cc_step_kind steps[] = {
     {CC_ALLREDUCE, "MPI_INT", CC_OP_SUM},
     {CC_BCAST, "MPI_BYTE", CC_OP_SUM},
     {CC_REDUCE, "mat2x2_uint32", CC_OP_USER_MATMUL},
@@ -63,7 +57,7 @@ static void *worker_main(void *arg)
     for (int it = 0; it < w->iterations; it++) {
         for (size_t k = 0; k < NSTEPS; k++) {
             size_t s = (k + (size_t)w->id) % NSTEPS;
-            const thread_step *st = &steps[s];
+            const cc_step_kind *st = &steps[s];
             if (!cc_coll_selected(st->coll)) {
                 continue;
             }
@@ -73,16 +67,7 @@ static void *worker_main(void *arg)
             uint64_t salt = cc_case_salt(3, parts);
             int root = (int)(variant % (size_t)p);
             bool in_place = (variant / 5) % 2 == 1;
-            size_t count = step_count(t, variant);
-            if (st->coll <= CC_EXSCAN) {
-                cc_reduce_case rc = {st->coll, t, st->op, count, root, in_place, salt, w->id};
-                cc_run_reduce_case(&w->comm, &rc);
-            } else {
-                bool can_be_in_place = st->coll != CC_BCAST;
-                cc_move_case mc = {
-                    st->coll, t, count, t, count, root, in_place && can_be_in_place, salt, w->id};
-                cc_run_move_case(&w->comm, &mc);
-            }
+            cc_run_step(&w->comm, st, step_count(t, variant), root, in_place, salt, w->id);
         }
     }
     return NULL;

@@ -85,6 +85,16 @@ static int value(int rank, size_t i)
     return (int)((rank + 1) * 131 + i % 1009);
 }
 
+/* The reference of a sum reduction at element i. */
+static int sum_over_ranks(int np, size_t i)
+{
+    long s = 0;
+    for (int q = 0; q < np; q++) {
+        s += value(q, i);
+    }
+    return (int)s;
+}
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 3;
@@ -121,11 +131,7 @@ int main(int argc, char **argv)
             if (want(only, "allreduce")) {
                 MPI_Allreduce(in, out, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
                 for (size_t i = 0; i < n; i++) {
-                    long s = 0;
-                    for (int q = 0; q < np; q++) {
-                        s += value(q, i);
-                    }
-                    bad += out[i] != (int)s;
+                    bad += out[i] != sum_over_ranks(np, i);
                 }
                 calls++;
             }
@@ -133,11 +139,7 @@ int main(int argc, char **argv)
             if (want(only, "reduce_scatter_block")) {
                 MPI_Reduce_scatter_block(in, out, (int)blk, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
                 for (size_t i = 0; i < blk; i++) {
-                    long s = 0;
-                    for (int q = 0; q < np; q++) {
-                        s += value(q, (size_t)rank * blk + i);
-                    }
-                    bad += out[i] != (int)s;
+                    bad += out[i] != sum_over_ranks(np, (size_t)rank * blk + i);
                 }
                 calls++;
             }
@@ -145,11 +147,7 @@ int main(int argc, char **argv)
             if (want(only, "reduce")) {
                 MPI_Reduce(in, out, (int)n, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
                 for (size_t i = 0; 0 == rank && i < n; i++) {
-                    long s = 0;
-                    for (int q = 0; q < np; q++) {
-                        s += value(q, i);
-                    }
-                    bad += out[i] != (int)s;
+                    bad += out[i] != sum_over_ranks(np, i);
                 }
                 calls++;
             }

@@ -48,8 +48,8 @@
 #include "collcheck.h"
 #include "faultinject.h"
 #include "pvar_util.h"
+#include "regpar_size.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -99,34 +99,16 @@ static atomic_long steps_checked;
 /* ------------------------------------------------------------------------ */
 /* Options */
 
+/* Byte counts and numbers alike: decimal, with an optional K, M, G or T
+ * suffix (the components' strict parser). */
 static bool parse_bytes(const char *text, unsigned long long *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || '-' == text[0]) {
+    uint64_t v;
+    if (0 != regpar_parse_size(text, &v, NULL, 0)) {
         return false;
     }
-    unsigned shift = 0;
-    if ('K' == *end || 'k' == *end) {
-        shift = 10;
-    } else if ('M' == *end || 'm' == *end) {
-        shift = 20;
-    } else if ('G' == *end || 'g' == *end) {
-        shift = 30;
-    }
-    end += shift ? 1 : 0;
-    if (*end || (shift && v > (ULLONG_MAX >> shift))) {
-        return false;
-    }
-    *out = v << shift;
+    *out = v;
     return true;
-}
-
-static const char *value_of(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    return 0 == strncmp(arg, name, n) && '=' == arg[n] ? arg + n + 1 : NULL;
 }
 
 /* Takes our --rel-* options out of argv; false on a bad one. */
@@ -141,7 +123,7 @@ static bool parse_own_options(int *argc, char **argv)
             argv[kept++] = argv[i];
             continue;
         }
-        if ((v = value_of(a, "--rel-workload"))) {
+        if ((v = cc_option_value(a, "--rel-workload"))) {
             if (0 == strcmp(v, "mix")) {
                 opt.workload = WL_MIX;
             } else if (0 == strcmp(v, "smoke")) {
@@ -153,29 +135,30 @@ static bool parse_own_options(int *argc, char **argv)
             } else {
                 ok = false;
             }
-        } else if ((v = value_of(a, "--rel-comms")) && parse_bytes(v, &n) && n > 0) {
+        } else if ((v = cc_option_value(a, "--rel-comms")) && parse_bytes(v, &n) && n > 0) {
             opt.comms = (long)n;
-        } else if ((v = value_of(a, "--rel-heap-per-comm")) && parse_bytes(v, &n)) {
+        } else if ((v = cc_option_value(a, "--rel-heap-per-comm")) && parse_bytes(v, &n)) {
             opt.heap_per_comm = (long)n;
-        } else if ((v = value_of(a, "--rel-threads")) && parse_bytes(v, &n) && n > 0 && n <= 256) {
+        } else if ((v = cc_option_value(a, "--rel-threads")) && parse_bytes(v, &n) && n > 0 &&
+                   n <= 256) {
             opt.threads = (int)n;
-        } else if ((v = value_of(a, "--rel-epochs")) && parse_bytes(v, &n) && n > 0) {
+        } else if ((v = cc_option_value(a, "--rel-epochs")) && parse_bytes(v, &n) && n > 0) {
             opt.epochs = (long)n;
-        } else if ((v = value_of(a, "--rel-seconds")) && parse_bytes(v, &n) && n > 0) {
+        } else if ((v = cc_option_value(a, "--rel-seconds")) && parse_bytes(v, &n) && n > 0) {
             opt.seconds = (double)n;
-        } else if ((v = value_of(a, "--rel-epoch-ops")) && parse_bytes(v, &n) && n > 0) {
+        } else if ((v = cc_option_value(a, "--rel-epoch-ops")) && parse_bytes(v, &n) && n > 0) {
             opt.epoch_ops = (long)n;
-        } else if ((v = value_of(a, "--rel-max-bytes")) && parse_bytes(v, &n) && n > 0) {
+        } else if ((v = cc_option_value(a, "--rel-max-bytes")) && parse_bytes(v, &n) && n > 0) {
             opt.max_bytes = (size_t)n;
-        } else if ((v = value_of(a, "--rel-max-held")) && parse_bytes(v, &n)) {
+        } else if ((v = cc_option_value(a, "--rel-max-held")) && parse_bytes(v, &n)) {
             opt.max_held = n;
-        } else if ((v = value_of(a, "--rel-rss-slack")) && parse_bytes(v, &n)) {
+        } else if ((v = cc_option_value(a, "--rel-rss-slack")) && parse_bytes(v, &n)) {
             opt.rss_slack = (long long)n;
-        } else if ((v = value_of(a, "--rel-samples"))) {
+        } else if ((v = cc_option_value(a, "--rel-samples"))) {
             opt.samples = v;
-        } else if ((v = value_of(a, "--rel-idle"))) {
+        } else if ((v = cc_option_value(a, "--rel-idle"))) {
             opt.idle = v;
-        } else if ((v = value_of(a, "--rel-gc-wait")) && parse_bytes(v, &n)) {
+        } else if ((v = cc_option_value(a, "--rel-gc-wait")) && parse_bytes(v, &n)) {
             opt.gc_wait_ms = (long)n;
         } else if (0 == strcmp(a, "--rel-expect-pool")) {
             opt.expect_pool = true;
@@ -287,15 +270,9 @@ static idle_figures idle_check(const char *where)
 /* ------------------------------------------------------------------------ */
 /* Checked steps */
 
-typedef struct {
-    cc_coll coll;
-    const char *type;
-    cc_op op; /* reductions only */
-} step_kind;
-
 /* Every collective, with built-in, derived, commutative and non-commutative
  * cases. */
-static const step_kind kinds[] = {
+static const cc_step_kind kinds[] = {
     {CC_ALLREDUCE, "MPI_INT", CC_OP_SUM},
     {CC_ALLREDUCE, "MPI_DOUBLE", CC_OP_MAX},
     {CC_ALLREDUCE, "vector3_uint32", CC_OP_USER_VEC3},
@@ -316,7 +293,7 @@ static const step_kind kinds[] = {
 
 /* Elements of a message of about `bytes`, so that collectives that move p
  * blocks stay within the budget as well. */
-static size_t count_for(const step_kind *k, const cc_comm *comm, size_t bytes)
+static size_t count_for(const cc_step_kind *k, const cc_comm *comm, size_t bytes)
 {
     const cc_type *t = cc_type_by_name(k->type);
     bool per_block = k->coll == CC_REDUCE_SCATTER || k->coll == CC_ALLGATHER ||
@@ -326,21 +303,13 @@ static size_t count_for(const step_kind *k, const cc_comm *comm, size_t bytes)
     return per_block ? n / (size_t)comm->size : n;
 }
 
-static void run_step(const cc_comm *comm, const step_kind *k, size_t count, int root, bool in_place,
-                     uint64_t salt, int thread)
+static void run_step(const cc_comm *comm, const cc_step_kind *k, size_t count, int root,
+                     bool in_place, uint64_t salt, int thread)
 {
-    const cc_type *t = cc_type_by_name(k->type);
     if (!cc_coll_selected(k->coll)) {
         return;
     }
-    if (k->coll <= CC_EXSCAN) {
-        cc_reduce_case rc = {k->coll, t, k->op, count, root, in_place, salt, thread};
-        cc_run_reduce_case(comm, &rc);
-    } else {
-        cc_move_case mc = {k->coll, t,     count, t, count, root, in_place && k->coll != CC_BCAST,
-                           salt,    thread};
-        cc_run_move_case(comm, &mc);
-    }
+    cc_run_step(comm, k, count, root, in_place, salt, thread);
     atomic_fetch_add(&steps_checked, 1);
 }
 
@@ -602,7 +571,7 @@ static void *worker_main(void *arg)
     for (long op = 0; op < opt.epoch_ops; op++) {
         /* The same draw on every rank of the communicator. */
         uint64_t r = cc_hash(cc_hash((uint64_t)w->epoch, (uint64_t)w->id), (uint64_t)op);
-        const step_kind *k = &kinds[r % NKINDS];
+        const cc_step_kind *k = &kinds[r % NKINDS];
         uint64_t r2 = cc_hash(r, 1);
         size_t count = count_for(k, &w->comm, random_bytes(r2));
         int root = (int)((r2 >> 32) % (uint64_t)w->comm.size);

@@ -1,0 +1,241 @@
+/*
+ * coll_latency's command line (see usage() for every option).
+ */
+#include "bufpool_config.h"
+
+#include "coll_latency.h"
+#include "regpar_size.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#define LARGE_MESSAGE_SIZE 8192 /* OSU: above this, the "large" counts apply */
+#define DEFAULT_MAX_SIZE   ((size_t)64 << 20)
+#define DEFAULT_MEM_LIMIT  ((size_t)4 << 30)
+#define BUDGET_MIN_ITERS   3 /* never fewer timed calls per point than this */
+#define BUDGET_MIN_WARMUP  2 /* a pool needs one call to fill, one to prove it reuses */
+
+static void usage(const char *prog)
+{
+    root_printf(
+        "Usage: %s [options]\n"
+        "  -c, --collective LIST     collectives to run, comma separated, or \"all\" (default):\n"
+        "                            allreduce reduce bcast allgather reduce_scatter\n"
+        "                            reduce_scatter_block alltoall gather scatter scan exscan\n"
+        "  -C, --configs LIST        coll selections to alternate in this job (default world):\n"
+        "                            world   = whatever this mpirun selected (job-level mode)\n"
+        "                            default = Open MPI's own selection without bufpool\n"
+        "                            bufpool = bufpool first (skipped if it is not loaded)\n"
+        "                            adapt   = adapt first, the rest as default\n"
+        "                            basic   = basic only (with self and libnbc)\n"
+        "                            floor   = memcpy of the bytes the collective must move\n"
+        "  -m, --message-size [MIN:]MAX  sizes in bytes, suffixes K M G (default 1:64M)\n"
+        "  -i, --iterations N        timed iterations up to 8 KiB (default 1000)\n"
+        "  -x, --warmup N            warm-up iterations up to 8 KiB (default 200)\n"
+        "      --iterations-large N  timed iterations above 8 KiB (default 100)\n"
+        "      --warmup-large N      warm-up iterations above 8 KiB (default 10)\n"
+        "  -b, --large-budget BYTES  above 8 KiB, cap iterations x size at BYTES (min %d\n"
+        "                            timed, %d warm-up); 0 = OSU's fixed counts (default)\n"
+        "  -r, --repeat N            measure every point N times, interleaved (default 1);\n"
+        "                            tables show the median\n"
+        "  -M, --mem-limit BYTES     per-process buffer limit; larger sizes are skipped\n"
+        "                            (default 4G)\n"
+        "  -o, --csv FILE            append one CSV row per measured point to FILE\n"
+        "  -t, --tag TEXT            copy TEXT into the CSV tag column\n"
+        "  -n, --world-name NAME     label the world configuration NAME in tables and CSV\n"
+        "                            (job mode: the configuration this mpirun selected)\n"
+        "  -f, --full                accepted for OSU compatibility (columns are always full)\n"
+        "  -h, --help                this message\n",
+        prog, BUDGET_MIN_ITERS, BUDGET_MIN_WARMUP);
+}
+
+/* Sizes accept K, M, G and T (powers of 1024), parsed as the components
+ * parse their MCA size parameters. */
+static int parse_size(const char *text, size_t *out)
+{
+    uint64_t value;
+    if (0 != regpar_parse_size(text, &value, NULL, 0) || (uint64_t)(size_t)value != value) {
+        return -1;
+    }
+    *out = (size_t)value;
+    return 0;
+}
+
+static int parse_count(const char *text, long min, long *out)
+{
+    return regpar_parse_int(text, min, LONG_MAX, out, NULL, 0);
+}
+
+static int parse_size_range(const char *text, bench_options *opt)
+{
+    const char *colon = strchr(text, ':');
+    if (NULL == colon) {
+        return parse_size(text, &opt->max_size);
+    }
+    char min_text[64];
+    size_t len = (size_t)(colon - text);
+    if (len >= sizeof(min_text)) {
+        return -1;
+    }
+    memcpy(min_text, text, len);
+    min_text[len] = '\0';
+    if (len > 0 && 0 != parse_size(min_text, &opt->min_size)) {
+        return -1;
+    }
+    if ('\0' != colon[1] && 0 != parse_size(colon + 1, &opt->max_size)) {
+        return -1;
+    }
+    return 0;
+}
+
+int options_parse(int argc, char **argv, bench_options *opt)
+{
+    enum { OPT_ITER_LARGE = 256, OPT_WARMUP_LARGE };
+    static const struct option long_options[] = {
+        {"collective", required_argument, NULL, 'c'},
+        {"configs", required_argument, NULL, 'C'},
+        {"message-size", required_argument, NULL, 'm'},
+        {"iterations", required_argument, NULL, 'i'},
+        {"warmup", required_argument, NULL, 'x'},
+        {"iterations-large", required_argument, NULL, OPT_ITER_LARGE},
+        {"warmup-large", required_argument, NULL, OPT_WARMUP_LARGE},
+        {"large-budget", required_argument, NULL, 'b'},
+        {"repeat", required_argument, NULL, 'r'},
+        {"mem-limit", required_argument, NULL, 'M'},
+        {"csv", required_argument, NULL, 'o'},
+        {"tag", required_argument, NULL, 't'},
+        {"world-name", required_argument, NULL, 'n'},
+        {"full", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *opt = (bench_options){
+        .collectives = "all",
+        .configs = "world",
+        .min_size = 1,
+        .max_size = DEFAULT_MAX_SIZE,
+        .iterations = 1000,
+        .warmup = 200,
+        .iterations_large = 100,
+        .warmup_large = 10,
+        .repeat = 1,
+        .mem_limit = DEFAULT_MEM_LIMIT,
+        .tag = "",
+        .world_name = "world",
+    };
+    int c;
+    long repeat = 1;
+    while (-1 != (c = getopt_long(argc, argv, "c:C:m:i:x:b:r:M:o:t:n:fh", long_options, NULL))) {
+        const char *bad = NULL;
+        switch (c) {
+            case 'c':
+                opt->collectives = optarg;
+                break;
+            case 'C':
+                opt->configs = optarg;
+                break;
+            case 'm':
+                if (0 != parse_size_range(optarg, opt)) {
+                    bad = "-m wants [MIN:]MAX in bytes, with an optional K, M or G suffix";
+                }
+                break;
+            case 'i':
+                if (0 != parse_count(optarg, 1, &opt->iterations)) {
+                    bad = "-i wants a positive number of timed iterations";
+                }
+                break;
+            case 'x':
+                if (0 != parse_count(optarg, 0, &opt->warmup)) {
+                    bad = "-x wants a number of warm-up iterations >= 0";
+                }
+                break;
+            case OPT_ITER_LARGE:
+                if (0 != parse_count(optarg, 1, &opt->iterations_large)) {
+                    bad = "--iterations-large wants a positive number";
+                }
+                break;
+            case OPT_WARMUP_LARGE:
+                if (0 != parse_count(optarg, 0, &opt->warmup_large)) {
+                    bad = "--warmup-large wants a number >= 0";
+                }
+                break;
+            case 'b':
+                if (0 != parse_size(optarg, &opt->large_budget)) {
+                    bad = "-b wants a byte count (K, M, G suffixes allowed), 0 to disable";
+                }
+                break;
+            case 'r':
+                if (0 != parse_count(optarg, 1, &repeat) || repeat > MAX_REPEAT) {
+                    bad = "-r wants a repetition count between 1 and 99";
+                }
+                opt->repeat = (int)repeat;
+                break;
+            case 'M':
+                if (0 != parse_size(optarg, &opt->mem_limit) || 0 == opt->mem_limit) {
+                    bad = "-M wants a positive byte count (K, M, G suffixes allowed)";
+                }
+                break;
+            case 'o':
+                opt->csv_path = optarg;
+                break;
+            case 't':
+                opt->tag = optarg;
+                if (NULL != strpbrk(optarg, ",\n\"")) {
+                    bad = "-t must not contain commas, quotes or newlines (it is a CSV field)";
+                }
+                break;
+            case 'n':
+                opt->world_name = optarg;
+                if (strlen(optarg) == 0 || strlen(optarg) >= 16 ||
+                    NULL != strpbrk(optarg, ",\n\" ")) {
+                    bad = "-n wants a short label (1-15 characters, no commas, quotes or spaces)";
+                }
+                break;
+            case 'f':
+                break;
+            case 'h':
+                usage(argv[0]);
+                return 1;
+            default:
+                root_printf("%s: unknown option; see -h\n", argv[0]);
+                return 2;
+        }
+        if (NULL != bad) {
+            root_printf("%s: bad value \"%s\": %s\n", argv[0], optarg, bad);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        root_printf("%s: unexpected argument \"%s\"; see -h\n", argv[0], argv[optind]);
+        return 2;
+    }
+    if (0 == opt->min_size || opt->min_size > opt->max_size || opt->max_size > ((size_t)1 << 40)) {
+        root_printf("%s: -m: need 1 <= MIN <= MAX <= 1T (got %zu:%zu)\n", argv[0], opt->min_size,
+                    opt->max_size);
+        return 2;
+    }
+    return 0;
+}
+
+void options_iterations_for(const bench_options *opt, size_t size, long *iters, long *warmup)
+{
+    if (size <= LARGE_MESSAGE_SIZE) {
+        *iters = opt->iterations;
+        *warmup = opt->warmup;
+        return;
+    }
+    *iters = opt->iterations_large;
+    *warmup = opt->warmup_large;
+    if (opt->large_budget > 0) {
+        long fit = (long)(opt->large_budget / size);
+        if (fit < *iters) {
+            *iters = fit < BUDGET_MIN_ITERS ? BUDGET_MIN_ITERS : fit;
+        }
+        long wfit = fit / 4;
+        if (wfit < *warmup) {
+            *warmup = wfit < BUDGET_MIN_WARMUP ? BUDGET_MIN_WARMUP : wfit;
+        }
+    }
+}
