@@ -1,9 +1,9 @@
 /*
- * Internal interface between the registration engine (regpar_reg.c) and its
- * backends (regpar_reg_pin.c, regpar_reg_ofi.c, regpar_reg_verbs.c).  The
- * engine owns chunking, threads, rollback, statistics and messages; a
- * backend only registers and deregisters one chunk at a time and explains
- * its own failures.
+ * Internal interface between the registration engine (regpar_reg.c and
+ * regpar_reg_{config,plan,region}.c) and its backends (regpar_reg_pin.c,
+ * regpar_reg_ofi.c, regpar_reg_verbs.c).  The engine owns chunking,
+ * threads, rollback, statistics and messages; a backend only registers and
+ * deregisters one chunk at a time and explains its own failures.
  */
 #ifndef REGPAR_REG_BACKEND_H
 #define REGPAR_REG_BACKEND_H
