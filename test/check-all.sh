@@ -13,7 +13,8 @@
 #   6. Open MPI 5.0.10: builds it from ../shared/vendor once into
 #      ${BUFPOOL_OMPI5_PREFIX:-/opt/ompi5} (reused while its stamp matches),
 #      builds the project against it with -Werror and runs the MPI suite's
-#      quick form, every algorithm with --expect-bufpool,
+#      quick form, every algorithm with --expect-bufpool, and the registrar
+#      tests (btl/ofi, pml/ucx, mtl/ofi: 5.0.10 is built with UCX and OFI),
 #   7. Open MPI 6.0.x: configures it (${BUFPOOL_OMPI6_DIR:-/opt/ompi6-build},
 #      reused likewise) and compiles every source of the project against it
 #      with -Werror (headers-only: 6.0.x has no PRRTE to run jobs with),
@@ -87,7 +88,8 @@ if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ]; then
   (cd "$root/ompi5" && "$top/configure" --enable-werror --with-ompi="$ompi5" >configure.out &&
      grep -A3 'Open MPI  ' configure.out && make -j"$jobs" >make.out &&
      BUFPOOL_TEST_QUICK=1 make -C test -j"$jobs" check \
-       TESTS='mpi/coll_selftest.sh mpi/coll_algorithms.sh mpi/mpool_alloc_mem.sh') ||
+       TESTS='mpi/coll_selftest.sh mpi/coll_algorithms.sh mpi/mpool_alloc_mem.sh \
+              mpi/reg_transport.sh mpi/reg_registrars.sh') ||
     { find "$root/ompi5/test" -name '*.log' -newer "$root/ompi5/config.status" \
         -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
       fail "Open MPI 5.0.10 tests"; }
