@@ -188,8 +188,7 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
     }
     /* Complete everything posted, even on error, before the scratch and the
      * user's buffers go away. */
-    int wait_rc = bufpool_reqs_wait(&reqs);
-    return OMPI_SUCCESS == rc ? wait_rc : rc;
+    return bufpool_reqs_finish(&reqs, rc);
 }
 
 /* ---------------------------------------------------------------------- */

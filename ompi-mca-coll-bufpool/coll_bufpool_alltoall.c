@@ -59,8 +59,7 @@ static int alltoall_pairwise(const a2a_call_t *c, mca_coll_bufpool_module_t *mod
         if (OMPI_SUCCESS == rc && overlap && 1 == step) {
             rc = a2a_copy_own(c);
         }
-        int wait_rc = bufpool_reqs_wait(&reqs);
-        rc = OMPI_SUCCESS != rc ? rc : wait_rc;
+        rc = bufpool_reqs_finish(&reqs, rc);
     }
     return OMPI_SUCCESS == rc && !overlap ? a2a_copy_own(c) : rc;
 }
@@ -122,9 +121,9 @@ static int alltoall_inplace_linear(const a2a_call_t *c, mca_coll_bufpool_module_
         rc = bufpool_reqs_send_small_now(&reqs, copy + (size_t)(k - 1) * c->bytes, c->bytes,
                                          MPI_BYTE, c->bytes, (c->rank + k) % c->p, TAG);
     }
-    int wait_rc = bufpool_reqs_wait(&reqs);
+    rc = bufpool_reqs_finish(&reqs, rc);
     bufpool_slots_put(&slots);
-    return OMPI_SUCCESS != rc ? rc : wait_rc;
+    return rc;
 }
 
 typedef struct inplace_seg {

@@ -79,8 +79,7 @@ static int bcast_binomial(void *buf, int count, struct ompi_datatype_t *dtype, s
         rc = bufpool_reqs_send_small_now(&reqs, buf, (size_t)count, dtype, bytes,
                                          bufpool_vrank_to_rank(kids[k], root, p), TAG);
     }
-    int wait_rc = bufpool_reqs_wait(&reqs);
-    return OMPI_SUCCESS != rc ? rc : wait_rc;
+    return bufpool_reqs_finish(&reqs, rc);
 }
 
 static int bcast_linear(void *buf, int count, struct ompi_datatype_t *dtype, size_t bytes, int root,
@@ -101,8 +100,7 @@ static int bcast_linear(void *buf, int count, struct ompi_datatype_t *dtype, siz
         rc = bufpool_reqs_send_small_now(&reqs, buf, (size_t)count, dtype, bytes, (root + k) % p,
                                          TAG);
     }
-    int wait_rc = bufpool_reqs_wait(&reqs);
-    return OMPI_SUCCESS != rc ? rc : wait_rc;
+    return bufpool_reqs_finish(&reqs, rc);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -408,9 +406,9 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
                           span_off(total, block, rb), span_len(total, block, rb, rb + 1), prev);
     }
 
-    int wait_rc = bufpool_reqs_wait(&reqs);
+    rc = bufpool_reqs_finish(&reqs, rc);
     bufpool_slots_put(&slots);
-    return OMPI_SUCCESS != rc ? rc : wait_rc;
+    return rc;
 }
 
 /* ---------------------------------------------------------------------- */

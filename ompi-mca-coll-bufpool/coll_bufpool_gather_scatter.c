@@ -457,8 +457,7 @@ static int gather_root(const tree_t *t, const bufpool_view_t *mine, const root_b
         bufpool_view_sub(&dst, &rb->all, (size_t)t->root * rb->per, rb->per);
         rc = bufpool_view_copy(&dst, mine, t->seg);
     }
-    int wait_rc = bufpool_reqs_wait(&reqs);
-    return OMPI_SUCCESS != rc ? rc : wait_rc;
+    return bufpool_reqs_finish(&reqs, rc);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -661,8 +660,7 @@ static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *d
                     : bufpool_local_copy((void *)mine, (size_t)mine_count, mine_dtype, own,
                                          (size_t)count, dtype, seg_bytes);
     }
-    int wait_rc = bufpool_reqs_wait(&reqs);
-    return OMPI_SUCCESS != rc ? rc : wait_rc;
+    return bufpool_reqs_finish(&reqs, rc);
 }
 
 /* ---------------------------------------------------------------------- */
