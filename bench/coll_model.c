@@ -2,18 +2,24 @@
  * coll_model: prints the cost model of ompi-mca-coll-bufpool/coll_bufpool_model.h
  * (no MPI needed).  For every collective, process count and message size:
  * the modeled time of each algorithm, the one bufpool's model picks, and
- * the one Open MPI's coll/tuned fixed rules pick (where encoded), with its
- * modeled time and the ratio.
+ * the one Open MPI's coll/tuned fixed rules pick, with its modeled time
+ * and the ratio, and what coll/bufpool's auto really does for the call
+ * (coll_bufpool_decide.c, default tuning, commutative 4-byte elements, out
+ * of place): an algorithm, "previous" (handed to the module below), and
+ * whether that came from the model or from a measured rule.
  *
  *   coll_model [--hosts H | --ppn N] [--inter tcp|ib|efa] [--links TEXT]
  *              [--links-file FILE] [--coll NAME] [--p "LIST"]
- *              [--min SIZE] [--max SIZE] [--segment BYTES] [--all]
+ *              [--min SIZE] [--max SIZE] [--segment BYTES] [--all] [--why]
  *
  * --links takes the syntax of bufpool_model_links_parse (e.g.
  * "tcp:40,1.2,3;inter=tcp"); the environment variable BUFPOOL_MODEL_LINKS
  * is read first, then the file, then --links.  --all prints every
- * algorithm's time; by default only the picks.
+ * algorithm's time; by default only the picks.  --why adds the reason of
+ * bufpool's decision.  --hosts H alone places ranks in blocks of
+ * ceil(p / H); with --ppn N too, the fullest host has N ranks.
  */
+#include "coll_bufpool_decide.h"
 #include "coll_bufpool_model.h"
 
 #include <math.h>
@@ -78,6 +84,45 @@ static void fmt_time(char *out, size_t len, double t)
     }
 }
 
+/* What coll/bufpool's auto does with the call: the algorithm's name, or
+ * "previous"; *why: the decision's reason. */
+static const char *decided(enum bufpool_model_coll c, const struct bufpool_model_links *links,
+                           int p, int hosts, int ppn, size_t segment, size_t bytes,
+                           const char **why)
+{
+    static const bufpool_coll_id_t id[BUFPOOL_MODEL_COLLS] = {
+        [BUFPOOL_MODEL_ALLREDUCE] = BUFPOOL_COLL_allreduce,
+        [BUFPOOL_MODEL_REDUCE] = BUFPOOL_COLL_reduce,
+        [BUFPOOL_MODEL_BCAST] = BUFPOOL_COLL_bcast,
+        [BUFPOOL_MODEL_ALLGATHER] = BUFPOOL_COLL_allgather,
+        [BUFPOOL_MODEL_REDUCE_SCATTER] = BUFPOOL_COLL_reduce_scatter,
+        [BUFPOOL_MODEL_ALLTOALL] = BUFPOOL_COLL_alltoall,
+        [BUFPOOL_MODEL_GATHER] = BUFPOOL_COLL_gather,
+        [BUFPOOL_MODEL_SCATTER] = BUFPOOL_COLL_scatter,
+        [BUFPOOL_MODEL_SCAN] = BUFPOOL_COLL_scan};
+    const bufpool_tuning_t tuning = {.segment_size = segment,
+                                     .pipeline_depth = 4,
+                                     .min_size = 0,
+                                     .small_size = 16 * 1024 < segment ? 16 * 1024 : segment,
+                                     .links = links,
+                                     .max_requests = BUFPOOL_MAX_REQUESTS_DEFAULT};
+    const bool reduction = BUFPOOL_MODEL_ALLREDUCE == c || BUFPOOL_MODEL_REDUCE == c ||
+                           BUFPOOL_MODEL_REDUCE_SCATTER == c || BUFPOOL_MODEL_SCAN == c;
+    const bufpool_call_t call = {.comm_size = p,
+                                 .hosts = hosts,
+                                 .max_ppn = ppn,
+                                 .count = reduction ? bytes / 4 : 0,
+                                 .bytes = bytes,
+                                 .span = reduction ? bytes : 0,
+                                 .commute = true,
+                                 .in_place = false};
+    bufpool_plan_t plan;
+    bufpool_decide[id[c]](&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    *why = plan.why;
+    /* The model lists bufpool's algorithms first, in the enums' order. */
+    return plan.alg < 1 ? "previous" : bufpool_model_algs(c)[plan.alg - 1].name;
+}
+
 static void fmt_size(char *out, size_t len, size_t b)
 {
     if (b >= 1024 * 1024) {
@@ -94,13 +139,17 @@ int main(int argc, char **argv)
     struct bufpool_model_links links;
     bufpool_model_links_default(&links);
     apply_links(&links, getenv("BUFPOOL_MODEL_LINKS"), "BUFPOOL_MODEL_LINKS");
-    int hosts = 0, ppn = 1, all = 0, only = -1;
+    int hosts = 0, ppn = 0, all = 0, only = -1, why = 0;
     const char *plist = "2 4 8 16 32 64 128 256 512 1024";
     size_t min = 4, max = 64u << 20, segment = 128 * 1024;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (0 == strcmp(a, "--all")) {
             all = 1;
+            continue;
+        }
+        if (0 == strcmp(a, "--why")) {
+            why = 1;
             continue;
         }
         if (!v) {
@@ -140,7 +189,10 @@ int main(int argc, char **argv)
             die("unknown option (see the comment at the top of bench/coll_model.c)", a);
         }
     }
-    if (ppn < 1) {
+    if (ppn < 0 || (0 == ppn && 0 == hosts)) {
+        ppn = 0 == hosts ? 1 : ppn;
+    }
+    if (ppn < 1 && 0 == hosts) {
         die("--ppn must be at least 1", NULL);
     }
     printf("# links:");
@@ -149,10 +201,12 @@ int main(int argc, char **argv)
                links.link[c].alpha * 1e6, 1e-9 / links.link[c].beta, 1e-9 / links.link[c].gamma);
     }
     printf("; between hosts: %s; segment %zu\n", bufpool_model_link_name(links.inter), segment);
-    printf("# placement: %s\n", hosts > 0 ? "--hosts ranks in blocks" : "--ppn ranks per host");
-    printf("%-14s %5s %5s %6s  %-20s %10s  %-20s %10s  %-20s %10s %6s\n", "collective", "p",
+    printf("# placement: %s\n", hosts > 0 && 0 == ppn ? "--hosts: ranks in blocks of ceil(p/hosts)"
+                                                      : "ranks in blocks of --ppn per host");
+    printf("# decided: coll/bufpool's auto (model: from the model; rule: a measured rule)\n");
+    printf("%-14s %5s %5s %6s  %-20s %10s  %-20s %10s  %-20s %10s %6s  %s\n", "collective", "p",
            "hosts", "bytes", "best(any)", "time", "bufpool-auto", "time", "ompi-default", "time",
-           "ompi/bp");
+           "ompi/bp", "decided");
     for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
         if (only >= 0 && c != only) {
             continue;
@@ -166,7 +220,7 @@ int main(int argc, char **argv)
                 die("process counts must be 2..1024", tok);
             }
             int h = hosts > 0 ? (hosts < p ? hosts : p) : (p + ppn - 1) / ppn;
-            struct bufpool_model_topo topo = {p, h, segment};
+            struct bufpool_model_topo topo = {p, h, segment, ppn};
             for (size_t b = min; b <= max; b *= 4) {
                 double tb, ta;
                 int any = bufpool_model_best(c, &links, &topo, b, 0, &ta);
@@ -193,6 +247,14 @@ int main(int argc, char **argv)
                        om ? om : "(not encoded)", t3);
                 if (!isnan(to)) {
                     printf(" %6.2f", to / tb);
+                } else {
+                    printf(" %6s", "-");
+                }
+                const char *reason;
+                const char *d = decided(c, &links, p, h, ppn, segment, b, &reason);
+                printf("  %s(%s)", d, strstr(reason, "cost model") ? "model" : "rule");
+                if (why) {
+                    printf("  [%s]", reason);
                 }
                 printf("\n");
                 if (all) {

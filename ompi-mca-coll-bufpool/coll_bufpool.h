@@ -93,8 +93,10 @@ typedef struct mca_coll_bufpool_module {
      * the call's main set is in use (bufpool_reqs_init_aux). */
     ompi_request_t **aux_req_cache;
     size_t aux_req_cache_cap;
-    /* Hosts the communicator spans (bufpool_comm_hosts), for auto. */
+    /* Hosts the communicator spans and the most of its ranks on one host
+     * (bufpool_comm_hosts; 0: not known), for auto. */
     int hosts;
+    int max_ppn;
 } mca_coll_bufpool_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);

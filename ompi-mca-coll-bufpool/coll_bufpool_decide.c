@@ -53,7 +53,8 @@ static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call
     if (call->hosts <= 1 || NULL == tuning->links) {
         return 0;
     }
-    const struct bufpool_model_topo topo = {call->comm_size, call->hosts, tuning->segment_size};
+    const struct bufpool_model_topo topo = {call->comm_size, call->hosts, tuning->segment_size,
+                                            call->max_ppn};
     int best = bufpool_model_auto(coll, tuning->links, &topo, call->bytes, NULL);
     if (best < 0) {
         return 0;

@@ -108,7 +108,10 @@ typedef struct bufpool_tuning {
 typedef struct bufpool_call {
     int comm_size;
     int hosts;     /* hosts the communicator spans, the same on every
-                      rank (0 or 1: one host; the measured rules apply) */
+                      rank (0 or 1: one host)                           */
+    int max_ppn;   /* the most of its ranks on one host, the same on
+                      every rank (0: not known; the model then assumes
+                      blocks of ceil(comm_size / hosts))                */
     size_t count;  /* elements (reductions and scans; else 0)          */
     size_t bytes;  /* message bytes per process (per block for the
                       gathers, scatters, allgather and alltoall; the

@@ -84,6 +84,7 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const mca_coll_bufpool_modul
      * was enabled; every decision sees them. */
     bufpool_call_t with_hosts = *in_call;
     with_hosts.hosts = module->hosts;
+    with_hosts.max_ppn = module->max_ppn;
     const bufpool_call_t *call = &with_hosts;
 
     if (!empty_call_counted[id] && 0 == call->count) {

@@ -160,6 +160,9 @@ int bufpool_model_links_parse(links_t *links, const char *text, char *err, size_
 
 static int ppn_of(const topo_t *t)
 {
+    if (t->ppn > 0) {
+        return t->ppn < t->p ? t->ppn : t->p;
+    }
     int h = t->hosts < 1 ? 1 : (t->hosts > t->p ? t->p : t->hosts);
     return (t->p + h - 1) / h;
 }
@@ -305,7 +308,7 @@ static double chain(const links_t *l, const topo_t *t, double bytes, double gamm
 static double hier_allreduce(const links_t *l, const topo_t *t, double bytes)
 {
     int ppn = ppn_of(t), h = (t->p + ppn - 1) / ppn;
-    topo_t local = {ppn, 1, t->segment};
+    topo_t local = {ppn, 1, t->segment, ppn};
     double share = bytes / ppn, g = gam(l, t);
     const struct bufpool_link *n = &l->link[l->inter];
     double inter =
@@ -384,6 +387,31 @@ T(re_binomial)
 {
     return binomial(l, t, N, gam(l, t));
 }
+/* tuned's reduce under the fixed rules runs unsegmented (segsize 0). */
+T(re_linear)
+{
+    /* The root receives and reduces p - 1 whole messages in turn. */
+    return (t->p - 1) * (xstep(l, t, t->p / 2, N) + N * gam(l, t));
+}
+T(re_pipeline)
+{
+    return (t->p - 1) * (xstep(l, t, 1, N) + N * gam(l, t));
+}
+T(re_tchain)
+{
+    int heads = t->p - 1 < 4 ? t->p - 1 : 4;
+    return (heads + ceil((t->p - 1) / 4.0) - 1) * (xstep(l, t, 1, N) + N * gam(l, t));
+}
+T(re_tbinary)
+{
+    return 2 * (log2ceil(t->p + 1) - 1) * (xstep(l, t, 1, N) + N * gam(l, t));
+}
+T(re_rab)
+{
+    /* Reduce-scatter by recursive halving, then a binomial gather of the
+     * halves to the root. */
+    return rhalving(l, t, N, gam(l, t)) + rhalving(l, t, N, 0);
+}
 
 T(bc_binomial)
 {
@@ -450,6 +478,35 @@ T(ag_direct)
 {
     return pairwise(l, t, N, 0);
 }
+/* tuned's: Bruck (ceil(log2 p) shifts by 2^k of up to 2^k blocks), the
+ * neighbour exchange (p / 2 steps of two blocks), one exchange at 2 ranks,
+ * and linear (gather to rank 0, then a binomial bcast of p blocks). */
+T(ag_bruck)
+{
+    double sum = 0;
+    for (int d = 1; d < t->p; d *= 2) {
+        sum += xstep(l, t, d, N * (d < t->p - d ? d : t->p - d));
+    }
+    return sum;
+}
+T(ag_neighbor)
+{
+    return (t->p % 2 ? ring(l, t, N, 0)
+                     : xstep(l, t, 1, N) + (t->p / 2 - 1) * xstep(l, t, 1, 2 * N));
+}
+T(ag_two_proc)
+{
+    return xstep(l, t, 1, N);
+}
+T(ag_linear)
+{
+    /* The gather's transfers all pass the root's link, as linear alltoall's. */
+    double gather = xstep(l, t, t->p / 2, 0);
+    for (int k = 1; k < t->p; k++) {
+        gather += xstep(l, t, k, N) - xstep(l, t, k, 0);
+    }
+    return gather + binomial(l, t, N * t->p, 0);
+}
 
 T(rs_pairwise)
 {
@@ -462,6 +519,17 @@ T(rs_ring)
 T(rs_halving)
 {
     return rhalving(l, t, N, gam(l, t));
+}
+/* tuned's: the unsegmented ring, and non-overlapping (a binomial reduce of
+ * the whole input to rank 0, then a linear scatter of the blocks). */
+T(rs_tring)
+{
+    return ring(l, t, N / t->p, gam(l, t));
+}
+T(rs_nonover)
+{
+    const double block = N / t->p;
+    return binomial(l, t, N, gam(l, t)) + (t->p - 1) * xstep(l, t, t->p / 2, block);
 }
 
 T(a2a_pairwise)
@@ -476,6 +544,20 @@ T(a2a_linear)
         bw += xstep(l, t, k, N) - xstep(l, t, k, 0);
     }
     return xstep(l, t, t->p / 2, 0) + bw;
+}
+/* tuned's: one exchange at 2 ranks; the modified Bruck (ceil(log2 p)
+ * shifts of about half of the p blocks each, plus a local rotation). */
+T(a2a_two_proc)
+{
+    return xstep(l, t, 1, N);
+}
+T(a2a_bruck)
+{
+    double sum = 0;
+    for (int d = 1; d < t->p; d *= 2) {
+        sum += xstep(l, t, d, N * t->p / 2);
+    }
+    return sum + 2 * N * t->p * l->link[BUFPOOL_LINK_SHM].beta;
 }
 
 /* Gather and scatter, bytes per block.  linear: the root posts every
@@ -515,7 +597,7 @@ T(scan_rd)
 #undef N
 #undef T
 
-static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][11] = {
+static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][14] = {
     [BUFPOOL_MODEL_ALLREDUCE] = {{"recursive_doubling", 1, ar_rd},
                                  {"rsag", 1, ar_rsag},
                                  {"ring", 1, ar_bp_ring},
@@ -530,7 +612,14 @@ static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][11] = {
     [BUFPOOL_MODEL_REDUCE] = {{"chain", 1, re_chain},
                               {"binary", 1, re_binary},
                               {"rsg", 1, re_rsg},
+                              /* tuned's */
                               {"binomial", 0, re_binomial},
+                              {"linear", 0, re_linear},
+                              {"pipeline", 0, re_pipeline},
+                              {"tuned_chain", 0, re_tchain},
+                              {"tuned_binary", 0, re_tbinary},
+                              {"in-order_binary", 0, re_tbinary},
+                              {"rabenseifner", 0, re_rab},
                               {NULL, 0, NULL}},
     [BUFPOOL_MODEL_BCAST] = {{"binomial", 1, bc_binomial},
                              {"chain", 1, bc_chain},
@@ -545,13 +634,26 @@ static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][11] = {
     [BUFPOOL_MODEL_ALLGATHER] = {{"ring", 1, ag_ring},
                                  {"recursive_doubling", 1, ag_rd},
                                  {"direct", 1, ag_direct},
+                                 /* tuned's (recursive_doubling: as above) */
+                                 {"bruck", 0, ag_bruck},
+                                 {"neighbor", 0, ag_neighbor},
+                                 {"two_proc", 0, ag_two_proc},
+                                 {"linear", 0, ag_linear},
                                  {NULL, 0, NULL}},
     [BUFPOOL_MODEL_REDUCE_SCATTER] = {{"pairwise", 1, rs_pairwise},
                                       {"ring", 1, rs_ring},
+                                      /* tuned's (butterfly: modeled as halving) */
                                       {"recursive_halving", 0, rs_halving},
+                                      {"butterfly", 0, rs_halving},
+                                      {"tuned_ring", 0, rs_tring},
+                                      {"nonoverlapping", 0, rs_nonover},
                                       {NULL, 0, NULL}},
     [BUFPOOL_MODEL_ALLTOALL] = {{"pairwise", 1, a2a_pairwise},
                                 {"linear", 1, a2a_linear},
+                                /* tuned's (linear_sync: linear, bounded) */
+                                {"linear_sync", 0, a2a_linear},
+                                {"two_proc", 0, a2a_two_proc},
+                                {"modified_bruck", 0, a2a_bruck},
                                 {NULL, 0, NULL}},
     [BUFPOOL_MODEL_GATHER] = {{"binomial", 1, root_binomial},
                               {"linear", 1, root_linear},
@@ -630,8 +732,15 @@ int bufpool_model_auto(enum bufpool_model_coll coll, const links_t *links, const
 }
 
 /* ------------------------------------------------------------------------ */
-/* Open MPI coll/tuned fixed decisions.  Rows are tried in order: the first
- * with p < p_below and bytes < bytes_below gives the algorithm. */
+/* Open MPI coll/tuned fixed decisions (ompi_coll_tuned_*_intra_dec_fixed
+ * in ompi/mca/coll/tuned/coll_tuned_decision_fixed.c of Open MPI 5.0.10,
+ * commutative operations; read and re-expressed as rows, not copied).
+ * Open MPI 4.1.0 introduced these tables ("Adjust default tuning
+ * thresholds for many collective algorithms", NEWS); the compare
+ * immediates of the six functions in Debian's 4.1.4 mca_coll_tuned.so are
+ * the same thresholds (checked with objdump; the 4.1.4 source was not
+ * available here).  Rows are tried in order: the first with p < p_below
+ * and bytes < bytes_below gives the algorithm. */
 
 struct rule {
     int p_below;
@@ -729,6 +838,205 @@ static const struct rule bcast_rules[] = {
     {ALL, ANY, "scatter_allgather"},
 };
 
+/* reduce, commutative operation, bytes = count x type size; every
+ * algorithm unsegmented (the fixed rules pass segsize 0). */
+static const struct rule reduce_rules[] = {
+    {4, 8, "rabenseifner"},
+    {4, 16, "tuned_binary"},
+    {4, 32, "pipeline"},
+    {4, 262144, "linear"},
+    {4, 524288, "pipeline"},
+    {4, 1048576, "tuned_chain"},
+    {4, ANY, "pipeline"},
+    {8, 4096, "tuned_binary"},
+    {8, 65536, "tuned_chain"},
+    {8, 262144, "binomial"},
+    {8, 524288, "linear"},
+    {8, 1048576, "binomial"},
+    {8, ANY, "linear"},
+    {16, 8192, "tuned_binary"},
+    {16, ANY, "binomial"},
+    {32, 4096, "tuned_binary"},
+    {32, ANY, "binomial"},
+    {256, ANY, "binomial"},
+    {512, 8192, "binomial"},
+    {512, 16384, "in-order_binary"},
+    {512, ANY, "binomial"},
+    {2048, ANY, "binomial"},
+    {4096, 512, "binomial"},
+    {4096, 1024, "in-order_binary"},
+    {4096, 8192, "binomial"},
+    {4096, 16384, "in-order_binary"},
+    {4096, ANY, "binomial"},
+    {ALL, 16, "binomial"},
+    {ALL, 32, "in-order_binary"},
+    {ALL, 1024, "binomial"},
+    {ALL, 2048, "in-order_binary"},
+    {ALL, 8192, "binomial"},
+    {ALL, 16384, "in-order_binary"},
+    {ALL, ANY, "binomial"},
+};
+
+/* reduce_scatter, commutative operation, bytes = the whole input. */
+static const struct rule reduce_scatter_rules[] = {
+    {4, 65536, "tuned_ring"},
+    {4, 131072, "butterfly"},
+    {4, ANY, "tuned_ring"},
+    {8, 8, "nonoverlapping"},
+    {8, 262144, "recursive_halving"},
+    {8, ANY, "tuned_ring"},
+    {32, 262144, "recursive_halving"},
+    {32, ANY, "tuned_ring"},
+    {64, 64, "nonoverlapping"},
+    {64, 2048, "recursive_halving"},
+    {64, 524288, "butterfly"},
+    {64, ANY, "tuned_ring"},
+    {128, 256, "nonoverlapping"},
+    {128, 512, "recursive_halving"},
+    {128, 2048, "butterfly"},
+    {128, 4096, "recursive_halving"},
+    {128, ANY, "butterfly"},
+    {256, 256, "nonoverlapping"},
+    {256, 512, "recursive_halving"},
+    {256, ANY, "butterfly"},
+    {512, 256, "nonoverlapping"},
+    {512, 1024, "recursive_halving"},
+    {512, ANY, "butterfly"},
+    {1024, 512, "nonoverlapping"},
+    {1024, 2048, "recursive_halving"},
+    {1024, 8192, "butterfly"},
+    {1024, 16384, "recursive_halving"},
+    {1024, ANY, "butterfly"},
+    {2048, 512, "nonoverlapping"},
+    {2048, 4096, "recursive_halving"},
+    {2048, 16384, "butterfly"},
+    {2048, 32768, "recursive_halving"},
+    {2048, ANY, "butterfly"},
+    {4096, 512, "nonoverlapping"},
+    {4096, 4096, "recursive_halving"},
+    {4096, ANY, "butterfly"},
+    {ALL, 1024, "nonoverlapping"},
+    {ALL, 8192, "recursive_halving"},
+    {ALL, ANY, "butterfly"},
+};
+
+/* allgather, bytes = one rank's block.  tuned's recursive doubling runs
+ * Bruck at sizes that are not powers of two (bufpool_model_ompi_choice),
+ * and its neighbour exchange a ring at odd sizes (in ag_neighbor). */
+static const struct rule allgather_rules[] = {
+    {3, ANY, "two_proc"},
+    {32, ANY, "recursive_doubling"},
+    {64, 1024, "recursive_doubling"},
+    {64, 65536, "neighbor"},
+    {64, ANY, "ring"},
+    {128, 512, "recursive_doubling"},
+    {128, 65536, "neighbor"},
+    {128, ANY, "ring"},
+    {256, 512, "recursive_doubling"},
+    {256, 131072, "neighbor"},
+    {256, 524288, "ring"},
+    {256, 1048576, "neighbor"},
+    {256, ANY, "ring"},
+    {512, 32, "recursive_doubling"},
+    {512, 128, "bruck"},
+    {512, 1024, "recursive_doubling"},
+    {512, 131072, "neighbor"},
+    {512, 524288, "ring"},
+    {512, 1048576, "neighbor"},
+    {512, ANY, "ring"},
+    {1024, 64, "recursive_doubling"},
+    {1024, 256, "bruck"},
+    {1024, 2048, "recursive_doubling"},
+    {1024, ANY, "neighbor"},
+    {2048, 4, "recursive_doubling"},
+    {2048, 8, "bruck"},
+    {2048, 16, "recursive_doubling"},
+    {2048, 32, "bruck"},
+    {2048, 256, "recursive_doubling"},
+    {2048, 512, "bruck"},
+    {2048, 4096, "recursive_doubling"},
+    {2048, ANY, "neighbor"},
+    {4096, 32, "bruck"},
+    {4096, 128, "recursive_doubling"},
+    {4096, 512, "bruck"},
+    {4096, 4096, "recursive_doubling"},
+    {4096, ANY, "neighbor"},
+    {ALL, 2, "recursive_doubling"},
+    {ALL, 8, "bruck"},
+    {ALL, 16, "recursive_doubling"},
+    {ALL, 512, "bruck"},
+    {ALL, 4096, "recursive_doubling"},
+    {ALL, ANY, "neighbor"},
+};
+
+/* alltoall, bytes = the block for one peer. */
+static const struct rule alltoall_rules[] = {
+    {3, 2, "pairwise"},
+    {3, 4, "two_proc"},
+    {3, 16, "pairwise"},
+    {3, 64, "two_proc"},
+    {3, 256, "pairwise"},
+    {3, 4096, "two_proc"},
+    {3, 32768, "pairwise"},
+    {3, 262144, "linear_sync"},
+    {3, 1048576, "two_proc"},
+    {3, ANY, "pairwise"},
+    {8, 8192, "linear_sync"},
+    {8, 16384, "linear"},
+    {8, 65536, "linear_sync"},
+    {8, 524288, "linear"},
+    {8, 1048576, "pairwise"},
+    {8, ANY, "linear"},
+    {16, 262144, "linear_sync"},
+    {16, ANY, "linear"},
+    {32, 4, "linear_sync"},
+    {32, 512, "modified_bruck"},
+    {32, 8192, "linear_sync"},
+    {32, 32768, "linear"},
+    {32, 262144, "linear_sync"},
+    {32, 524288, "linear"},
+    {32, ANY, "linear_sync"},
+    {64, 512, "modified_bruck"},
+    {64, 524288, "linear"},
+    {64, ANY, "linear_sync"},
+    {128, 1024, "modified_bruck"},
+    {128, 2048, "linear"},
+    {128, 4096, "linear_sync"},
+    {128, 262144, "linear"},
+    {128, ANY, "pairwise"},
+    {256, 1024, "modified_bruck"},
+    {256, 2048, "linear_sync"},
+    {256, 262144, "linear"},
+    {256, ANY, "pairwise"},
+    {512, 1024, "modified_bruck"},
+    {512, 8192, "linear_sync"},
+    {512, 32768, "linear"},
+    {512, ANY, "pairwise"},
+    {1024, 512, "modified_bruck"},
+    {1024, 8192, "linear_sync"},
+    {1024, 16384, "linear"},
+    {1024, 131072, "linear_sync"},
+    {1024, 262144, "linear"},
+    {1024, ANY, "pairwise"},
+    {2048, 512, "modified_bruck"},
+    {2048, 1024, "linear_sync"},
+    {2048, 2048, "linear"},
+    {2048, 16384, "linear_sync"},
+    {2048, 262144, "linear"},
+    {2048, ANY, "linear_sync"},
+    {4096, 1024, "modified_bruck"},
+    {4096, 4096, "linear_sync"},
+    {4096, 8192, "linear"},
+    {4096, 131072, "linear_sync"},
+    {4096, ANY, "linear"},
+    {ALL, 2048, "modified_bruck"},
+    {ALL, 8192, "linear_sync"},
+    {ALL, 16384, "linear"},
+    {ALL, 32768, "linear_sync"},
+    {ALL, 65536, "linear"},
+    {ALL, ANY, "linear_sync"},
+};
+
 static const char *lookup(const struct rule *r, size_t n, int p, size_t bytes)
 {
     for (size_t i = 0; i < n; i++) {
@@ -739,15 +1047,30 @@ static const char *lookup(const struct rule *r, size_t n, int p, size_t bytes)
     return NULL;
 }
 
+#define RULES(r) (r), sizeof(r) / sizeof(*(r))
+
 const char *bufpool_model_ompi_choice(enum bufpool_model_coll coll, int p, size_t bytes)
 {
+    const char *alg;
     switch (coll) {
         case BUFPOOL_MODEL_ALLREDUCE:
-            return lookup(allreduce_rules, sizeof(allreduce_rules) / sizeof(*allreduce_rules), p,
-                          bytes);
+            return lookup(RULES(allreduce_rules), p, bytes);
         case BUFPOOL_MODEL_BCAST:
-            return lookup(bcast_rules, sizeof(bcast_rules) / sizeof(*bcast_rules), p, bytes);
+            return lookup(RULES(bcast_rules), p, bytes);
+        case BUFPOOL_MODEL_REDUCE:
+            return lookup(RULES(reduce_rules), p, bytes);
+        case BUFPOOL_MODEL_REDUCE_SCATTER:
+            return lookup(RULES(reduce_scatter_rules), p, bytes);
+        case BUFPOOL_MODEL_ALLTOALL:
+            return lookup(RULES(alltoall_rules), p, bytes);
+        case BUFPOOL_MODEL_ALLGATHER:
+            alg = lookup(RULES(allgather_rules), p, bytes);
+            /* tuned's recursive doubling hands sizes that are not powers
+             * of two to Bruck. */
+            return alg && 0 == strcmp(alg, "recursive_doubling") && (p & (p - 1)) ? "bruck" : alg;
         default:
             return NULL;
     }
 }
+
+#undef RULES

@@ -41,6 +41,10 @@ struct bufpool_model_topo {
     int p;          /* communicator size          */
     int hosts;      /* hosts it spans             */
     size_t segment; /* pipeline segment, bytes */
+    /* Most ranks on one host (counted by the component); 0: blocks of
+     * ceil(p / hosts).  An uneven placement (3 + 1) is modeled as blocks of
+     * this many ranks: the fullest host's link is the bottleneck. */
+    int ppn;
 };
 
 enum bufpool_model_coll {
@@ -103,9 +107,12 @@ int bufpool_model_auto(enum bufpool_model_coll coll, const struct bufpool_model_
                        const struct bufpool_model_topo *topo, size_t bytes, double *time_out);
 
 /* The algorithm name Open MPI's coll/tuned fixed decision rules pick for the
- * call (tables of ompi/mca/coll/tuned/coll_tuned_decision_fixed.c in 5.0.10;
- * commutative operation; bytes as tuned counts them), or NULL where the
- * tables are not encoded here. */
+ * call (tables of ompi/mca/coll/tuned/coll_tuned_decision_fixed.c in 5.0.10,
+ * the same thresholds as 4.1.4's; commutative operation; bytes as tuned
+ * counts them: a rank's message for allreduce, reduce and bcast, one
+ * rank's block for allgather and alltoall, the whole input for
+ * reduce_scatter), or NULL where the tables are not encoded here (gather,
+ * scatter, scan).  Every name is an algorithm of bufpool_model_algs(coll). */
 const char *bufpool_model_ompi_choice(enum bufpool_model_coll coll, int p, size_t bytes);
 
 #endif

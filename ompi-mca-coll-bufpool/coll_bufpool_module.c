@@ -60,11 +60,17 @@ int mca_coll_bufpool_init_query(bool enable_progress_threads, bool enable_mpi_th
  * host names of its processes (from the launch's modex).  Where a name is
  * missing, locality alone says one host or more, and every rank agrees on
  * that (a communicator on several hosts leaves every rank a peer off its
- * node): 2 then stands for "several".  O(p x hosts) once per communicator. */
-static int bufpool_comm_hosts(struct ompi_communicator_t *comm)
+ * node): 2 then stands for "several".  *max_ppn: the most of its ranks on
+ * one host, from the same names (so every rank agrees; a rank's own count
+ * of local peers would not: 3 + 1 gives 3 on one host and 1 on the other),
+ * 0 where a name is missing.  O(p x hosts) once per communicator, no
+ * communication. */
+static int bufpool_comm_hosts(struct ompi_communicator_t *comm, int *max_ppn)
 {
     int p = ompi_comm_size(comm), hosts = 0, remote = 0, named = 1;
     const char **names = calloc((size_t)p, sizeof(*names));
+    int *ranks = calloc((size_t)p, sizeof(*ranks));
+    *max_ppn = 0;
     for (int i = 0; i < p; i++) {
         ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
         if (!OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
@@ -74,20 +80,25 @@ static int bufpool_comm_hosts(struct ompi_communicator_t *comm)
         if (NULL != name && 0 == strcmp(name, "unknown")) {
             name = NULL;
         }
-        if (NULL == name || NULL == names) {
+        if (NULL == name || NULL == names || NULL == ranks) {
             named = 0;
             continue;
         }
-        int seen = 0;
-        for (int h = 0; h < hosts && !seen; h++) {
-            seen = 0 == strcmp(names[h], name);
+        int h = 0;
+        while (h < hosts && 0 != strcmp(names[h], name)) {
+            h++;
         }
-        if (!seen) {
+        if (h == hosts) {
             names[hosts++] = name;
+        }
+        if (++ranks[h] > *max_ppn) {
+            *max_ppn = ranks[h];
         }
     }
     free(names);
+    free(ranks);
     if (!named) {
+        *max_ppn = 0;
         return remote ? 2 : 1;
     }
     return hosts < 1 ? 1 : hosts;
@@ -127,7 +138,7 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         }
         return OMPI_ERROR;
     }
-    module->hosts = bufpool_comm_hosts(comm);
+    module->hosts = bufpool_comm_hosts(comm, &module->max_ppn);
 #if BUFPOOL_MODULE_INSTALLS_ITSELF
     /* Open MPI 6: nothing copies our functions into the communicator; we
      * put them there ourselves (the previous ones are saved above). */

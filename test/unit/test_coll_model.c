@@ -68,29 +68,40 @@ static void test_closed_forms(void)
     const struct bufpool_link s = l.link[BUFPOOL_LINK_SHM], n = l.link[BUFPOOL_LINK_TCP];
     size_t b = 1 << 20;
     /* One host, 2 ranks: recursive doubling is one exchange and one fold. */
-    struct bufpool_model_topo one = {2, 1, 128 * 1024};
+    struct bufpool_model_topo one = {2, 1, 128 * 1024, 0};
     UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_ALLREDUCE, "recursive_doubling", &l, &one, b),
                         s.alpha + b * s.beta + b * s.gamma));
     /* 2 hosts x 1 rank: the same over TCP. */
-    struct bufpool_model_topo two = {2, 2, 128 * 1024};
+    struct bufpool_model_topo two = {2, 2, 128 * 1024, 0};
     UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_ALLREDUCE, "recursive_doubling", &l, &two, b),
                         n.alpha + b * n.beta + b * n.gamma));
     /* 4 ranks on 2 hosts: distance 1 stays on the host, distance 2 crosses
      * with both ranks of a host sharing its link. */
-    struct bufpool_model_topo four = {4, 2, 128 * 1024};
+    struct bufpool_model_topo four = {4, 2, 128 * 1024, 0};
     UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_ALLREDUCE, "recursive_doubling", &l, &four, b),
                         s.alpha + b * s.beta + n.alpha + 2 * b * n.beta + 2 * b * n.gamma));
     /* Ring allgather on 4 ranks of 2 hosts: 3 steps bounded by the crossing. */
     UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_ALLGATHER, "ring", &l, &four, b),
                         3 * (n.alpha + b * n.beta)));
     /* A pipelined chain bcast on one host: p - 1 + segments - 1 steps. */
-    struct bufpool_model_topo eight = {8, 1, 128 * 1024};
+    struct bufpool_model_topo eight = {8, 1, 128 * 1024, 0};
     UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_BCAST, "chain", &l, &eight, b),
                         (7 + 8 - 1) * (s.alpha + 131072.0 * s.beta)));
     /* Linear bcast from a host of 2 to 3 other hosts of 2: 1 local, 6 remote. */
-    struct bufpool_model_topo eight4 = {8, 4, 128 * 1024};
+    struct bufpool_model_topo eight4 = {8, 4, 128 * 1024, 0};
     UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_BCAST, "linear", &l, &eight4, b),
                         (s.alpha + b * s.beta) + 6 * (n.alpha + b * n.beta)));
+    /* 3 + 1 on 2 hosts (max_ppn 3): linear bcast sends 2 messages on the
+     * host and 1 across; blocks of ceil(4 / 2) would say 1 and 2. */
+    struct bufpool_model_topo uneven = {4, 2, 128 * 1024, 3};
+    UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_BCAST, "linear", &l, &uneven, b),
+                        2 * (s.alpha + b * s.beta) + (n.alpha + b * n.beta)));
+    UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_BCAST, "linear", &l, &four, b),
+                        (s.alpha + b * s.beta) + 2 * (n.alpha + b * n.beta)));
+    /* A ring step crosses with the flows of the fullest host: 2 at 3 + 1
+     * (distance 1: min(d, ppn) = 1 flow), pairwise at distance 2: 2 flows. */
+    UNIT_CHECK(close_to(alg_time(BUFPOOL_MODEL_ALLTOALL, "pairwise", &l, &uneven, b),
+                        2 * (n.alpha + b * n.beta) + (n.alpha + 2 * b * n.beta)));
 }
 
 static void test_best(void)
@@ -101,7 +112,7 @@ static void test_best(void)
         const struct bufpool_model_alg *a = bufpool_model_algs(c);
         for (int p = 2; p <= 1024; p *= 2) {
             for (int h = 1; h <= p && h <= 64; h *= 4) {
-                struct bufpool_model_topo t = {p, h, 128 * 1024};
+                struct bufpool_model_topo t = {p, h, 128 * 1024, 0};
                 double prev = 0;
                 for (size_t b = 4; b <= (64u << 20); b *= 16) {
                     double tb, ta;
@@ -126,7 +137,7 @@ static void test_best(void)
         }
     }
     /* Faster links, faster collectives. */
-    struct bufpool_model_topo t = {64, 8, 128 * 1024};
+    struct bufpool_model_topo t = {64, 8, 128 * 1024, 0};
     double tcp, ib;
     bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &t, 1 << 20, 1, &tcp);
     l.inter = BUFPOOL_LINK_IB;
@@ -161,7 +172,34 @@ static void test_ompi_rules(void)
     UNIT_CHECK(0 == strcmp("scatter_allgather",
                            bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 16, 1 << 20)));
     UNIT_CHECK(0 == strcmp("knomial", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 100, 4)));
-    UNIT_CHECK(NULL == bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLTOALL, 4, 4));
+    /* Rows of the reduce, reduce_scatter, allgather and alltoall rules
+     * (commutative), either side of a threshold. */
+#define OMPI(coll, p, b) bufpool_model_ompi_choice(BUFPOOL_MODEL_##coll, p, b)
+    UNIT_CHECK(0 == strcmp("linear", OMPI(REDUCE, 2, 262143)));
+    UNIT_CHECK(0 == strcmp("pipeline", OMPI(REDUCE, 2, 262144)));
+    UNIT_CHECK(0 == strcmp("tuned_chain", OMPI(REDUCE, 3, 524288)));
+    UNIT_CHECK(0 == strcmp("tuned_binary", OMPI(REDUCE, 4, 4095)));
+    UNIT_CHECK(0 == strcmp("tuned_chain", OMPI(REDUCE, 4, 4096)));
+    UNIT_CHECK(0 == strcmp("binomial", OMPI(REDUCE, 16, 4096)));
+    UNIT_CHECK(0 == strcmp("in-order_binary", OMPI(REDUCE, 300, 8192)));
+    UNIT_CHECK(0 == strcmp("tuned_ring", OMPI(REDUCE_SCATTER, 2, 65535)));
+    UNIT_CHECK(0 == strcmp("butterfly", OMPI(REDUCE_SCATTER, 2, 65536)));
+    UNIT_CHECK(0 == strcmp("recursive_halving", OMPI(REDUCE_SCATTER, 4, 262143)));
+    UNIT_CHECK(0 == strcmp("tuned_ring", OMPI(REDUCE_SCATTER, 16, 262144)));
+    UNIT_CHECK(0 == strcmp("nonoverlapping", OMPI(REDUCE_SCATTER, 100, 255)));
+    UNIT_CHECK(0 == strcmp("two_proc", OMPI(ALLGATHER, 2, 1 << 20)));
+    UNIT_CHECK(0 == strcmp("recursive_doubling", OMPI(ALLGATHER, 16, 1 << 20)));
+    UNIT_CHECK(0 == strcmp("bruck", OMPI(ALLGATHER, 12, 1 << 20))); /* not 2^k */
+    UNIT_CHECK(0 == strcmp("neighbor", OMPI(ALLGATHER, 32, 1024)));
+    UNIT_CHECK(0 == strcmp("ring", OMPI(ALLGATHER, 32, 65536)));
+    UNIT_CHECK(0 == strcmp("two_proc", OMPI(ALLTOALL, 2, 4095)));
+    UNIT_CHECK(0 == strcmp("pairwise", OMPI(ALLTOALL, 2, 4096)));
+    UNIT_CHECK(0 == strcmp("linear_sync", OMPI(ALLTOALL, 4, 8191)));
+    UNIT_CHECK(0 == strcmp("linear", OMPI(ALLTOALL, 4, 8192)));
+    UNIT_CHECK(0 == strcmp("modified_bruck", OMPI(ALLTOALL, 40, 511)));
+    UNIT_CHECK(0 == strcmp("pairwise", OMPI(ALLTOALL, 1000, 1 << 20)));
+    UNIT_CHECK(NULL == OMPI(GATHER, 4, 4));
+#undef OMPI
     /* Every name the rules give is one the model can time. */
     for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
         for (int p = 2; p <= 8192; p = p * 3 / 2 + 1) {
@@ -248,7 +286,7 @@ static void test_decisions(void)
                            .span = 1 << 21,
                            .commute = true};
     bufpool_plan_t plan;
-    struct bufpool_model_topo topo = {16, 8, 128 * 1024};
+    struct bufpool_model_topo topo = {16, 8, 128 * 1024, 0};
     int want = bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &topo, 1 << 21, 1, NULL) + 1;
     bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK(plan.alg == want);
@@ -278,7 +316,7 @@ static void test_decisions(void)
     UNIT_CHECK(NULL != strstr(plan.why, "model"));
     /* Below 8 ranks the rings stay out of auto even where the model
      * prefers them (4 ranks on 2 hosts, 4 MiB: the model's best is ring). */
-    struct bufpool_model_topo four = {4, 2, 128 * 1024};
+    struct bufpool_model_topo four = {4, 2, 128 * 1024, 0};
     UNIT_CHECK(BUFPOOL_REDUCE_SCATTER_RING ==
                bufpool_model_best(BUFPOOL_MODEL_REDUCE_SCATTER, &l, &four, 4 << 20, 1, NULL) + 1);
     call.comm_size = 4;
@@ -297,7 +335,7 @@ static void test_decisions(void)
     call.bytes = (size_t)1 << 20;
     call.count = call.bytes / 4;
     call.span = call.bytes;
-    struct bufpool_model_topo two = {2, 2, 128 * 1024};
+    struct bufpool_model_topo two = {2, 2, 128 * 1024, 0};
     check_modeled(BUFPOOL_MODEL_GATHER, bufpool_decide_gather, &call, &tuning, &two);
     check_modeled(BUFPOOL_MODEL_SCATTER, bufpool_decide_scatter, &call, &tuning, &two);
     call.hosts = 1;
