@@ -10,14 +10,19 @@
  *
  *   coll_model [--hosts H | --ppn N] [--inter tcp|ib|efa] [--links TEXT]
  *              [--links-file FILE] [--coll NAME] [--p "LIST"]
- *              [--min SIZE] [--max SIZE] [--segment BYTES] [--all] [--why]
+ *              [--min SIZE] [--max SIZE] [--step F] [--segment BYTES] [--all]
+ *              [--why] [--raw]
  *
  * --links takes the syntax of bufpool_model_links_parse (e.g.
  * "tcp:40,1.2,3;inter=tcp"); the environment variable BUFPOOL_MODEL_LINKS
  * is read first, then the file, then --links.  --all prints every
  * algorithm's time; by default only the picks.  --why adds the reason of
  * bufpool's decision.  --hosts H alone places ranks in blocks of
- * ceil(p / H); with --ppn N too, the fullest host has N ranks.
+ * ceil(p / H); with --ppn N too, the fullest host has N ranks.  Sizes go
+ * from --min to --max by a factor --step (4).  --raw prints, for scripts
+ * (bench/model_vs_measured.py), one line per algorithm "alg COLL P HOSTS
+ * PPN BYTES NAME BUFPOOL SECONDS" and one per call "pick COLL P HOSTS PPN
+ * BYTES OMPI DECIDED MODEL|RULE" instead of the table.
  */
 #include "coll_bufpool_decide.h"
 #include "coll_bufpool_model.h"
@@ -134,12 +139,27 @@ static void fmt_size(char *out, size_t len, size_t b)
     }
 }
 
+static void print_raw(enum bufpool_model_coll c, const struct bufpool_model_links *links,
+                      const struct bufpool_model_topo *t, size_t b)
+{
+    const struct bufpool_model_alg *algs = bufpool_model_algs(c);
+    const char *name = bufpool_model_coll_name(c);
+    for (int i = 0; algs[i].name; i++) {
+        printf("alg %s %d %d %d %zu %s %d %.9g\n", name, t->p, t->hosts, t->ppn, b, algs[i].name,
+               algs[i].bufpool, algs[i].time(links, t, b));
+    }
+    const char *om = bufpool_model_ompi_choice(c, t->p, b), *why;
+    const char *d = decided(c, links, t->p, t->hosts, t->ppn, (size_t)t->segment, b, &why);
+    printf("pick %s %d %d %d %zu %s %s %s\n", name, t->p, t->hosts, t->ppn, b, om ? om : "-", d,
+           strstr(why, "cost model") ? "model" : "rule");
+}
+
 int main(int argc, char **argv)
 {
     struct bufpool_model_links links;
     bufpool_model_links_default(&links);
     apply_links(&links, getenv("BUFPOOL_MODEL_LINKS"), "BUFPOOL_MODEL_LINKS");
-    int hosts = 0, ppn = 0, all = 0, only = -1, why = 0;
+    int hosts = 0, ppn = 0, all = 0, only = -1, why = 0, raw = 0, step = 4;
     const char *plist = "2 4 8 16 32 64 128 256 512 1024";
     size_t min = 4, max = 64u << 20, segment = 128 * 1024;
     for (int i = 1; i < argc; i++) {
@@ -150,6 +170,10 @@ int main(int argc, char **argv)
         }
         if (0 == strcmp(a, "--why")) {
             why = 1;
+            continue;
+        }
+        if (0 == strcmp(a, "--raw")) {
+            raw = 1;
             continue;
         }
         if (!v) {
@@ -183,6 +207,11 @@ int main(int argc, char **argv)
             min = parse_size(v);
         } else if (0 == strcmp(a, "--max")) {
             max = parse_size(v);
+        } else if (0 == strcmp(a, "--step")) {
+            step = atoi(v);
+            if (step < 2) {
+                die("--step must be at least 2", v);
+            }
         } else if (0 == strcmp(a, "--segment")) {
             segment = parse_size(v);
         } else {
@@ -221,7 +250,11 @@ int main(int argc, char **argv)
             }
             int h = hosts > 0 ? (hosts < p ? hosts : p) : (p + ppn - 1) / ppn;
             struct bufpool_model_topo topo = {p, h, segment, ppn};
-            for (size_t b = min; b <= max; b *= 4) {
+            for (size_t b = min; b <= max; b *= (size_t)step) {
+                if (raw) {
+                    print_raw(c, &links, &topo, b);
+                    continue;
+                }
                 double tb, ta;
                 int any = bufpool_model_best(c, &links, &topo, b, 0, &ta);
                 int bp = bufpool_model_auto(c, &links, &topo, b, &tb);
