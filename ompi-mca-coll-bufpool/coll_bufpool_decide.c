@@ -9,6 +9,7 @@
  */
 #include "coll_bufpool_decide.h"
 
+#include <limits.h>
 #include <stdint.h>
 
 void bufpool_plan_init(bufpool_plan_t *plan, const bufpool_tuning_t *tuning, int alg)
@@ -61,6 +62,97 @@ static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call
     }
     plan->why = model_why;
     return best + 1;
+}
+
+/* One host, for the collectives listed in onehost_rules (alltoall, gather,
+ * scatter): the first row that matches the call decides, else the model's
+ * pick for one host (the shm class of the link table).  Every row says
+ * why it overrides the model: a measurement on this project's machine, a
+ * tie in the model (at 2 ranks several algorithms are the same single
+ * exchange and the model cannot rank them), or a choice for many ranks
+ * that neither the model nor a measurement supports better (the model has
+ * no cost for the memory bandwidth and per-message overhead that many ranks
+ * of one host share).  bench/coll_model shows each call's choice and its
+ * source; docs/multihost.md, "The decision layer", lists the rows.  The
+ * other collectives keep their measured rules on one host (below). */
+#define ANY_BYTES SIZE_MAX
+#define ANY_RANKS INT_MAX
+
+struct onehost_rule {
+    enum bufpool_model_coll coll;
+    int p_min, p_max;            /* communicator sizes, inclusive */
+    size_t bytes_min, bytes_max; /* call->bytes, inclusive */
+    bool in_place_only;
+    int alg; /* an algorithm, or BUFPOOL_ALG_PREVIOUS */
+    const char *why;
+};
+
+static const struct onehost_rule onehost_rules[] = {
+    /* alltoall: the whole exchange takes 1-2 us; taking and returning a
+     * pooled buffer costs 50-70 ns of it (1.03-1.06 x tuned at 1 B - 1 KiB
+     * in place, 1.00-1.01 x with malloc; 0.90 x at 4 KiB). */
+    {BUFPOOL_MODEL_ALLTOALL, 2, 2, 0, 1024, true, BUFPOOL_ALG_PREVIOUS,
+     "auto: small in-place exchange at 2 ranks"},
+    {BUFPOOL_MODEL_ALLTOALL, 2, 2, 0, ANY_BYTES, false, BUFPOOL_ALLTOALL_LINEAR,
+     "auto, one host: 2 ranks, the model ties (one exchange); linear measured"},
+    /* Many ranks, large blocks: one peer at a time, as tuned does (not
+     * measured; the model, without memory contention, says linear). */
+    {BUFPOOL_MODEL_ALLTOALL, 16, ANY_RANKS, ((size_t)64 << 10) + 1, ANY_BYTES, false,
+     BUFPOOL_ALLTOALL_PAIRWISE, "auto, one host: many ranks, large blocks (not measured)"},
+    /* gather: tuned's linear_sync needs no scratch either, and its
+     * synchronised transfers measured 1.1-1.3 x faster than our linear
+     * from 128 KiB up on 2 and 3 ranks. */
+    {BUFPOOL_MODEL_GATHER, 2, 3, (size_t)64 << 10, ANY_BYTES, false, BUFPOOL_ALG_PREVIOUS,
+     "large gather on fewer than 4 processes: the previous module's is faster"},
+    /* 2 ranks: the model ties below a segment; linear measured 0.55-1.04 x
+     * tuned at every size and root (at 2 and 4 ranks). */
+    {BUFPOOL_MODEL_GATHER, 2, 2, 0, ANY_BYTES, false, BUFPOOL_GATHER_LINEAR,
+     "auto, one host: 2 ranks, the model ties; linear measured"},
+    {BUFPOOL_MODEL_SCATTER, 2, 2, 0, ANY_BYTES, false, BUFPOOL_SCATTER_LINEAR,
+     "auto, one host: 2 ranks, the model ties; linear measured"},
+    /* Many ranks, small blocks: a tree saves the root p - 1 messages' own
+     * overhead, which the model does not count (not measured). */
+    {BUFPOOL_MODEL_GATHER, 8, ANY_RANKS, 0, (size_t)2 << 10, false, BUFPOOL_GATHER_BINOMIAL,
+     "auto, one host: many ranks, small blocks (not measured)"},
+    {BUFPOOL_MODEL_SCATTER, 8, ANY_RANKS, 0, (size_t)2 << 10, false, BUFPOOL_SCATTER_BINOMIAL,
+     "auto, one host: many ranks, small blocks (not measured)"},
+};
+
+static const char *const onehost_model_why = "auto: cost model, one host";
+
+/* The algorithm auto takes on one host for coll (see onehost_rules). */
+static int onehost_choice(enum bufpool_model_coll coll, const bufpool_call_t *call,
+                          const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
+{
+    for (size_t i = 0; i < sizeof(onehost_rules) / sizeof(*onehost_rules); i++) {
+        const struct onehost_rule *r = &onehost_rules[i];
+        if (r->coll == coll && call->comm_size >= r->p_min && call->comm_size <= r->p_max &&
+            call->bytes >= r->bytes_min && call->bytes <= r->bytes_max &&
+            (!r->in_place_only || call->in_place)) {
+            plan->why = r->why;
+            return r->alg;
+        }
+    }
+    struct bufpool_model_links defaults;
+    const struct bufpool_model_links *links = tuning->links;
+    if (NULL == links) {
+        bufpool_model_links_default(&defaults);
+        links = &defaults;
+    }
+    const struct bufpool_model_topo topo = {call->comm_size, 1, tuning->segment_size,
+                                            call->comm_size};
+    plan->why = onehost_model_why;
+    return bufpool_model_auto(coll, links, &topo, call->bytes, NULL) + 1;
+}
+
+/* The model across hosts, onehost_choice on one host. */
+static int layer_choice(enum bufpool_model_coll coll, const bufpool_call_t *call,
+                        const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
+{
+    if (call->hosts > 1 && NULL != tuning->links) {
+        return model_choice(coll, call, tuning, plan);
+    }
+    return onehost_choice(coll, call, tuning, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -310,20 +402,11 @@ void bufpool_decide_reduce_scatter_block(const bufpool_call_t *call, const bufpo
 }
 
 /* ---------------------------------------------------------------------- */
-/* alltoall.  Auto: below ALLTOALL_PAIRWISE_MIN_RANKS every transfer is
- * posted at once (linear): at p = 4, pairwise is 1.08-1.34 x tuned from
- * 16 KiB to 16 MiB while linear matches it at every size.  With many
- * ranks, large blocks go pairwise so that a rank copies from one peer at a
- * time (as tuned does; not measured).  In place at p = 2 up to
- * ALLTOALL_INPLACE_P2_MAX_PREV bytes auto hands the call over: the whole
- * exchange takes 1-2 us and taking and returning a pooled buffer costs
- * 50-70 ns of it (1.03-1.06 x tuned at 1 B - 1 KiB, 1.00-1.01 x with
- * malloc instead of the pool; 1.01 x at 2 KiB, 0.90 x at 4 KiB), while
- * tuned's one-exchange in-place algorithm has nothing to save at p = 2.
- * At p = 4 the linear in-place form takes 0.50-0.65 x tuned's time there. */
-#define ALLTOALL_PAIRWISE_MIN_RANKS  16
-#define ALLTOALL_LINEAR_MAX_BYTES    ((size_t)64 << 10)
-#define ALLTOALL_INPLACE_P2_MAX_PREV 1024
+/* alltoall.  Auto: layer_choice (the model, and onehost_rules on one
+ * host).  On one host the model's pick, linear (every transfer posted at
+ * once), is also the measured one: at p = 4, pairwise is 1.08-1.34 x tuned
+ * from 16 KiB to 16 MiB while linear matches it at every size, and the
+ * linear in-place form takes 0.50-0.65 x tuned's time. */
 
 void bufpool_decide_alltoall(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
                              bufpool_plan_t *plan)
@@ -334,19 +417,13 @@ void bufpool_decide_alltoall(const bufpool_call_t *call, const bufpool_tuning_t 
     /* In place, linear keeps a copy of the p - 1 outgoing blocks. */
     const bool copy_fits = bytes <= plan->scratch_bound / (size_t)(p - 1);
     if (BUFPOOL_ALG_AUTO == forced) {
-        if (call->in_place && 2 == p && bytes <= ALLTOALL_INPLACE_P2_MAX_PREV) {
-            hand_over(plan, "auto: small in-place exchange at 2 ranks");
+        const int chosen = layer_choice(BUFPOOL_MODEL_ALLTOALL, call, tuning, plan);
+        if (BUFPOOL_ALG_PREVIOUS == chosen) {
+            hand_over(plan, plan->why);
             return;
         }
-        const int modeled = model_choice(BUFPOOL_MODEL_ALLTOALL, call, tuning, plan);
-        if (modeled) {
-            plan->alg = call->in_place && !copy_fits ? BUFPOOL_ALLTOALL_PAIRWISE : modeled;
-            return;
-        }
-        plan->alg = (p >= ALLTOALL_PAIRWISE_MIN_RANKS && bytes > ALLTOALL_LINEAR_MAX_BYTES) ||
-                            (call->in_place && !copy_fits)
-                        ? BUFPOOL_ALLTOALL_PAIRWISE
-                        : BUFPOOL_ALLTOALL_LINEAR;
+        plan->alg = call->in_place && !copy_fits ? BUFPOOL_ALLTOALL_PAIRWISE : chosen;
+        return;
     }
     if (call->in_place && BUFPOOL_ALLTOALL_LINEAR == plan->alg && !copy_fits) {
         hand_over(plan, "linear in place needs the p-1 blocks within depth x segment_size");
@@ -354,55 +431,35 @@ void bufpool_decide_alltoall(const bufpool_call_t *call, const bufpool_tuning_t 
 }
 
 /* ---------------------------------------------------------------------- */
-/* gather and scatter.  Measured at p = 2 and 4, linear is 0.55-1.04 x
- * tuned at every size and root: the root's copies are the whole cost of a
- * large gather or scatter and linear does them straight between user
- * buffers, while a relay adds a copy and, when oversubscribed, a
- * scheduling delay per hop.  The tree only pays when the root would
- * otherwise handle many small messages: from ROOTED_BINOMIAL_MIN_RANKS
- * ranks on, blocks up to ROOTED_BINOMIAL_MAX_BYTES (not measured).
- * Auto leaves large gathers on 2 and 3 processes to the previous module:
- * tuned's linear_sync needs no scratch there either, and its synchronised
- * transfers measured 1.1 to 1.3 x faster than our linear from 128K up. */
-#define ROOTED_BINOMIAL_MAX_BYTES ((size_t)2 << 10)
-#define ROOTED_BINOMIAL_MIN_RANKS 8
-#define GATHER_PREV_MIN_BYTES     ((size_t)64 << 10)
-
+/* gather and scatter.  Auto: layer_choice (the model, and onehost_rules on
+ * one host; both algorithms serve every call).  On one host the model's
+ * pick, linear, is also the measured one at 3 and 4 ranks: linear is
+ * 0.55-1.04 x tuned at every size and root (measured at p = 2 and 4): the
+ * root's copies are the whole cost of a large gather or scatter and linear
+ * does them straight between user buffers, while a relay adds a copy and,
+ * when oversubscribed, a scheduling delay per hop. */
 static void decide_rooted(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
-                          enum bufpool_model_coll coll, int binomial, int linear,
-                          bufpool_plan_t *plan)
+                          enum bufpool_model_coll coll, bufpool_plan_t *plan)
 {
     bufpool_plan_init(plan, tuning, forced);
-    /* Across hosts the model's choice (both algorithms serve every call). */
-    const int modeled = BUFPOOL_ALG_AUTO == forced ? model_choice(coll, call, tuning, plan) : 0;
-    if (modeled) {
-        plan->alg = modeled;
-    } else if (BUFPOOL_ALG_AUTO == forced) {
-        plan->alg =
-            call->comm_size >= ROOTED_BINOMIAL_MIN_RANKS && call->bytes <= ROOTED_BINOMIAL_MAX_BYTES
-                ? binomial
-                : linear;
+    if (BUFPOOL_ALG_AUTO == forced) {
+        plan->alg = layer_choice(coll, call, tuning, plan);
+        if (BUFPOOL_ALG_PREVIOUS == plan->alg) {
+            hand_over(plan, plan->why);
+        }
     }
 }
 
 void bufpool_decide_gather(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
                            bufpool_plan_t *plan)
 {
-    if (BUFPOOL_ALG_AUTO == forced && call->hosts <= 1 && call->comm_size < 4 &&
-        call->bytes >= GATHER_PREV_MIN_BYTES) {
-        bufpool_plan_init(plan, tuning, forced);
-        hand_over(plan, "large gather on fewer than 4 processes: the previous module's is faster");
-        return;
-    }
-    decide_rooted(call, tuning, forced, BUFPOOL_MODEL_GATHER, BUFPOOL_GATHER_BINOMIAL,
-                  BUFPOOL_GATHER_LINEAR, plan);
+    decide_rooted(call, tuning, forced, BUFPOOL_MODEL_GATHER, plan);
 }
 
 void bufpool_decide_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
                             bufpool_plan_t *plan)
 {
-    decide_rooted(call, tuning, forced, BUFPOOL_MODEL_SCATTER, BUFPOOL_SCATTER_BINOMIAL,
-                  BUFPOOL_SCATTER_LINEAR, plan);
+    decide_rooted(call, tuning, forced, BUFPOOL_MODEL_SCATTER, plan);
 }
 
 /* ---------------------------------------------------------------------- */

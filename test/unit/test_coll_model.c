@@ -362,10 +362,83 @@ static void test_decisions(void)
     UNIT_CHECK(NULL == strstr(plan.why, "model"));
 }
 
+/* One host: alltoall, gather and scatter take the model's pick unless a
+ * row of the override table (coll_bufpool_decide.c, onehost_rules)
+ * matches; the reason says which. */
+static void test_onehost_layer(void)
+{
+    struct bufpool_model_links l;
+    bufpool_model_links_default(&l);
+    bufpool_tuning_t tuning = {
+        .segment_size = 128 * 1024, .pipeline_depth = 4, .small_size = 16 * 1024, .links = &l};
+    bufpool_call_t call = {.comm_size = 4, .hosts = 1, .bytes = 1 << 20, .commute = true};
+    bufpool_plan_t plan;
+    struct bufpool_model_topo four = {4, 1, 128 * 1024, 4};
+    check_modeled(BUFPOOL_MODEL_ALLTOALL, bufpool_decide_alltoall, &call, &tuning, &four);
+    check_modeled(BUFPOOL_MODEL_GATHER, bufpool_decide_gather, &call, &tuning, &four);
+    check_modeled(BUFPOOL_MODEL_SCATTER, bufpool_decide_scatter, &call, &tuning, &four);
+    /* The model's pick there is linear, the measured one. */
+    bufpool_decide_alltoall(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_ALLTOALL_LINEAR == plan.alg);
+    /* Past the many-ranks row's 2 KiB, the model again. */
+    call.comm_size = 8;
+    call.bytes = (2 << 10) + 1;
+    struct bufpool_model_topo eight = {8, 1, 128 * 1024, 8};
+    check_modeled(BUFPOOL_MODEL_GATHER, bufpool_decide_gather, &call, &tuning, &eight);
+    /* Rows: 2 ranks (the model ties) and many ranks (not measured). */
+    call.comm_size = 2;
+    bufpool_decide_alltoall(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_ALLTOALL_LINEAR == plan.alg);
+    UNIT_CHECK(NULL == strstr(plan.why, "cost model"));
+    call.comm_size = 16;
+    call.bytes = (64 << 10) + 1;
+    bufpool_decide_alltoall(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_ALLTOALL_PAIRWISE == plan.alg);
+    UNIT_CHECK(NULL == strstr(plan.why, "cost model"));
+    call.bytes = 2 << 10;
+    bufpool_decide_scatter(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_SCATTER_BINOMIAL == plan.alg);
+    UNIT_CHECK(NULL == strstr(plan.why, "cost model"));
+    /* Without a table (as in test_coll_decide) the defaults feed it. */
+    tuning.links = NULL;
+    call.comm_size = 4;
+    call.bytes = 1 << 20;
+    bufpool_decide_alltoall(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_ALLTOALL_LINEAR == plan.alg);
+    UNIT_CHECK(NULL != strstr(plan.why, "cost model"));
+}
+
+/* The fullest host's rank count reaches the model: at 3 + 1 on 2 hosts
+ * (max_ppn 3) auto's allreduce of 128 KiB differs from the even 2 + 2 the
+ * blocks of ceil(p / hosts) assume, and is the model's pick for 3. */
+static void test_max_ppn(void)
+{
+    struct bufpool_model_links l;
+    bufpool_model_links_default(&l);
+    bufpool_tuning_t tuning = {
+        .segment_size = 128 * 1024, .pipeline_depth = 4, .small_size = 16 * 1024, .links = &l};
+    bufpool_call_t call = {.comm_size = 4,
+                           .hosts = 2,
+                           .count = 128 << 8,
+                           .bytes = 128 << 10,
+                           .span = 128 << 10,
+                           .commute = true};
+    bufpool_plan_t even, uneven;
+    bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &even);
+    call.max_ppn = 3;
+    bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &uneven);
+    UNIT_CHECK(even.alg != uneven.alg);
+    struct bufpool_model_topo t3 = {4, 2, 128 * 1024, 3};
+    UNIT_CHECK(uneven.alg ==
+               bufpool_model_auto(BUFPOOL_MODEL_ALLREDUCE, &l, &t3, call.bytes, NULL) + 1);
+}
+
 int main(void)
 {
     test_enum_order();
     test_decisions();
+    test_onehost_layer();
+    test_max_ppn();
     test_parse();
     test_closed_forms();
     test_best();
