@@ -216,7 +216,8 @@ static int bufpool_register(void)
                  &COMPONENT->small_size_text);
     register_var("model_links",
                  "Link classes of the cost model that chooses auto's algorithms on "
-                 "communicators spanning several hosts: entries "
+                 "communicators spanning several hosts (and on one host for alltoall, gather and "
+                 "scatter): entries "
                  "class:latency_us,bandwidth_GBps,reduce_GBps (class shm, tcp, ib or efa; an "
                  "empty field keeps the default) and inter=tcp|ib|efa (the class between hosts), "
                  "separated by ';'. Applied after coll_bufpool_model_links_file. See "
