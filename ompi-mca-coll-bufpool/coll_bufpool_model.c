@@ -701,6 +701,10 @@ int bufpool_model_best_without(enum bufpool_model_coll coll, const links_t *link
             (topo->p & (topo->p - 1)) != 0) {
             continue;
         }
+        /* tuned's two-process algorithms serve 2 ranks only. */
+        if (0 == strcmp(a[i].name, "two_proc") && 2 != topo->p) {
+            continue;
+        }
         double t = a[i].time(links, topo, bytes);
         if (t < best_t) {
             best_t = t;
