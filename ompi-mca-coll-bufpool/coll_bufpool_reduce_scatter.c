@@ -261,6 +261,9 @@ static int rs_reduce_stream(const bufpool_rs_stream_t *s, rs_ctx_t *ctx_,
         win_depth = bufpool_direct_depth_for(nunits);
         win_slot_count = 0;
     }
+    /* Under a bound the window keeps at most half of it. */
+    win_depth = (int)bufpool_window_bounded((size_t)win_depth, s->max_requests);
+    win_slot_count = win_slot_count < win_depth ? win_slot_count : win_depth;
     rc = bufpool_slots_get(&slots, win_slot_count + ring_depth, full.seg_span, full.gap);
     if (OMPI_SUCCESS != rc) {
         return rc;
