@@ -274,6 +274,11 @@ static int bufpool_register(void)
                   "Scratch buffers that came from malloc because the regpar pool was absent or "
                   "out of memory",
                   MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->scratch_plain_allocs);
+    register_pvar("requests_peak",
+                  "High-water mark of point-to-point requests one rank kept in flight in one "
+                  "request set of a call (the sets coll_bufpool_max_requests bounds; receive "
+                  "windows and send rings of pipeline_depth slots are not counted)",
+                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &COMPONENT->requests_peak);
     return OMPI_SUCCESS;
 }
 
