@@ -129,6 +129,17 @@ static bool parse_size(const char *text, unsigned long long *out)
     return true;
 }
 
+/* An --expect-... limit: set *have and *out, or report what it needs. */
+static void parse_limit(const char *text, const char *option, const char *what, bool *have,
+                        unsigned long long *out)
+{
+    if (!parse_size(text, out)) {
+        usage_error("%s needs %s, not '%s'", option, what, text);
+    } else {
+        *have = true;
+    }
+}
+
 static bool parse_positive_int(const char *text, int *out)
 {
     long v;
@@ -225,19 +236,11 @@ static void parse_options(int argc, char **argv)
         } else if (strcmp(a, "--expect-bufpool") == 0) {
             cc_opts.expect_bufpool = true;
         } else if ((v = cc_option_value(a, "--expect-requests-peak")) != NULL) {
-            if (!parse_size(v, &size)) {
-                usage_error("--expect-requests-peak needs a count, not '%s'", v);
-            } else {
-                cc_opts.have_requests_peak = true;
-                cc_opts.requests_peak = size;
-            }
+            parse_limit(v, "--expect-requests-peak", "a count", &cc_opts.have_requests_peak,
+                        &cc_opts.requests_peak);
         } else if ((v = cc_option_value(a, "--expect-scratch-bound")) != NULL) {
-            if (!parse_size(v, &size)) {
-                usage_error("--expect-scratch-bound needs a byte count, not '%s'", v);
-            } else {
-                cc_opts.have_scratch_bound = true;
-                cc_opts.scratch_bound = size;
-            }
+            parse_limit(v, "--expect-scratch-bound", "a byte count", &cc_opts.have_scratch_bound,
+                        &cc_opts.scratch_bound);
         } else if ((v = cc_option_value(a, "--threads")) != NULL) {
             if (!parse_positive_int(v, &cc_opts.threads)) {
                 usage_error("--threads needs an integer in [1, 1024], not '%s'", v);
