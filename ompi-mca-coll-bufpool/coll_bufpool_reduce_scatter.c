@@ -16,9 +16,16 @@
  *   blocks are still being sent from: the block is reduced where it lies and
  *   moved down once every send has completed.
  *
+ * ring: bufpool_ring_reduce_scatter (see coll_bufpool_reduce_scatter.h).
+ *
+ * rhalving: recursive halving in rounds of at most half the scratch bound
+ *   (bufpool_rhalving_reduce_scatter), forced only: commutative operations,
+ *   any block lengths, any p (the extra ranks fold into their neighbours).
+ *
  * Order of blocking waits: only the receives of the stream (all matching
  *   sends are posted before anyone waits), then the sends; the final move is
- *   local.
+ *   local.  rhalving: each exchange waits for its own two-sided set, which
+ *   both partners post in the same order.
  *
  * "auto" (thresholds in coll_bufpool_decide.c), measured on the project machine (2 cores, vader with CMA single
  *   copy, p = 4 oversubscribed; medians, bufpool / Open MPI's tuned): from
