@@ -78,28 +78,38 @@ for np in $nps; do
     if [ "$np" -ge 8 ] && [ "$matrix_8" = 0 ]; then
         bounds=3
     fi
-    for bound in $bounds; do
-        for program in test_coll_reduce_family test_coll_move_family; do
-            groups=$bounded_reduce_groups
-            [ "$program" = test_coll_reduce_family ] || groups=$bounded_move_groups
-            echo "$groups" >"${TMPDIR:-/tmp}/coll_algorithms_groups.$$"
-            while read -r group; do
-                [ -n "$group" ] || continue
-                mca='' colls='' expect=--expect-bufpool
-                for pair in $group; do
-                    mca="$mca --mca coll_bufpool_${pair%%:*}_algorithm ${pair#*:}"
-                    colls="$colls${colls:+,}${pair%%:*}"
-                    # Handed back at sizes that are not powers of two.
-                    if [ "$pair" = allgather:recursive_doubling ] && [ $((np & (np - 1))) -ne 0 ]; then
-                        expect=
-                    fi
-                done
-                # shellcheck disable=SC2086 # an empty expect must vanish
-                run "$np" "$program" "$mca --mca coll_bufpool_segment_size 4K \
---mca coll_bufpool_max_requests $bound" $expect --colls="$colls" --smoke \
-                    --expect-requests-peak="$bound"
-            done <"${TMPDIR:-/tmp}/coll_algorithms_groups.$$"
-            rm -f "${TMPDIR:-/tmp}/coll_algorithms_groups.$$"
+    # 4K segments are within shared memory's eager limit; at 5 processes the
+    # groups also run with 16K segments around 256K counts, where the
+    # segments go by rendezvous and a send completes only once its
+    # receiver has taken it (where a wrong posting order would deadlock).
+    cuts=4K
+    [ "$np" != 5 ] || cuts="4K 16K:256K"
+    for cut in $cuts; do
+        for bound in $bounds; do
+            for program in test_coll_reduce_family test_coll_move_family; do
+                groups=$bounded_reduce_groups
+                [ "$program" = test_coll_reduce_family ] || groups=$bounded_move_groups
+                echo "$groups" >"${TMPDIR:-/tmp}/coll_algorithms_groups.$$"
+                while read -r group; do
+                    [ -n "$group" ] || continue
+                    mca='' colls='' expect=--expect-bufpool
+                    for pair in $group; do
+                        mca="$mca --mca coll_bufpool_${pair%%:*}_algorithm ${pair#*:}"
+                        colls="$colls${colls:+,}${pair%%:*}"
+                        # Handed back at sizes that are not powers of two.
+                        if [ "$pair" = allgather:recursive_doubling ] && [ $((np & (np - 1))) -ne 0 ]; then
+                            expect=
+                        fi
+                    done
+                    counts=
+                    [ "$cut" = "${cut#*:}" ] || counts=--segment-size=${cut#*:}
+                    # shellcheck disable=SC2086 # an empty expect or counts must vanish
+                    run "$np" "$program" "$mca --mca coll_bufpool_segment_size ${cut%%:*} \
+--mca coll_bufpool_max_requests $bound" $expect --colls="$colls" --smoke $counts \
+                        --expect-requests-peak="$bound"
+                done <"${TMPDIR:-/tmp}/coll_algorithms_groups.$$"
+                rm -f "${TMPDIR:-/tmp}/coll_algorithms_groups.$$"
+            done
         done
     done
     # Recursive halving at every size (the fold at 3, 5; three steps at 8),
