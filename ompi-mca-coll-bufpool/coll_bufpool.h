@@ -72,6 +72,8 @@ typedef struct mca_coll_bufpool_component {
     uint64_t scratch_bytes_peak;
     uint64_t scratch_requests;
     uint64_t scratch_plain_allocs;
+    /* Most requests one request set (bufpool_reqs_t) held at once. */
+    uint64_t requests_peak;
 } mca_coll_bufpool_component_t;
 
 BUFPOOL_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;

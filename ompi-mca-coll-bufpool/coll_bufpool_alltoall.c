@@ -16,6 +16,13 @@
  *   bound (depth x segment_size): they are packed into one pooled buffer
  *   first.
  *
+ * Under coll_bufpool_max_requests (B > 0): in place, pairwise keeps at
+ * most max(1, B / 2) segments (a receive and a send each) in flight and
+ * linear posts receive k and send k in turn in a bounded set (step k:
+ * from r - k, to r + k, whose step k receives from r: one order both ends
+ * share); not in place, linear is bufpool_linear_exchange's (bounded
+ * alike) and pairwise keeps two requests per step.
+ *
  * Order of blocking waits: pairwise waits for step s's receive and send;
  * the rank r+s it sends to posts that receive in step s before any wait of
  * step s.  In place, both partners post segment k's receive before its
@@ -112,12 +119,20 @@ static int alltoall_inplace_linear(const a2a_call_t *c, mca_coll_bufpool_module_
         rc = bufpool_view_pack(&block, 0, c->bytes, copy + (size_t)(k - 1) * c->bytes);
     }
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, c->max_requests);
+    /* Unbounded, every receive goes before the first send; bounded,
+     * receive k and send k in turn. */
+    const bool bounded = c->max_requests > 0;
     for (int k = 1; k < c->p && OMPI_SUCCESS == rc; k++) {
         int from = (c->rank - k + c->p) % c->p;
         rc = bufpool_reqs_recv(&reqs, c->rbuf + from * c->rblock, (size_t)c->rcount, c->rdtype,
                                from, TAG);
+        if (OMPI_SUCCESS == rc && bounded) {
+            rc = bufpool_reqs_send_small_now(&reqs, copy + (size_t)(k - 1) * c->bytes, c->bytes,
+                                             MPI_BYTE, c->bytes, (c->rank + k) % c->p, TAG);
+        }
     }
-    for (int k = 1; k < c->p && OMPI_SUCCESS == rc; k++) {
+    for (int k = 1; k < c->p && OMPI_SUCCESS == rc && !bounded; k++) {
         rc = bufpool_reqs_send_small_now(&reqs, copy + (size_t)(k - 1) * c->bytes, c->bytes,
                                          MPI_BYTE, c->bytes, (c->rank + k) % c->p, TAG);
     }
@@ -166,6 +181,8 @@ static int alltoall_inplace(const a2a_call_t *c, const bufpool_plan_t *plan,
     if ((size_t)window > nseg) {
         window = (int)nseg;
     }
+    /* A segment in flight is a receive and a send. */
+    window = (int)bufpool_window_bounded((size_t)window, plan->max_requests);
     rc = bufpool_slots_get(&slots, window * per, seg, 0);
     if (OMPI_SUCCESS != rc) {
         return rc;

@@ -23,6 +23,17 @@
  *   2 (p-1)/p of the message, for large messages on many ranks.  Scratch
  *   as for chain, shared by the send and receive sides.
  *
+ * Requests in flight under coll_bufpool_max_requests (B > 0): binomial's
+ *   sends to its children, linear's root and chain's forwarding are
+ *   bounded sets of B; scatter_allgather keeps at most B/2 receives posted
+ *   and its direct sends (to a child in the scatter, to the next rank in
+ *   the ring) in a bounded set of the rest.  Each receiver takes its
+ *   pieces in order from one sender at a time, so waiting for the oldest
+ *   send waits for a piece its receiver has or will have posted: in the
+ *   ring, a rank blocked at piece k on its send k - S (S the set's bound)
+ *   needs its successor to be past piece k - S - depth, and all ranks
+ *   blocked around the ring would need every one to be behind the next.
+ *
  * Order of blocking waits:
  *   binomial, linear: a rank waits for its parent's message, whose send
  *     depends on nothing but the parent's own receive, then for its sends.
@@ -57,7 +68,7 @@ static inline size_t pieces_of(size_t total, size_t seg)
 /* ---------------------------------------------------------------------- */
 
 static int bcast_binomial(void *buf, int count, struct ompi_datatype_t *dtype, size_t bytes,
-                          int root, struct ompi_communicator_t *comm,
+                          int root, int max_requests, struct ompi_communicator_t *comm,
                           mca_coll_bufpool_module_t *module)
 {
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
@@ -73,6 +84,9 @@ static int bcast_binomial(void *buf, int count, struct ompi_datatype_t *dtype, s
         }
     }
     bufpool_reqs_init(&reqs, module, comm);
+    /* Each child only waits for this message: waiting for the oldest send
+     * is safe. */
+    bufpool_reqs_bound(&reqs, max_requests);
     /* Largest subtree first: it has the most levels still to go. */
     int kids[BUFPOOL_BMTREE_MAX_KIDS];
     for (int k = bufpool_bmtree_kids(v, p, kids) - 1; k >= 0 && OMPI_SUCCESS == rc; k--) {
@@ -358,7 +372,8 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
     /* Send and receive sides each need a slot: with a depth of 1 the
      * segment shrinks so that both fit the bound. */
     const size_t seg = bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, 2);
-    const int depth = plan->depth;
+    /* Receives posted per step: within half of a bound. */
+    const int depth = (int)bufpool_window_bounded((size_t)plan->depth, plan->max_requests);
     bufpool_view_t view;
     bufpool_slots_t slots = {0};
     bufpool_reqs_t reqs;
@@ -376,6 +391,7 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
         return rc;
     }
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, bufpool_sends_bounded((size_t)depth, plan->max_requests));
     sag_t g = {.comm = comm, .view = &view, .seg = seg, .depth = depth, .reqs = &reqs};
     g.send_slots = bufpool_slots_view(&slots, 0, nslots / 2);
     g.recv_slots = bufpool_slots_view(&slots, nslots / 2, nslots - nslots / 2);
@@ -424,7 +440,8 @@ int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatyp
     BUFPOOL_ENTER(module, bcast, &call, &plan, buf, count, dtype, root, comm);
     switch (plan.alg) {
         case BUFPOOL_BCAST_BINOMIAL:
-            return bcast_binomial(buf, count, dtype, call.bytes, root, comm, module);
+            return bcast_binomial(buf, count, dtype, call.bytes, root, plan.max_requests, comm,
+                                  module);
         case BUFPOOL_BCAST_LINEAR:
             return bcast_linear(buf, count, dtype, call.bytes, root, plan.max_requests, comm,
                                 module);

@@ -62,8 +62,8 @@ const char *const *const mca_coll_bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg"),
     [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear"),
     [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct"),
-    [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise", "ring"),
-    [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise", "ring"),
+    [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise", "ring", "rhalving"),
+    [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise", "ring", "rhalving"),
     [BUFPOOL_COLL_alltoall] = NAMES("pairwise", "linear"),
     [BUFPOOL_COLL_gather] = NAMES("binomial", "linear"),
     [BUFPOOL_COLL_scatter] = NAMES("binomial", "linear"),
@@ -91,10 +91,14 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
                                "block sent to every rank at once)",
     [BUFPOOL_COLL_reduce_scatter] = "pairwise (pipelined; commutative operations; scratch = "
                                     "depth segments), ring (p - 1 neighbour steps per round of "
-                                    "depth/2 segments; many processes; commutative operations)",
+                                    "depth/2 segments; many processes; commutative operations), "
+                                    "rhalving (recursive halving, log2 p steps per round; "
+                                    "forced only; commutative operations)",
     [BUFPOOL_COLL_reduce_scatter_block] = "pairwise (pipelined; commutative operations; "
                                           "scratch = depth segments), ring (p - 1 neighbour "
                                           "steps per round of depth/2 segments; many processes; "
+                                          "commutative operations), rhalving (recursive "
+                                          "halving, log2 p steps per round; forced only; "
                                           "commutative operations)",
     [BUFPOOL_COLL_alltoall] = "pairwise (one peer per step; MPI_IN_PLACE through pooled "
                               "segments), linear (all transfers posted at once)",
@@ -271,6 +275,11 @@ static int bufpool_register(void)
                   "Scratch buffers that came from malloc because the regpar pool was absent or "
                   "out of memory",
                   MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->scratch_plain_allocs);
+    register_pvar("requests_peak",
+                  "High-water mark of point-to-point requests one rank kept in flight in one "
+                  "request set of a call (the sets coll_bufpool_max_requests bounds; receive "
+                  "windows and send rings of pipeline_depth slots are not counted)",
+                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &COMPONENT->requests_peak);
     return OMPI_SUCCESS;
 }
 

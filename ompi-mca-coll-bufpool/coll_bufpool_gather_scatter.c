@@ -35,6 +35,14 @@
  *   root move data straight between user buffers and the wire when the
  *   layout allows, else through a slot.
  *
+ * Requests in flight under coll_bufpool_max_requests (B > 0): a relay holds
+ *   per unit in flight a receive per child with a part of it and a send
+ *   (gather), or a receive and a send per such child (scatter), so it keeps
+ *   at most max(1, B / (children + 1)) units in flight: within B, or one
+ *   unit (children + 1 <= log2 p + 1 requests) when B is smaller than that.
+ *   The root's bounced units (receive window, send ring) take at most half
+ *   of B and its direct transfers (a bounded set) the rest.
+ *
  * Order of blocking waits (binomial): every rank handles its units in
  * stream order.  A rank waits for (a) a child's piece of a unit the
  * child sends as soon as it has it, (b) its parent's unit, which the
@@ -179,6 +187,18 @@ static int tree_kids(const tree_t *t, int v, int kids[TREE_MAX_KIDS])
     return bufpool_bmtree_kids(v, t->p, kids);
 }
 
+/* Units a relay with nkids children keeps in flight (see the header). */
+static int relay_depth(const tree_t *t, int nkids, size_t nunits)
+{
+    int depth = bufpool_depth_for(t->depth, nunits);
+    if (t->max_requests > 0) {
+        int fit = t->max_requests / (nkids + 1);
+        fit = fit < 1 ? 1 : fit;
+        depth = depth < fit ? depth : fit;
+    }
+    return depth;
+}
+
 static inline int rank_of(const tree_t *t, int w)
 {
     return bufpool_vrank_to_rank(w, t->root, t->p);
@@ -250,7 +270,7 @@ static int gather_up(const tree_t *t, const bufpool_view_t *mine, struct ompi_co
     int kids[TREE_MAX_KIDS];
     const int nkids = tree_kids(t, v, kids);
     const size_t nunits = units_of(t, v);
-    const int depth = bufpool_depth_for(t->depth, nunits);
+    const int depth = relay_depth(t, nkids, nunits);
     const bool need_slots = nkids > 0 || !bufpool_view_all_direct(mine, t->seg);
     bufpool_slots_t slots = {0};
     slot_reqs_t recvs;                       /* children's pieces of each slot's unit */
@@ -403,7 +423,8 @@ static int gather_root(const tree_t *t, const bufpool_view_t *mine, const root_b
     bufpool_view_sub(&block, &rb->all, 0, rb->per);
     const bool need_slots = !bufpool_view_all_direct(&block, t->seg);
     const size_t nunits = root_units_total(t, kids, nkids);
-    const int depth = bufpool_depth_for(t->depth, nunits);
+    const int depth =
+        (int)bufpool_window_bounded((size_t)bufpool_depth_for(t->depth, nunits), t->max_requests);
     bufpool_slots_t slots = {0};
     bufpool_reqs_t reqs;
     root_units_t post, seen;
@@ -492,7 +513,7 @@ static int scatter_down(const tree_t *t, const bufpool_view_t *mine,
     int kids[TREE_MAX_KIDS];
     const int nkids = tree_kids(t, v, kids);
     const size_t nunits = units_of(t, v);
-    const int depth = bufpool_depth_for(t->depth, nunits);
+    const int depth = relay_depth(t, nkids, nunits);
     const bool need_slots = nkids > 0 || !bufpool_view_all_direct(mine, t->seg);
     scatter_down_t d = {.t = t, .mine = mine, .parent = rank_of(t, bufpool_bmtree_parent(v))};
     bufpool_slots_t slots = {0};
@@ -572,7 +593,9 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
     bufpool_reqs_t reqs;
     int rc;
 
-    rc = bufpool_slots_get(&slots, need_slots ? t->depth : 0, t->seg, 0);
+    /* Under a bound the ring of bounced units keeps at most half of it. */
+    const int ring_n = (int)bufpool_window_bounded((size_t)t->depth, t->max_requests);
+    rc = bufpool_slots_get(&slots, need_slots ? ring_n : 0, t->seg, 0);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -580,7 +603,8 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
     /* Each child consumes its units in order: waiting for the root's
      * oldest send is safe. */
     bufpool_reqs_init(&reqs, module, comm);
-    bufpool_reqs_bound(&reqs, t->max_requests);
+    bufpool_reqs_bound(&reqs,
+                       bufpool_sends_bounded(need_slots ? (size_t)ring_n : 0, t->max_requests));
     /* Largest subtree first: it has the most levels still to go. */
     for (int k = nkids - 1; k >= 0 && OMPI_SUCCESS == rc; k--) {
         const int c = kids[k];

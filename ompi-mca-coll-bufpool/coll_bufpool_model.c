@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -536,6 +537,14 @@ T(rs_nonover)
     const double block = N / t->p;
     return binomial(l, t, N, gam(l, t)) + (t->p - 1) * xstep(l, t, t->p / 2, block);
 }
+/* bufpool's: rounds of at most half the scratch bound (depth x segment,
+ * taken as 4 segments here) of the whole vector, each a recursive halving. */
+T(rs_bp_halving)
+{
+    double round = t->segment ? 2.0 * (double)t->segment : N;
+    double rounds = N <= round ? 1 : ceil(N / round);
+    return rounds * rhalving(l, t, N / rounds, gam(l, t));
+}
 
 T(a2a_pairwise)
 {
@@ -647,6 +656,7 @@ static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][14] = {
                                  {NULL, 0, NULL}},
     [BUFPOOL_MODEL_REDUCE_SCATTER] = {{"pairwise", 1, rs_pairwise},
                                       {"ring", 1, rs_ring},
+                                      {"rhalving", 1, rs_bp_halving},
                                       /* tuned's (butterfly: modeled as halving) */
                                       {"recursive_halving", 0, rs_halving},
                                       {"butterfly", 0, rs_halving},
@@ -682,9 +692,9 @@ int bufpool_model_best(enum bufpool_model_coll coll, const links_t *links, const
     return bufpool_model_best_without(coll, links, topo, bytes, only_bufpool, -1, time_out);
 }
 
-int bufpool_model_best_without(enum bufpool_model_coll coll, const links_t *links,
-                               const topo_t *topo, size_t bytes, int only_bufpool, int skip,
-                               double *time_out)
+/* The best row not in skip_mask (bit i: row i). */
+static int best_masked(enum bufpool_model_coll coll, const links_t *links, const topo_t *topo,
+                       size_t bytes, int only_bufpool, unsigned long skip_mask, double *time_out)
 {
     const struct bufpool_model_alg *a = bufpool_model_algs(coll);
     int best = -1;
@@ -693,7 +703,7 @@ int bufpool_model_best_without(enum bufpool_model_coll coll, const links_t *link
         return -1;
     }
     for (int i = 0; a[i].name; i++) {
-        if ((only_bufpool && !a[i].bufpool) || i == skip) {
+        if ((only_bufpool && !a[i].bufpool) || (skip_mask >> i & 1UL)) {
             continue;
         }
         /* bufpool's recursive doubling allgather exists for powers of two. */
@@ -717,6 +727,14 @@ int bufpool_model_best_without(enum bufpool_model_coll coll, const links_t *link
     return best;
 }
 
+int bufpool_model_best_without(enum bufpool_model_coll coll, const links_t *links,
+                               const topo_t *topo, size_t bytes, int only_bufpool, int skip,
+                               double *time_out)
+{
+    return best_masked(coll, links, topo, bytes, only_bufpool, skip >= 0 ? 1UL << skip : 0,
+                       time_out);
+}
+
 /* The rings of allreduce and reduce_scatter are offered to auto from this
  * many ranks on: the model has no cost for their per-step synchronisation,
  * which on the project machine made the ring 2-8 x slower than pairwise at
@@ -727,17 +745,20 @@ int bufpool_model_best_without(enum bufpool_model_coll coll, const links_t *link
 int bufpool_model_auto(enum bufpool_model_coll coll, const links_t *links, const topo_t *topo,
                        size_t bytes, double *time_out)
 {
-    int skip = -1;
+    unsigned long skip = 0;
     const struct bufpool_model_alg *a = bufpool_model_algs(coll);
-    if (NULL != a && topo->p < RING_MIN_RANKS &&
-        (BUFPOOL_MODEL_ALLREDUCE == coll || BUFPOOL_MODEL_REDUCE_SCATTER == coll)) {
-        for (int i = 0; a[i].name; i++) {
-            if (a[i].bufpool && 0 == strcmp(a[i].name, "ring")) {
-                skip = i;
-            }
+    const bool rings = BUFPOOL_MODEL_ALLREDUCE == coll || BUFPOOL_MODEL_REDUCE_SCATTER == coll;
+    for (int i = 0; NULL != a && a[i].name; i++) {
+        if (a[i].bufpool && rings && topo->p < RING_MIN_RANKS && 0 == strcmp(a[i].name, "ring")) {
+            skip |= 1UL << i;
+        }
+        /* reduce_scatter's rhalving is forced only: no measurement where
+         * the model would prefer it (docs/collectives.md). */
+        if (a[i].bufpool && 0 == strcmp(a[i].name, "rhalving")) {
+            skip |= 1UL << i;
         }
     }
-    return bufpool_model_best_without(coll, links, topo, bytes, 1, skip, time_out);
+    return best_masked(coll, links, topo, bytes, 1, skip, time_out);
 }
 
 /* ------------------------------------------------------------------------ */

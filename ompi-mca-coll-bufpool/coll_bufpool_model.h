@@ -101,8 +101,9 @@ int bufpool_model_best_without(enum bufpool_model_coll coll,
                                int only_bufpool, int skip, double *time_out);
 
 /* What bufpool's auto takes from the model: the fastest bufpool algorithm,
- * except the rings of allreduce and reduce_scatter below 8 ranks (see
- * coll_bufpool_model.c).  Its index, as bufpool_model_best. */
+ * except the rings of allreduce and reduce_scatter below 8 ranks and
+ * reduce_scatter's rhalving (forced only; see coll_bufpool_model.c).  Its
+ * index, as bufpool_model_best. */
 int bufpool_model_auto(enum bufpool_model_coll coll, const struct bufpool_model_links *links,
                        const struct bufpool_model_topo *topo, size_t bytes, double *time_out);
 

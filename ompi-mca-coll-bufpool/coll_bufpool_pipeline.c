@@ -91,6 +91,20 @@ static ompi_request_t **reqs_next(bufpool_reqs_t *reqs, int *rc)
     return &(*reqs->cache)[at];
 }
 
+/* One more request posted in reqs: the high-water mark behind
+ * coll_bufpool_requests_peak (a relaxed load first, so that the common
+ * case is a read). */
+static void reqs_count_posted(bufpool_reqs_t *reqs)
+{
+    reqs->n++;
+    const uint64_t live = 0 != reqs->max && reqs->n > reqs->max ? reqs->max : reqs->n;
+    uint64_t peak = __atomic_load_n(&mca_coll_bufpool_component.requests_peak, __ATOMIC_RELAXED);
+    while (live > peak &&
+           !__atomic_compare_exchange_n(&mca_coll_bufpool_component.requests_peak, &peak, live,
+                                        true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
 int bufpool_reqs_send(bufpool_reqs_t *reqs, const void *buf, size_t count,
                       struct ompi_datatype_t *dtype, int peer, int tag)
 {
@@ -102,7 +116,7 @@ int bufpool_reqs_send(bufpool_reqs_t *reqs, const void *buf, size_t count,
     rc = MCA_PML_CALL(
         isend(buf, count, dtype, peer, tag, MCA_PML_BASE_SEND_STANDARD, reqs->comm, req));
     if (OMPI_SUCCESS == rc) {
-        reqs->n++;
+        reqs_count_posted(reqs);
     }
     return rc;
 }
@@ -117,7 +131,7 @@ int bufpool_reqs_recv(bufpool_reqs_t *reqs, void *buf, size_t count, struct ompi
     }
     rc = MCA_PML_CALL(irecv(buf, count, dtype, peer, tag, reqs->comm, req));
     if (OMPI_SUCCESS == rc) {
-        reqs->n++;
+        reqs_count_posted(reqs);
     }
     return rc;
 }

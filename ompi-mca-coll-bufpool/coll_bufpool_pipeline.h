@@ -106,6 +106,26 @@ static inline void bufpool_reqs_bound(bufpool_reqs_t *reqs, int max)
 {
     reqs->max = max > 0 ? (size_t)max : 0;
 }
+/* Under a bound (max_requests > 0) a rank that keeps a receive window and
+ * a bounded set of sends at once splits the bound: the window keeps at
+ * most half of it (at least one receive), the set the rest (at least one
+ * send), so that the two together stay within max_requests.  0: no bound
+ * (the window's depth as given, the set unbounded). */
+static inline size_t bufpool_window_bounded(size_t depth, int max_requests)
+{
+    if (max_requests <= 0) {
+        return depth;
+    }
+    const size_t half = max_requests >= 2 ? (size_t)max_requests / 2 : 1;
+    return depth < half ? depth : half;
+}
+static inline int bufpool_sends_bounded(size_t window, int max_requests)
+{
+    if (max_requests <= 0) {
+        return 0;
+    }
+    return (size_t)max_requests > window ? max_requests - (int)window : 1;
+}
 int bufpool_reqs_send(bufpool_reqs_t *reqs, const void *buf, size_t count,
                       struct ompi_datatype_t *dtype, int peer, int tag);
 int bufpool_reqs_recv(bufpool_reqs_t *reqs, void *buf, size_t count, struct ompi_datatype_t *dtype,

@@ -37,6 +37,19 @@
  *   reduction is spread over every rank and each rank receives about the
  *   message once, the root twice (p-1)/p of it.  Commutative only.
  *
+ * Requests in flight under coll_bufpool_max_requests (plan.max_requests =
+ *   B > 0): a leaf's sends are a bounded set of B (its parent receives them
+ *   in segment order without waiting on the leaf); an inner rank's windows
+ *   keep at most B/2 slots in all (at least one per child) and the sends up
+ *   one per slot of child 0's window; the top's direct window at most B/2.
+ *   The root's receives of the result (non-commutative chain, root != 0)
+ *   are not posted up front but one per segment, segment j once the root's
+ *   own part of segment j is done (a leaf root: right after sending it), in
+ *   a bounded set: the oldest of them is a segment whose every
+ *   contribution, the root's included, is already on its way.  rsg: the
+ *   stream's sends and the root's receives of the finished blocks share
+ *   the bound (see reduce_rsg).
+ *
  * Order of blocking waits: a rank waits for segment j of its children, then
  *   for its send of segment j - 1 to its parent.  Leaves never wait before
  *   the end; the top of the tree only waits for its children; the parent
@@ -123,18 +136,32 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
     bufpool_segs_init(&segs, count, dtype,
                       bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, t->max_children));
     bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_bound(&reqs, plan->max_requests);
     for (int i = 0; i < BUFPOOL_MAX_DEPTH; i++) {
         up[i] = MPI_REQUEST_NULL;
     }
+    /* Bounded, the result's receives go one per segment (see above). */
+    const bool results_later = t->result_from >= 0 && plan->max_requests > 0;
 
-    if (t->result_from >= 0) {
+    if (t->result_from >= 0 && !results_later) {
         rc = bufpool_reqs_recv_segs(&reqs, rbuf, &segs, dtype, t->result_from, tag);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
     if (0 == t->nchildren) {
-        rc = bufpool_reqs_send_segs(&reqs, mine, &segs, dtype, t->parent, tag);
+        if (!results_later) {
+            rc = bufpool_reqs_send_segs(&reqs, mine, &segs, dtype, t->parent, tag);
+            goto out;
+        }
+        for (size_t j = 0; j < segs.nseg && OMPI_SUCCESS == rc; j++) {
+            const size_t n = bufpool_segs_count(&segs, j);
+            const ptrdiff_t off = bufpool_segs_offset(&segs, j);
+            rc = bufpool_reqs_send(&reqs, mine + off, n, dtype, t->parent, tag);
+            if (OMPI_SUCCESS == rc) {
+                rc = bufpool_reqs_recv(&reqs, (char *)rbuf + off, n, dtype, t->result_from, tag);
+            }
+        }
         goto out;
     }
 
@@ -142,7 +169,7 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
      * the others share the slots. */
     const bool direct0 = top && !in_place;
     const int slotted = t->nchildren - (direct0 ? 1 : 0);
-    int nslots = plan->depth;
+    int nslots = (int)bufpool_window_bounded((size_t)plan->depth, plan->max_requests);
     if (nslots < t->max_children) {
         nslots = t->max_children;
     }
@@ -159,7 +186,8 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
         child[c] = (bufpool_peer_segs_t){.peer = t->child[c], .segs = &segs, .dtype = dtype};
         if (0 == c && direct0) {
             child[c].direct = rbuf;
-            size_t depth = segs.nseg < BUFPOOL_MAX_DEPTH ? segs.nseg : BUFPOOL_MAX_DEPTH;
+            size_t depth = bufpool_window_bounded(
+                segs.nseg < BUFPOOL_MAX_DEPTH ? segs.nseg : BUFPOOL_MAX_DEPTH, plan->max_requests);
             rc = bufpool_rwin_start(&win[c], comm, tag, NULL, depth, segs.nseg,
                                     bufpool_peer_segs_describe, &child[c]);
         } else {
@@ -229,6 +257,9 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
                 }
             }
         }
+        if (OMPI_SUCCESS == rc && results_later) {
+            rc = bufpool_reqs_recv(&reqs, (char *)rbuf + off, n, dtype, t->result_from, tag);
+        }
         if (OMPI_SUCCESS != rc) {
             goto abort;
         }
@@ -256,9 +287,49 @@ out:
 
 /* ---------------------------------------------------------------------- */
 
+/* rsg, bounded: the root receives segment j of every other block once its
+ * own segment j is final (the stream's segment_done), the segments its own
+ * block lacks after the stream. */
+typedef struct rsg_results {
+    const bufpool_rs_stream_t *stream;
+    char *rbuf;
+    int root, tag;
+    ptrdiff_t extent;
+    size_t posted; /* segments j < posted are posted for every block */
+    bufpool_reqs_t *reqs;
+} rsg_results_t;
+
+static int rsg_post_upto(rsg_results_t *r, size_t end)
+{
+    const bufpool_blocks_t *blocks = r->stream->blocks;
+    int rc = OMPI_SUCCESS;
+    for (; r->posted < end && OMPI_SUCCESS == rc; r->posted++) {
+        for (int k = 1; k < blocks->n && OMPI_SUCCESS == rc; k++) {
+            const int b = (r->root + k) % blocks->n;
+            bufpool_segs_t segs;
+            bufpool_rs_block_segs(r->stream, bufpool_blocks_len(blocks, b), &segs);
+            if (r->posted < segs.nseg) {
+                char *at = r->rbuf + (ptrdiff_t)bufpool_blocks_disp(blocks, b) * r->extent +
+                           bufpool_segs_offset(&segs, r->posted);
+                rc = bufpool_reqs_recv(r->reqs, at, bufpool_segs_count(&segs, r->posted),
+                                       r->stream->dtype, b, r->tag);
+            }
+        }
+    }
+    return rc;
+}
+
+static int rsg_segment_done(void *ctx, size_t j, void *seg, size_t count)
+{
+    (void)seg;
+    (void)count;
+    return rsg_post_upto(ctx, j + 1);
+}
+
 /* rsg: the pairwise reduce-scatter stream, then each block to the root.
  * Results travel on the gather tag, apart from the contributions (the
- * root receives both from every rank). */
+ * root receives both from every rank).  Under a bound B the stream's sends
+ * get B - B/2 and the root's result receives B/2 (at least one each). */
 static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                       struct ompi_op_t *op, int root, const bufpool_plan_t *plan,
                       struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
@@ -266,14 +337,17 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const int result_tag = MCA_COLL_BASE_TAG_GATHER;
     const bool in_place = rank == root && MPI_IN_PLACE == sbuf;
+    const bool bounded = plan->max_requests > 0;
     const bufpool_blocks_t blocks = {.n = size, .counts = NULL, .total = count};
+    const int result_bound = plan->max_requests >= 2 ? plan->max_requests / 2 : 1;
     ptrdiff_t lb, extent;
     bufpool_reqs_t reqs;
+    rsg_results_t results;
     int rc = OMPI_SUCCESS;
 
     ompi_datatype_get_extent(dtype, &lb, &extent);
     bufpool_reqs_init(&reqs, module, comm);
-    const bufpool_rs_stream_t stream = {
+    bufpool_rs_stream_t stream = {
         .src = in_place ? rbuf : sbuf,
         .acc = rank == root ? (char *)rbuf + (ptrdiff_t)bufpool_blocks_disp(&blocks, rank) * extent
                             : NULL,
@@ -287,13 +361,31 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
         .depth = plan->depth,
         .result_peer = root,
         .result_tag = result_tag,
+        .max_requests =
+            bounded ? (plan->max_requests > 1 ? plan->max_requests - result_bound : 1) : 0,
+        .module = module,
     };
-    if (rank == root) {
+    results = (rsg_results_t){.stream = &stream,
+                              .rbuf = rbuf,
+                              .root = root,
+                              .tag = result_tag,
+                              .extent = extent,
+                              .reqs = &reqs};
+    if (rank == root && !bounded) {
         /* Every other block straight into rbuf, before any wait. */
         rc = bufpool_rs_recv_blocks(&stream, rbuf, root, result_tag, &reqs);
+    } else if (rank == root) {
+        bufpool_reqs_bound(&reqs, result_bound);
+        stream.segment_done = rsg_segment_done;
+        stream.ctx = &results;
     }
     if (OMPI_SUCCESS == rc) {
         rc = bufpool_pairwise_reduce_scatter(&stream, &reqs, comm);
+    }
+    if (OMPI_SUCCESS == rc && rank == root && bounded) {
+        bufpool_segs_t longest; /* block 0 is never shorter than another */
+        bufpool_rs_block_segs(&stream, bufpool_blocks_len(&blocks, 0), &longest);
+        rc = rsg_post_upto(&results, longest.nseg);
     }
     return bufpool_reqs_finish(&reqs, rc);
 }

@@ -94,6 +94,23 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *stream, bufpool_r
 int bufpool_ring_reduce_scatter(const bufpool_rs_stream_t *stream,
                                 struct ompi_communicator_t *comm);
 
+/* Recursive halving (commutative operations): rounds of at most k
+ * elements of every block, k such that the round's p chunks fit half the
+ * plan's bound (depth x seg_bytes), since a rank keeps its partial (acc)
+ * and a received half (tmp) of the round.  A round runs log2 q steps
+ * (q: the largest power of two <= p); at step d = q/2, q/4, .., 1 virtual
+ * rank v exchanges with v ^ d the half of its range of blocks that the
+ * other keeps, one message per block chunk, and folds what it receives
+ * into its half.  At non-power-of-two p, rank 2i (i < p - q) first hands
+ * its whole round to 2i + 1, which then acts for both and sends 2i its
+ * result at the end.  The result goes to the start of result (rbuf), in
+ * place too: round c writes elements [c k, c k + k) of result, which no
+ * later round reads.  Requests: each exchange is one bounded set of
+ * max_requests (0: every message of the step at once), posted receive i,
+ * send i by both partners, completed before its reduction. */
+int bufpool_rhalving_reduce_scatter(const bufpool_rs_stream_t *stream, void *result,
+                                    struct ompi_communicator_t *comm);
+
 /* Ring allgather of the blocks of buf (laid out like the input of the
  * stream): p - 1 steps, block r - t passed to r + 1, segments of the
  * stream's size, at most max_requests in flight; no scratch. */

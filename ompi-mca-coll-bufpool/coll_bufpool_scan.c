@@ -17,6 +17,12 @@
  *   Rank 0 sends straight from its input; the last rank of exscan only
  *   receives.  Latency grows with p (p - 1 + nseg segment steps); each rank
  *   receives and reduces the message once.
+ *   Under coll_bufpool_max_requests (plan.max_requests > 0): rank 0's
+ *   sends and the last exscan rank's receives are bounded sets; an inner
+ *   rank's window keeps at most half of the bound and its sends (scan: a
+ *   bounded set; exscan: the slot ring) the rest.  Every stream is one
+ *   neighbour's segments in order, so waiting for the oldest request
+ *   waits for a segment the neighbour posts without waiting on us.
  *
  * recursive_doubling: log2(p) exchanges of the whole message with partners
  *   at distance 1, 2, 4, ..., keeping the partial of the aligned group and
@@ -67,6 +73,7 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
     bufpool_reqs_init(&reqs, module, comm);
 
     if (0 == rank) {
+        bufpool_reqs_bound(&reqs, plan->max_requests);
         rc = bufpool_reqs_send_segs(&reqs, in_place ? rbuf : sbuf, &segs, dtype, next, tag);
         if (OMPI_SUCCESS == rc && !in_place) {
             rc = bufpool_copy(rbuf, sbuf, count, dtype);
@@ -80,7 +87,10 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
      * receives can stay posted. */
     const bool direct = !in_place && ompi_op_is_commute(op);
     const int depth =
-        direct ? bufpool_direct_depth_for(segs.nseg) : bufpool_depth_for(plan->depth, segs.nseg);
+        (int)bufpool_window_bounded((size_t)(direct ? bufpool_direct_depth_for(segs.nseg)
+                                                    : bufpool_depth_for(plan->depth, segs.nseg)),
+                                    plan->max_requests);
+    bufpool_reqs_bound(&reqs, bufpool_sends_bounded((size_t)depth, plan->max_requests));
     bufpool_peer_segs_t prefix = {
         .peer = rank - 1, .segs = &segs, .dtype = dtype, .direct = direct ? (char *)rbuf : NULL};
     rc = bufpool_slots_get(&slots, direct ? 0 : depth, segs.seg_span, segs.gap);
@@ -152,6 +162,7 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
         bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, EXSCAN_CHAIN_MIN_SLOTS));
     bufpool_reqs_init(&reqs, module, comm);
 
+    bufpool_reqs_bound(&reqs, plan->max_requests);
     if (0 == rank) {
         rc = bufpool_reqs_send_segs(&reqs, mine, &segs, dtype, 1, tag);
         goto out;
@@ -178,6 +189,16 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
     }
     win_nslots = win_nslots < cap ? win_nslots : cap;
     ring_nslots = ring_nslots < cap ? ring_nslots : cap;
+    /* Under a bound the window and the ring share it. */
+    const size_t win_depth =
+        bufpool_window_bounded((size_t)(in_place ? win_nslots : cap), plan->max_requests);
+    if (in_place) {
+        win_nslots = (int)win_depth;
+    }
+    if (plan->max_requests > 0) {
+        const int sends = bufpool_sends_bounded(win_depth, plan->max_requests);
+        ring_nslots = ring_nslots < sends ? ring_nslots : sends;
+    }
     rc = bufpool_slots_get(&slots, win_nslots + ring_nslots, segs.seg_span, segs.gap);
     if (OMPI_SUCCESS != rc) {
         goto out;
@@ -186,8 +207,7 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
     ring_slots = bufpool_slots_view(&slots, win_nslots, ring_nslots);
     bufpool_sring_init(&ring, &ring_slots);
     ring_started = true;
-    rc = bufpool_rwin_start(&win, comm, tag, in_place ? &win_slots : NULL,
-                            (size_t)(in_place ? win_nslots : cap), segs.nseg,
+    rc = bufpool_rwin_start(&win, comm, tag, in_place ? &win_slots : NULL, win_depth, segs.nseg,
                             bufpool_peer_segs_describe, &prefix);
     if (OMPI_SUCCESS != rc) {
         goto out;

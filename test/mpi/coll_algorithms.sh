@@ -7,8 +7,14 @@
 # every pipeline runs several segments deep.  Process counts 2, 3, 4 and 5
 # cover powers of two and the rest (BUFPOOL_TEST_NPS overrides).  The
 # 64 MiB scratch-bound check runs once per process count with allreduce
-# rsag and ring.  coll_bufpool_max_requests 2 (the smallest bound) runs
-# once per process count for every algorithm that honours it.
+# rsag and ring.  coll_bufpool_max_requests 2 (the smallest bound) and 3
+# run once per process count for every algorithm, grouped several
+# collectives to a job, with 4K segments (many segments per message) and
+# --expect-requests-peak: coll_bufpool_requests_peak, the most requests one
+# request set held, must stay within the bound on every rank; one
+# unbounded job must exceed it (the check can fail).  8 processes
+# (oversubscribed, correctness only): the bounded jobs and rhalving in the
+# default run, every algorithm with BUFPOOL_TEST_FULL=1.
 set -u
 . "$top_srcdir/test/mpi/collcheck-sweep.sh"
 
@@ -16,8 +22,8 @@ set -u
 matrix='
 allreduce:test_coll_reduce_family:recursive_doubling rsag ring
 reduce:test_coll_reduce_family:chain binary rsg
-reduce_scatter:test_coll_reduce_family:pairwise ring
-reduce_scatter_block:test_coll_reduce_family:pairwise ring
+reduce_scatter:test_coll_reduce_family:pairwise ring rhalving
+reduce_scatter_block:test_coll_reduce_family:pairwise ring rhalving
 scan:test_coll_reduce_family:chain recursive_doubling
 exscan:test_coll_reduce_family:chain recursive_doubling
 bcast:test_coll_move_family:binomial chain scatter_allgather linear
@@ -26,14 +32,30 @@ alltoall:test_coll_move_family:pairwise linear
 gather:test_coll_move_family:binomial linear
 scatter:test_coll_move_family:binomial linear
 '
-nps=${BUFPOOL_TEST_NPS:-2 3 4 5}
+nps=${BUFPOOL_TEST_NPS:-2 3 4 5 8}
 case ${BUFPOOL_TEST_QUICK:-0} in
     '' | 0) ;;
     *) nps=${BUFPOOL_TEST_NPS:-3} collcheck_full=0 ;; # make distcheck: one size
 esac
+# Every algorithm of the matrix at 8 processes only with BUFPOOL_TEST_FULL.
+matrix_8=$collcheck_full
 status=0
 runs=0
 failed=
+
+# Algorithms forced together under a bound: one job per group and bound.
+# collective:algorithm pairs, each collective once per group.
+bounded_reduce_groups='
+reduce:chain scan:chain exscan:chain reduce_scatter:rhalving reduce_scatter_block:pairwise allreduce:ring
+reduce:binary scan:chain exscan:chain reduce_scatter:pairwise reduce_scatter_block:rhalving allreduce:rsag
+reduce:rsg reduce_scatter:ring reduce_scatter_block:ring
+'
+bounded_move_groups='
+bcast:binomial allgather:direct alltoall:pairwise gather:binomial scatter:binomial
+bcast:scatter_allgather allgather:ring alltoall:linear gather:linear scatter:linear
+bcast:chain allgather:recursive_doubling
+bcast:linear
+'
 
 run() { # NP PROGRAM MCA ARGS...
     np=$1 program=$2 mca=$3
@@ -50,28 +72,79 @@ run() { # NP PROGRAM MCA ARGS...
 }
 
 for np in $nps; do
+    # Bound 2 at even sizes, 3 at odd ones (both everywhere when full).
+    bounds=$((2 + np % 2))
+    [ "$collcheck_full" = 0 ] || bounds="2 3"
+    if [ "$np" -ge 8 ] && [ "$matrix_8" = 0 ]; then
+        bounds=3
+    fi
+    # 4K segments are within shared memory's eager limit; at 5 processes the
+    # groups also run with 16K segments around 256K counts, where the
+    # segments go by rendezvous and a send completes only once its
+    # receiver has taken it (where a wrong posting order would deadlock).
+    cuts=4K
+    [ "$np" != 5 ] || cuts="4K 16K:256K"
+    for cut in $cuts; do
+        for bound in $bounds; do
+            for program in test_coll_reduce_family test_coll_move_family; do
+                groups=$bounded_reduce_groups
+                [ "$program" = test_coll_reduce_family ] || groups=$bounded_move_groups
+                echo "$groups" >"${TMPDIR:-/tmp}/coll_algorithms_groups.$$"
+                while read -r group; do
+                    [ -n "$group" ] || continue
+                    mca='' colls='' expect=--expect-bufpool
+                    for pair in $group; do
+                        mca="$mca --mca coll_bufpool_${pair%%:*}_algorithm ${pair#*:}"
+                        colls="$colls${colls:+,}${pair%%:*}"
+                        # Handed back at sizes that are not powers of two.
+                        if [ "$pair" = allgather:recursive_doubling ] && [ $((np & (np - 1))) -ne 0 ]; then
+                            expect=
+                        fi
+                    done
+                    counts=
+                    [ "$cut" = "${cut#*:}" ] || counts=--segment-size=${cut#*:}
+                    # shellcheck disable=SC2086 # an empty expect or counts must vanish
+                    run "$np" "$program" "$mca --mca coll_bufpool_segment_size ${cut%%:*} \
+--mca coll_bufpool_max_requests $bound" $expect --colls="$colls" --smoke $counts \
+                        --expect-requests-peak="$bound"
+                done <"${TMPDIR:-/tmp}/coll_algorithms_groups.$$"
+                rm -f "${TMPDIR:-/tmp}/coll_algorithms_groups.$$"
+            done
+        done
+    done
+    # Recursive halving at every size (the fold at 3, 5; three steps at 8),
+    # several rounds per call (4K segments at depth 1).
+    run "$np" test_coll_reduce_family "--mca coll_bufpool_reduce_scatter_algorithm rhalving \
+--mca coll_bufpool_reduce_scatter_block_algorithm rhalving --mca coll_bufpool_segment_size 4K \
+--mca coll_bufpool_pipeline_depth 1" --expect-bufpool --colls=reduce_scatter,reduce_scatter_block --smoke
+    if [ "$np" -ge 8 ] && [ "$matrix_8" = 0 ]; then
+        continue
+    fi
     # Bounded scratch: pipeline_depth x segment_size = 4 x 128K.
     run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm rsag" \
         --expect-bufpool --colls=allreduce --smoke --expect-scratch-bound=524288
     # The ring at depth 1 (halved segments, one-segment chunks) within the
-    # same bound, and every bounded algorithm at the smallest bound (2
-    # requests in flight) with many segments per message.
+    # same bound and at the smallest request bound (2 in flight), with many
+    # segments per message.
     run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm ring" \
         --expect-bufpool --colls=allreduce --smoke --expect-scratch-bound=524288
     run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm ring \
 --mca coll_bufpool_reduce_scatter_algorithm ring --mca coll_bufpool_reduce_scatter_block_algorithm ring \
 --mca coll_bufpool_pipeline_depth 1 --mca coll_bufpool_segment_size 4K --mca coll_bufpool_max_requests 2" \
         --expect-bufpool --colls=allreduce,reduce_scatter,reduce_scatter_block --smoke
-    run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm rsag \
---mca coll_bufpool_reduce_scatter_algorithm pairwise --mca coll_bufpool_reduce_scatter_block_algorithm pairwise \
---mca coll_bufpool_segment_size 4K --mca coll_bufpool_max_requests 2" \
-        --expect-bufpool --colls=allreduce,reduce_scatter,reduce_scatter_block --smoke
-    for bounded in bcast:linear bcast:chain allgather:direct alltoall:linear gather:linear \
-        gather:binomial scatter:linear scatter:binomial; do
-        run "$np" test_coll_move_family "--mca coll_bufpool_${bounded%%:*}_algorithm ${bounded#*:} \
---mca coll_bufpool_segment_size 4K --mca coll_bufpool_max_requests 2" \
-            --expect-bufpool --colls="${bounded%%:*}" --smoke
-    done
+    if [ "$np" = 4 ]; then
+        # The peak check can fail: unbounded, a reduce leaf posts every
+        # segment at once (4K segments: dozens), far above 3.
+        runs=$((runs + 1))
+        if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} --mca coll_bufpool_reduce_algorithm chain \
+--mca coll_bufpool_segment_size 4K --mca coll_bufpool_max_requests 0" \
+            sh "$top_srcdir/test/mpi/run-mpi-test.sh" 4 "$top_builddir/test/mpi/test_coll_reduce_family" \
+            --colls=reduce --smoke --expect-requests-peak=3 </dev/null >/dev/null 2>&1; then
+            status=1
+            failed="$failed
+  np=4 unbounded reduce chain passed --expect-requests-peak=3: the peak counter sees nothing"
+        fi
+    fi
     if [ "$np" = 2 ]; then
         # At 2 ranks out of place the pairwise stream's segments are 8 x
         # segment_size (32K here, no scratch): counts around 64K bytes give

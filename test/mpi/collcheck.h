@@ -71,6 +71,8 @@ typedef struct {
     bool expect_bufpool;  /* require coll_bufpool_<coll>_calls to grow */
     bool have_scratch_bound;
     unsigned long long scratch_bound; /* bytes, see cc_check_scratch_bound */
+    bool have_requests_peak;
+    unsigned long long requests_peak; /* see --expect-requests-peak */
     int threads;                      /* test_coll_threads only */
     int iterations;                   /* test_coll_threads and test_coll_comms */
     int max_reports;                  /* failure messages printed per rank */
@@ -393,6 +395,8 @@ void cc_bufpool_expect_growth(const cc_bufpool_snapshot *before, unsigned coll_m
  * MPI_COMM_WORLD, checked, then coll_bufpool_scratch_bytes_peak must stay
  * within the bound. */
 void cc_check_scratch_bound(void);
+/* --expect-requests-peak (run by cc_finish). */
+void cc_check_requests_peak(void);
 
 /* ------------------------------------------------------------------------ */
 /* Internal to the library. */

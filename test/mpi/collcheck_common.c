@@ -92,6 +92,8 @@ static const char usage_text[] =
     "                            alltoall, gather, scatter), all or none (default all)\n"
     "  --expect-bufpool          fail unless coll_bufpool_<coll>_calls grows for every\n"
     "                            collective run\n"
+    "  --expect-requests-peak=N  fail if coll_bufpool_requests_peak (requests one\n"
+    "                            request set held at once) ends above N\n"
     "  --expect-scratch-bound=BYTES  first run a 64 MiB MPI_Allreduce, then fail if\n"
     "                            coll_bufpool_scratch_bytes_peak exceeds BYTES\n"
     "  --threads=N, --iterations=N   (test_coll_threads, test_coll_comms)\n"
@@ -125,6 +127,17 @@ static bool parse_size(const char *text, unsigned long long *out)
     }
     *out = v;
     return true;
+}
+
+/* An --expect-... limit: set *have and *out, or report what it needs. */
+static void parse_limit(const char *text, const char *option, const char *what, bool *have,
+                        unsigned long long *out)
+{
+    if (!parse_size(text, out)) {
+        usage_error("%s needs %s, not '%s'", option, what, text);
+    } else {
+        *have = true;
+    }
 }
 
 static bool parse_positive_int(const char *text, int *out)
@@ -222,13 +235,12 @@ static void parse_options(int argc, char **argv)
             parse_list(v, coll_names, CC_NCOLLS, &cc_opts.coll_mask);
         } else if (strcmp(a, "--expect-bufpool") == 0) {
             cc_opts.expect_bufpool = true;
+        } else if ((v = cc_option_value(a, "--expect-requests-peak")) != NULL) {
+            parse_limit(v, "--expect-requests-peak", "a count", &cc_opts.have_requests_peak,
+                        &cc_opts.requests_peak);
         } else if ((v = cc_option_value(a, "--expect-scratch-bound")) != NULL) {
-            if (!parse_size(v, &size)) {
-                usage_error("--expect-scratch-bound needs a byte count, not '%s'", v);
-            } else {
-                cc_opts.have_scratch_bound = true;
-                cc_opts.scratch_bound = size;
-            }
+            parse_limit(v, "--expect-scratch-bound", "a byte count", &cc_opts.have_scratch_bound,
+                        &cc_opts.scratch_bound);
         } else if ((v = cc_option_value(a, "--threads")) != NULL) {
             if (!parse_positive_int(v, &cc_opts.threads)) {
                 usage_error("--threads needs an integer in [1, 1024], not '%s'", v);
@@ -303,6 +315,7 @@ int cc_finish(const char *program)
 {
     if (!cc_bad_command_line) {
         cc_types_free();
+        cc_check_requests_peak();
     }
     pvar_util_finalize();
     if (!cc_bad_command_line && atomic_load(&cc_cases) == 0) {
@@ -755,6 +768,30 @@ void cc_bufpool_expect_growth(const cc_bufpool_snapshot *before, unsigned coll_m
             printf("coll_bufpool_%s_calls: %llu -> %llu\n", coll_names[k], before->calls[k],
                    after.calls[k]);
         }
+    }
+}
+
+/* --expect-requests-peak: after every case, the most requests any one
+ * request set of coll/bufpool held must not exceed the bound the run set
+ * with coll_bufpool_max_requests (per process: each rank checks its own). */
+void cc_check_requests_peak(void)
+{
+    if (!cc_opts.have_requests_peak) {
+        return;
+    }
+    unsigned long long peak = 0;
+    enum pvar_status st = pvar_util_read("coll_bufpool_requests_peak", &peak);
+    if (st != PVAR_OK) {
+        cc_fail(NULL, "--expect-requests-peak: coll_bufpool_requests_peak: %s",
+                pvar_util_status_string(st));
+    } else if (peak > cc_opts.requests_peak) {
+        cc_fail(NULL,
+                "--expect-requests-peak: coll_bufpool_requests_peak is %llu on rank %d, above "
+                "%llu",
+                peak, cc_world_rank, cc_opts.requests_peak);
+    } else if (cc_opts.verbose) {
+        printf("coll_bufpool_requests_peak on rank %d: %llu (bound %llu)\n", cc_world_rank, peak,
+               cc_opts.requests_peak);
     }
 }
 

@@ -234,6 +234,30 @@ static void test_bounded(void)
     /* On one host auto keeps pairwise for reduce_scatter. */
     bufpool_decide_reduce_scatter(&call, &t, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_REDUCE_SCATTER_PAIRWISE);
+    /* Forced rhalving is served under the bound, with it, at any size
+     * (the fold handles 5), and never for a non-commutative operation. */
+    bufpool_decide_reduce_scatter(&call, &t, BUFPOOL_REDUCE_SCATTER_RHALVING, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_REDUCE_SCATTER_RHALVING);
+    UNIT_CHECK_EQ_U64(plan.max_requests, 64);
+    bufpool_decide_reduce_scatter_block(&call, &t, BUFPOOL_REDUCE_SCATTER_BLOCK_RHALVING, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_REDUCE_SCATTER_BLOCK_RHALVING);
+    UNIT_CHECK_EQ_U64(plan.scratch_bound, 4 * 128 * K);
+    call.commute = false;
+    bufpool_decide_reduce_scatter_block(&call, &t, BUFPOOL_REDUCE_SCATTER_BLOCK_RHALVING, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALG_PREVIOUS);
+    call.commute = true;
+    /* Across hosts auto never takes it (not measured there). */
+    struct bufpool_model_links links;
+    bufpool_model_links_default(&links);
+    t.links = &links;
+    for (int p = 2; p <= 1024; p *= 2) {
+        for (size_t bytes = 1 * K; bytes <= 64 * M; bytes *= 8) {
+            bufpool_call_t many = {
+                .comm_size = p, .hosts = p, .bytes = bytes, .count = bytes / 4, .commute = true};
+            bufpool_decide_reduce_scatter(&many, &t, BUFPOOL_ALG_AUTO, &plan);
+            UNIT_CHECK(BUFPOOL_REDUCE_SCATTER_RHALVING != plan.alg);
+        }
+    }
 }
 
 int main(void)
