@@ -10,6 +10,7 @@
 #include "coll_bufpool_decide.h"
 
 #include <stdint.h>
+#include <string.h>
 
 void bufpool_plan_init(bufpool_plan_t *plan, const bufpool_tuning_t *tuning, int alg)
 {
@@ -74,6 +75,11 @@ static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call
 void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                               int forced, bufpool_plan_t *plan)
 {
+    /* hier on one host has no hierarchy to use: auto's choice serves. */
+    const bool hier_one_host = BUFPOOL_ALLREDUCE_HIER == forced && call->hosts <= 1;
+    if (hier_one_host) {
+        forced = BUFPOOL_ALG_AUTO;
+    }
     bufpool_plan_init(plan, tuning, forced);
     const int modeled =
         BUFPOOL_ALG_AUTO == forced ? model_choice(BUFPOOL_MODEL_ALLREDUCE, call, tuning, plan) : 0;
@@ -105,7 +111,7 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg && call->span > plan->scratch_bound) {
         hand_over(plan, "recursive_doubling needs the message within depth x segment_size");
     } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != plan->alg && !call->commute) {
-        hand_over(plan, "rsag and ring need a commutative operation");
+        hand_over(plan, "rsag, ring and hier need a commutative operation");
     } else if (BUFPOOL_ALLREDUCE_RSAG == plan->alg) {
         pairwise_stream_segments(call, plan);
         /* rsag's allgather half posts every result receive up front and
@@ -118,6 +124,9 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
             plan->seg_bytes = tuning->segment_size;
             plan->why = "rsag would keep more than max_requests requests in flight: ring";
         }
+    }
+    if (hier_one_host && plan->alg >= 0 && 0 == strcmp(plan->why, "auto")) {
+        plan->why = "hier on a communicator on one host: auto's choice";
     }
 }
 
