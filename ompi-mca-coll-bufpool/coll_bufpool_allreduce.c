@@ -38,7 +38,44 @@
 
 /* ---------------------------------------------------------------------- */
 
-int bufpool_allreduce_rd_group(void *buf, void *tmp, size_t count, struct ompi_datatype_t *dtype,
+/* One step of recursive doubling for every part: receive from src (-1:
+ * none) into tmp, or into buf when into_buf, and send buf to dst (-1:
+ * none); wait for all.  A single part goes out blocking, so that the PML
+ * may send a small message inline (as plain recursive doubling always
+ * did); several go out at once, so that their transfers overlap. */
+static int rd_xfer(const bufpool_rd_parts_t *parts, int dst, int src, bool into_buf,
+                   struct ompi_datatype_t *dtype, int tag, struct ompi_communicator_t *comm)
+{
+    if (1 == parts->n) {
+        void *into = into_buf ? parts->buf[0] : parts->tmp[0];
+        if (src >= 0 && dst >= 0) {
+            return bufpool_sendrecv(parts->buf[0], parts->count[0], dtype, dst, into,
+                                    parts->count[0], dtype, src, tag, comm);
+        }
+        return src >= 0 ? MCA_PML_CALL(
+                              recv(into, parts->count[0], dtype, src, tag, comm, MPI_STATUS_IGNORE))
+                        : MCA_PML_CALL(send(parts->buf[0], parts->count[0], dtype, dst, tag,
+                                            MCA_PML_BASE_SEND_STANDARD, comm));
+    }
+    ompi_request_t *req[2 * BUFPOOL_MAX_DEPTH];
+    int n = 0, rc = OMPI_SUCCESS;
+    for (int i = 0; i < parts->n && OMPI_SUCCESS == rc; i++) {
+        if (src >= 0) {
+            rc = MCA_PML_CALL(irecv(into_buf ? parts->buf[i] : parts->tmp[i], parts->count[i],
+                                    dtype, src, tag, comm, &req[n]));
+            n += OMPI_SUCCESS == rc;
+        }
+        if (OMPI_SUCCESS == rc && dst >= 0) {
+            rc = MCA_PML_CALL(isend(parts->buf[i], parts->count[i], dtype, dst, tag,
+                                    MCA_PML_BASE_SEND_STANDARD, comm, &req[n]));
+            n += OMPI_SUCCESS == rc;
+        }
+    }
+    int wait_rc = ompi_request_wait_all(n, req, MPI_STATUSES_IGNORE);
+    return OMPI_SUCCESS == rc ? wait_rc : rc;
+}
+
+int bufpool_allreduce_rd_group(const bufpool_rd_parts_t *parts, struct ompi_datatype_t *dtype,
                                struct ompi_op_t *op, const bufpool_group_t *g, int tag,
                                struct ompi_communicator_t *comm)
 {
@@ -54,14 +91,12 @@ int bufpool_allreduce_rd_group(void *buf, void *tmp, size_t count, struct ompi_d
      * neighbours: member 2i sends to 2i+1, which combines "2i op 2i+1". */
     if (me < 2 * extra) {
         if (0 == me % 2) {
-            rc = MCA_PML_CALL(send(buf, count, dtype, bufpool_group_rank(g, me + 1), tag,
-                                   MCA_PML_BASE_SEND_STANDARD, comm));
+            rc = rd_xfer(parts, bufpool_group_rank(g, me + 1), -1, false, dtype, tag, comm);
             newrank = -1;
         } else {
-            rc = MCA_PML_CALL(recv(tmp, count, dtype, bufpool_group_rank(g, me - 1), tag, comm,
-                                   MPI_STATUS_IGNORE));
-            if (OMPI_SUCCESS == rc) {
-                bufpool_reduce(op, tmp, buf, count, dtype);
+            rc = rd_xfer(parts, -1, bufpool_group_rank(g, me - 1), false, dtype, tag, comm);
+            for (int i = 0; i < parts->n && OMPI_SUCCESS == rc; i++) {
+                bufpool_reduce(op, parts->tmp[i], parts->buf[i], parts->count[i], dtype);
             }
             newrank = me / 2;
         }
@@ -73,28 +108,23 @@ int bufpool_allreduce_rd_group(void *buf, void *tmp, size_t count, struct ompi_d
         int newpeer = newrank ^ mask;
         int peer = newpeer < extra ? newpeer * 2 + 1 : newpeer + extra;
         const int peer_rank = bufpool_group_rank(g, peer);
-        rc =
-            bufpool_sendrecv(buf, count, dtype, peer_rank, tmp, count, dtype, peer_rank, tag, comm);
-        if (OMPI_SUCCESS != rc) {
-            break;
-        }
-        if (peer < me) {
-            bufpool_reduce(op, tmp, buf, count, dtype); /* buf = peer op mine */
-        } else {
-            bufpool_reduce(op, buf, tmp, count, dtype); /* tmp = mine op peer */
-            rc = bufpool_copy(buf, tmp, count, dtype);
+        rc = rd_xfer(parts, peer_rank, peer_rank, false, dtype, tag, comm);
+        for (int i = 0; i < parts->n && OMPI_SUCCESS == rc; i++) {
+            char *buf = parts->buf[i], *tmp = parts->tmp[i];
+            if (peer < me) {
+                bufpool_reduce(op, tmp, buf, parts->count[i], dtype); /* buf = peer op mine */
+            } else {
+                bufpool_reduce(op, buf, tmp, parts->count[i], dtype); /* tmp = mine op peer */
+                rc = bufpool_copy(buf, tmp, parts->count[i], dtype);
+            }
         }
     }
 
     /* Give the folded members their result. */
     if (OMPI_SUCCESS == rc && me < 2 * extra) {
-        if (0 == me % 2) {
-            rc = MCA_PML_CALL(recv(buf, count, dtype, bufpool_group_rank(g, me + 1), tag, comm,
-                                   MPI_STATUS_IGNORE));
-        } else {
-            rc = MCA_PML_CALL(send(buf, count, dtype, bufpool_group_rank(g, me - 1), tag,
-                                   MCA_PML_BASE_SEND_STANDARD, comm));
-        }
+        rc = 0 == me % 2
+                 ? rd_xfer(parts, -1, bufpool_group_rank(g, me + 1), true, dtype, tag, comm)
+                 : rd_xfer(parts, bufpool_group_rank(g, me - 1), -1, false, dtype, tag, comm);
     }
     return rc;
 }
@@ -121,8 +151,9 @@ static int allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t cou
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     const bufpool_group_t all = {.n = ompi_comm_size(comm), .me = ompi_comm_rank(comm)};
-    rc = bufpool_allreduce_rd_group(rbuf, mem - gap, count, dtype, op, &all,
-                                    MCA_COLL_BASE_TAG_ALLREDUCE, comm);
+    char *buf = rbuf, *tmp = mem - gap;
+    const bufpool_rd_parts_t whole = {.n = 1, .buf = &buf, .tmp = &tmp, .count = &count};
+    rc = bufpool_allreduce_rd_group(&whole, dtype, op, &all, MCA_COLL_BASE_TAG_ALLREDUCE, comm);
     if (mem != on_stack) {
         mca_coll_bufpool_scratch_put(mem, span);
     }

@@ -6,18 +6,22 @@
  *   1. node-local reduce: the leader folds the segment of every other rank
  *      of its host into its own result buffer (rbuf), the contributions
  *      arriving through a receive window of scratch slots;
- *   2. leaders' allreduce: recursive doubling of that segment of rbuf among
- *      the leaders (bufpool_allreduce_rd_group), one stream per host;
- *   3. node-local bcast: the leader sends the finished segment to the other
- *      ranks of its host, which receive it straight into rbuf.
+ *   2. leaders' allreduce: recursive doubling among the leaders
+ *      (bufpool_allreduce_rd_group), one stream per host, of a batch of
+ *      segments at once (depth - 1 of them): every step has the batch's
+ *      transfers in flight together, so the network sees depth - 1
+ *      segments at a time instead of stopping after each;
+ *   3. node-local bcast: the leader sends the finished segments to the
+ *      other ranks of its host, which receive them straight into rbuf.
  * The other ranks post the sends of all their segments up front (from the
  * input, no scratch) and the receives of the results straight into rbuf,
  * so the node-local transfers of later segments overlap the inter-host
  * exchange of the current one.
  *
  * Scratch: only leaders hold any, slots of one segment each: the window
- * gets depth - 1 (at least one) and the leaders' exchange one, so at most
- * depth segments; at depth 1 the segments are cut in halves
+ * gets one and the leaders' exchange depth - 1 (the batch), so at most
+ * depth segments; at depth 1 the
+ * segments are cut in halves
  * (bufpool_segment_bytes_for(2)) so that the two slots still fit one
  * segment_size.  Every rank cuts alike (the cut depends on the plan only).
  *
@@ -30,9 +34,10 @@
  * Requests: not bounded by max_requests (a rank other than the leader posts
  * 2 x segments, a leader (ranks on its host - 1) x segments sends).
  *
- * Blocking waits: a leader waits for segment j of its ranks (all posted up
- * front) and for the leaders' exchange of segment j, whose leaders wait
- * only on their own ranks' segment j: no cycle.  In place a rank's input is
+ * Blocking waits: a leader waits for the segments of a batch from its
+ * ranks (all posted up front) and for the leaders' exchange of the batch,
+ * whose leaders wait only on their own ranks' segments of the same batch
+ * (every leader cuts the same batches): no cycle.  In place a rank's input is
  * its result buffer, so it receives the results only once its sends are
  * complete; the leader never waits for its result sends before the end.
  *
@@ -215,14 +220,19 @@ static int hier_leader(const void *sbuf, void *rbuf, const bufpool_segs_t *segs,
     const int others = topo->local.n - 1;
     const bool inter = topo->leaders.n > 1;
     const size_t nunits = segs->nseg * (size_t)others;
-    /* The window's slots and, across hosts, one for the leaders' exchange:
-     * at most depth in all (depth 1: two half segments). */
-    size_t wdepth = depth > 1 && inter ? (size_t)depth - 1 : (size_t)depth;
-    wdepth = wdepth < nunits ? wdepth : nunits;
-    const int nslots = (int)wdepth + (inter ? 1 : 0);
+    /* One slot for the node-local window (the leader copies every
+     * contribution in itself, so more would not overlap anything), depth - 1
+     * for the leaders' exchange of a batch of segments: depth in all (depth
+     * 1: two half segments).  Every leader cuts the same batches. */
+    const int wdepth = others > 0 ? 1 : 0;
+    int batch = depth > 1 ? depth - 1 : 1;
+    batch = (size_t)batch < segs->nseg ? batch : (int)segs->nseg;
+    const int nslots = wdepth + (inter ? batch : 0);
     bufpool_slots_t slots = {0}, wslots;
     bufpool_rwin_t win;
     local_units_t units = {.local = &topo->local, .segs = segs, .dtype = dtype};
+    char *bufs[BUFPOOL_MAX_DEPTH], *tmps[BUFPOOL_MAX_DEPTH];
+    size_t counts[BUFPOOL_MAX_DEPTH];
     int rc = OMPI_SUCCESS;
 
     if (nslots > 0) {
@@ -231,38 +241,50 @@ static int hier_leader(const void *sbuf, void *rbuf, const bufpool_segs_t *segs,
             return bufpool_reqs_finish(reqs, rc);
         }
     }
-    void *exchange = inter ? bufpool_slot(&slots, (int)wdepth) : NULL;
     if (others > 0) {
-        wslots = bufpool_slots_view(&slots, 0, (int)wdepth);
-        rc = bufpool_rwin_start(&win, comm, MCA_COLL_BASE_TAG_REDUCE, &wslots, wdepth, nunits,
-                                local_unit_describe, &units);
+        wslots = bufpool_slots_view(&slots, 0, wdepth);
+        rc = bufpool_rwin_start(&win, comm, MCA_COLL_BASE_TAG_REDUCE, &wslots, (size_t)wdepth,
+                                nunits, local_unit_describe, &units);
         if (OMPI_SUCCESS != rc) {
             goto out;
         }
     }
-    for (size_t j = 0; j < segs->nseg && OMPI_SUCCESS == rc; j++) {
-        const size_t n = bufpool_segs_count(segs, j);
-        const ptrdiff_t off = bufpool_segs_offset(segs, j);
-        char *res = (char *)rbuf + off;
-        if (!in_place) {
-            rc = bufpool_copy(res, (const char *)sbuf + off, n, dtype);
-        }
-        for (int k = 0; k < others && OMPI_SUCCESS == rc; k++) {
-            const size_t u = j * (size_t)others + (size_t)k;
-            void *in;
-            rc = bufpool_rwin_wait(&win, u, &in);
-            if (OMPI_SUCCESS == rc) {
-                bufpool_reduce(op, in, res, n, dtype);
-                rc = bufpool_rwin_release(&win, u);
+    for (size_t j0 = 0; j0 < segs->nseg && OMPI_SUCCESS == rc; j0 += (size_t)batch) {
+        const int nb = segs->nseg - j0 < (size_t)batch ? (int)(segs->nseg - j0) : batch;
+        /* 1. Fold this host's contributions into the batch's segments. */
+        for (int b = 0; b < nb && OMPI_SUCCESS == rc; b++) {
+            const size_t j = j0 + (size_t)b;
+            const ptrdiff_t off = bufpool_segs_offset(segs, j);
+            counts[b] = bufpool_segs_count(segs, j);
+            bufs[b] = (char *)rbuf + off;
+            tmps[b] = inter ? bufpool_slot(&slots, wdepth + b) : NULL;
+            if (!in_place) {
+                rc = bufpool_copy(bufs[b], (const char *)sbuf + off, counts[b], dtype);
+            }
+            for (int k = 0; k < others && OMPI_SUCCESS == rc; k++) {
+                const size_t u = j * (size_t)others + (size_t)k;
+                void *in;
+                rc = bufpool_rwin_wait(&win, u, &in);
+                if (OMPI_SUCCESS == rc) {
+                    bufpool_reduce(op, in, bufs[b], counts[b], dtype);
+                    rc = bufpool_rwin_release(&win, u);
+                }
             }
         }
+        /* 2. The leaders' allreduce of the batch, its segments in flight
+         * together. */
         if (OMPI_SUCCESS == rc && inter) {
-            rc = bufpool_allreduce_rd_group(res, exchange, n, dtype, op, &topo->leaders,
+            const bufpool_rd_parts_t parts = {.n = nb, .buf = bufs, .tmp = tmps, .count = counts};
+            rc = bufpool_allreduce_rd_group(&parts, dtype, op, &topo->leaders,
                                             MCA_COLL_BASE_TAG_ALLREDUCE, comm);
         }
-        for (int k = 1; k <= others && OMPI_SUCCESS == rc; k++) {
-            rc = bufpool_reqs_send(reqs, res, n, dtype, bufpool_group_rank(&topo->local, k),
-                                   MCA_COLL_BASE_TAG_BCAST);
+        /* 3. The results to this host's other ranks. */
+        for (int b = 0; b < nb && OMPI_SUCCESS == rc; b++) {
+            for (int k = 1; k <= others && OMPI_SUCCESS == rc; k++) {
+                rc =
+                    bufpool_reqs_send(reqs, bufs[b], counts[b], dtype,
+                                      bufpool_group_rank(&topo->local, k), MCA_COLL_BASE_TAG_BCAST);
+            }
         }
     }
     if (OMPI_SUCCESS != rc && others > 0) {

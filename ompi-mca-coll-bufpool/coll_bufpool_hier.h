@@ -22,12 +22,21 @@ static inline int bufpool_group_rank(const bufpool_group_t *g, int i)
     return NULL != g->ranks ? g->ranks[i] : i;
 }
 
-/* Recursive doubling allreduce of count elements in buf among the members
- * of g (every member calls it with the same count), tmp a scratch buffer
- * of count elements laid out like buf.  Lower members are the left
- * operand, so any operation is combined in member order and every member
- * ends with the same bits. */
-int bufpool_allreduce_rd_group(void *buf, void *tmp, size_t count, struct ompi_datatype_t *dtype,
+/* The vector of a recursive doubling, in n parts (at most
+ * BUFPOOL_MAX_DEPTH): part i is count[i] elements at buf[i], with a scratch
+ * buffer tmp[i] laid out alike. */
+typedef struct bufpool_rd_parts {
+    int n;
+    char *const *buf;
+    char *const *tmp;
+    const size_t *count;
+} bufpool_rd_parts_t;
+
+/* Recursive doubling allreduce of every part among the members of g
+ * (every member passes the same counts).  Each step moves all parts at
+ * once.  Lower members are the left operand, so any operation is combined
+ * in member order and every member ends with the same bits. */
+int bufpool_allreduce_rd_group(const bufpool_rd_parts_t *parts, struct ompi_datatype_t *dtype,
                                struct ompi_op_t *op, const bufpool_group_t *g, int tag,
                                struct ompi_communicator_t *comm);
 
