@@ -364,19 +364,21 @@ T(ar_hier_rsag)
 {
     return hier_allreduce(l, t, N);
 }
-/* bufpool's hier, per segment: the leader folds in the other ppn - 1 ranks'
- * segment and sends them the result over shared memory (stage A), and the
- * leaders run recursive doubling on it, one flow per host (stage B); the
- * two stages of consecutive segments overlap. */
+/* bufpool's hier, in batches of three segments (the default depth 4 less
+ * the window's slot): per batch the leader folds in the other ppn - 1
+ * ranks' contributions over shared memory, then the leaders run recursive
+ * doubling on it (one flow per host), one after the other; the ranks copy
+ * the results while the leader goes on, so only the last batch's shows. */
 T(ar_hier)
 {
     const int ppn = ppn_of(t), h = (t->p + ppn - 1) / ppn;
     const topo_t leaders = {h, h, t->segment};
     const struct bufpool_link *m = &l->link[BUFPOOL_LINK_SHM];
-    const double segs = segments(t, N), s = N / segs, g = gam(l, t);
-    const double a = (ppn - 1) * (2 * (m->alpha + s * m->beta) + s * g);
-    const double b = h > 1 ? rdoubling(l, &leaders, s, g) : 0;
-    return a + b + (segs - 1) * (a > b ? a : b);
+    const double batch = t->segment ? 3.0 * (double)t->segment : N;
+    const double batches = N <= batch ? 1 : ceil(N / batch), c = N / batches, g = gam(l, t);
+    const double local = (ppn - 1) * (m->alpha + c * (m->beta + g));
+    const double inter = h > 1 ? rdoubling(l, &leaders, c, g) : 0;
+    return batches * (local + inter) + (ppn - 1) * (m->alpha + c * m->beta);
 }
 
 T(re_chain)

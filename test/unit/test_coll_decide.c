@@ -236,8 +236,39 @@ static void test_bounded(void)
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_REDUCE_SCATTER_PAIRWISE);
 }
 
+/* hier: across hosts as forced (commutative operations only); on one host
+ * auto's choice runs, saying so. */
+static void test_hier(void)
+{
+    const int H = BUFPOOL_ALLREDUCE_HIER;
+    bufpool_call_t call = {
+        .comm_size = 4, .hosts = 2, .count = M / 4, .bytes = M, .span = M, .commute = true};
+    bufpool_plan_t plan;
+    bufpool_decide_allreduce(&call, &dflt, H, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, H);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
+    /* One rank per host: hier is the leaders' allreduce, still served. */
+    call.comm_size = 2;
+    bufpool_decide_allreduce(&call, &dflt, H, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, H);
+    call.commute = false;
+    bufpool_decide_allreduce(&call, &dflt, H, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALG_PREVIOUS);
+    call.commute = true;
+    call.hosts = 1;
+    bufpool_decide_allreduce(&call, &dflt, H, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK(NULL != strstr(plan.why, "one host"));
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 1 * M); /* rsag's 2-rank segments, as auto */
+    call.bytes = call.span = 4 * K;
+    call.count = K;
+    bufpool_decide_allreduce(&call, &dflt, H, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALG_PREVIOUS); /* auto's 4K-8K hand-over */
+}
+
 int main(void)
 {
+    test_hier();
     test_bounded();
     test_plan_geometry();
     test_allreduce();
