@@ -264,6 +264,24 @@ static void test_hier(void)
     call.count = K;
     bufpool_decide_allreduce(&call, &dflt, H, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALG_PREVIOUS); /* auto's 4K-8K hand-over */
+    /* Auto across hosts (2 x 2, TCP): the model's hier up to 512 KiB, rsag
+     * above, where the model still prefers hier but it measured slower. */
+    const struct bufpool_model_topo topo = {4, 2, 128 * K};
+    struct bufpool_model_links links;
+    bufpool_model_links_default(&links);
+    bufpool_tuning_t t = dflt;
+    t.links = &links;
+    call.comm_size = 4;
+    call.hosts = 2;
+    for (size_t bytes = 64 * K; bytes <= M; bytes *= 2) {
+        call.bytes = call.span = bytes;
+        call.count = bytes / 4;
+        UNIT_CHECK_EQ_U64(
+            bufpool_model_auto(BUFPOOL_MODEL_ALLREDUCE, &links, &topo, bytes, NULL) + 1, H);
+        bufpool_decide_allreduce(&call, &t, BUFPOOL_ALG_AUTO, &plan);
+        UNIT_CHECK_EQ_U64(plan.alg, bytes <= 512 * K ? H : BUFPOOL_ALLREDUCE_RSAG);
+        UNIT_CHECK(NULL != strstr(plan.why, "model"));
+    }
 }
 
 int main(void)
