@@ -52,6 +52,11 @@ typedef struct mca_coll_bufpool_component {
     char *small_size_text;
     char *model_links_text; /* coll_bufpool_model_links      */
     char *model_links_file; /* coll_bufpool_model_links_file */
+    /* coll_bufpool_test_host_map (testing only): host index per launch
+     * rank, cycled; test_host_map_n 0: the host names count. */
+    char *test_host_map_text;
+    int *test_host_map;
+    int test_host_map_n;
     /* The cost model's link table, defaults overridden by the two above. */
     struct bufpool_model_links model_links;
     /* segment_size, pipeline_depth, min_size, small_size as checked: read
@@ -99,6 +104,9 @@ typedef struct mca_coll_bufpool_module {
      * (bufpool_comm_hosts; 0: not known), for auto. */
     int hosts;
     int max_ppn;
+    /* Where its ranks run, for allreduce hier (coll_bufpool_hier.c): built
+     * at the first hier call. */
+    struct bufpool_hier_topo *hier;
 } mca_coll_bufpool_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);

@@ -4,7 +4,12 @@
  * recursive_doubling: log2(p) exchanges of the whole message, for small
  *   messages (latency-bound).  Scratch = one message (only chosen below
  *   small_size, so within the bound).  Combines in rank order, so it also
- *   serves non-commutative operations.
+ *   serves non-commutative operations.  Its core
+ *   (bufpool_allreduce_rd_group) runs over any group of ranks: hier's
+ *   leaders use it for one segment at a time.
+ *
+ * hier (coll_bufpool_hier.c): node-local reduce, leaders' allreduce, node-
+ *   local bcast, segment by segment, on communicators across hosts.
  *
  * rsag: pipelined pairwise reduce-scatter (bufpool_pairwise_reduce_scatter,
  *   shared with reduce_scatter) then allgather, for everything else.  Rank
@@ -23,6 +28,7 @@
  *   reduce-scatter, whose sends were all posted before anyone waits, and at
  *   the end on the allgather, whose sends depend only on those receives.
  */
+#include "coll_bufpool_hier.h"
 #include "coll_bufpool_reduce_scatter.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -32,12 +38,101 @@
 
 /* ---------------------------------------------------------------------- */
 
+/* One step of recursive doubling for every part: receive from src (-1:
+ * none) into tmp, or into buf when into_buf, and send buf to dst (-1:
+ * none); wait for all.  A single part goes out blocking, so that the PML
+ * may send a small message inline (as plain recursive doubling always
+ * did); several go out at once, so that their transfers overlap. */
+static int rd_xfer(const bufpool_rd_parts_t *parts, int dst, int src, bool into_buf,
+                   struct ompi_datatype_t *dtype, int tag, struct ompi_communicator_t *comm)
+{
+    if (1 == parts->n) {
+        void *into = into_buf ? parts->buf[0] : parts->tmp[0];
+        if (src >= 0 && dst >= 0) {
+            return bufpool_sendrecv(parts->buf[0], parts->count[0], dtype, dst, into,
+                                    parts->count[0], dtype, src, tag, comm);
+        }
+        return src >= 0 ? MCA_PML_CALL(
+                              recv(into, parts->count[0], dtype, src, tag, comm, MPI_STATUS_IGNORE))
+                        : MCA_PML_CALL(send(parts->buf[0], parts->count[0], dtype, dst, tag,
+                                            MCA_PML_BASE_SEND_STANDARD, comm));
+    }
+    ompi_request_t *req[2 * BUFPOOL_MAX_DEPTH];
+    int n = 0, rc = OMPI_SUCCESS;
+    for (int i = 0; i < parts->n && OMPI_SUCCESS == rc; i++) {
+        if (src >= 0) {
+            rc = MCA_PML_CALL(irecv(into_buf ? parts->buf[i] : parts->tmp[i], parts->count[i],
+                                    dtype, src, tag, comm, &req[n]));
+            n += OMPI_SUCCESS == rc;
+        }
+        if (OMPI_SUCCESS == rc && dst >= 0) {
+            rc = MCA_PML_CALL(isend(parts->buf[i], parts->count[i], dtype, dst, tag,
+                                    MCA_PML_BASE_SEND_STANDARD, comm, &req[n]));
+            n += OMPI_SUCCESS == rc;
+        }
+    }
+    int wait_rc = ompi_request_wait_all(n, req, MPI_STATUSES_IGNORE);
+    return OMPI_SUCCESS == rc ? wait_rc : rc;
+}
+
+int bufpool_allreduce_rd_group(const bufpool_rd_parts_t *parts, struct ompi_datatype_t *dtype,
+                               struct ompi_op_t *op, const bufpool_group_t *g, int tag,
+                               struct ompi_communicator_t *comm)
+{
+    const int me = g->me, size = g->n;
+    int rc = OMPI_SUCCESS, pof2 = 1;
+    while (pof2 * 2 <= size) {
+        pof2 *= 2;
+    }
+    const int extra = size - pof2;
+    int newrank;
+
+    /* Fold the members beyond the largest power of two into their left
+     * neighbours: member 2i sends to 2i+1, which combines "2i op 2i+1". */
+    if (me < 2 * extra) {
+        if (0 == me % 2) {
+            rc = rd_xfer(parts, bufpool_group_rank(g, me + 1), -1, false, dtype, tag, comm);
+            newrank = -1;
+        } else {
+            rc = rd_xfer(parts, -1, bufpool_group_rank(g, me - 1), false, dtype, tag, comm);
+            for (int i = 0; i < parts->n && OMPI_SUCCESS == rc; i++) {
+                bufpool_reduce(op, parts->tmp[i], parts->buf[i], parts->count[i], dtype);
+            }
+            newrank = me / 2;
+        }
+    } else {
+        newrank = me - extra;
+    }
+
+    for (int mask = 1; OMPI_SUCCESS == rc && newrank >= 0 && mask < pof2; mask <<= 1) {
+        int newpeer = newrank ^ mask;
+        int peer = newpeer < extra ? newpeer * 2 + 1 : newpeer + extra;
+        const int peer_rank = bufpool_group_rank(g, peer);
+        rc = rd_xfer(parts, peer_rank, peer_rank, false, dtype, tag, comm);
+        for (int i = 0; i < parts->n && OMPI_SUCCESS == rc; i++) {
+            char *buf = parts->buf[i], *tmp = parts->tmp[i];
+            if (peer < me) {
+                bufpool_reduce(op, tmp, buf, parts->count[i], dtype); /* buf = peer op mine */
+            } else {
+                bufpool_reduce(op, buf, tmp, parts->count[i], dtype); /* tmp = mine op peer */
+                rc = bufpool_copy(buf, tmp, parts->count[i], dtype);
+            }
+        }
+    }
+
+    /* Give the folded members their result. */
+    if (OMPI_SUCCESS == rc && me < 2 * extra) {
+        rc = 0 == me % 2
+                 ? rd_xfer(parts, -1, bufpool_group_rank(g, me + 1), true, dtype, tag, comm)
+                 : rd_xfer(parts, bufpool_group_rank(g, me - 1), -1, false, dtype, tag, comm);
+    }
+    return rc;
+}
+
 static int allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                         struct ompi_communicator_t *comm)
 {
-    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const int tag = MCA_COLL_BASE_TAG_ALLREDUCE;
     ptrdiff_t gap;
     size_t span = bufpool_span(dtype, count, &gap);
     int rc;
@@ -55,57 +150,10 @@ static int allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t cou
     if (NULL == mem) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    char *tmp = mem - gap;
-
-    int pof2 = 1;
-    while (pof2 * 2 <= size) {
-        pof2 *= 2;
-    }
-    const int extra = size - pof2;
-    int newrank;
-
-    /* Fold the ranks beyond the largest power of two into their left
-     * neighbours: rank 2i sends to 2i+1, which combines "2i op 2i+1". */
-    if (rank < 2 * extra) {
-        if (0 == rank % 2) {
-            rc = MCA_PML_CALL(
-                send(rbuf, count, dtype, rank + 1, tag, MCA_PML_BASE_SEND_STANDARD, comm));
-            newrank = -1;
-        } else {
-            rc = MCA_PML_CALL(recv(tmp, count, dtype, rank - 1, tag, comm, MPI_STATUS_IGNORE));
-            if (OMPI_SUCCESS == rc) {
-                bufpool_reduce(op, tmp, rbuf, count, dtype);
-            }
-            newrank = rank / 2;
-        }
-    } else {
-        newrank = rank - extra;
-    }
-
-    for (int mask = 1; OMPI_SUCCESS == rc && newrank >= 0 && mask < pof2; mask <<= 1) {
-        int newpeer = newrank ^ mask;
-        int peer = newpeer < extra ? newpeer * 2 + 1 : newpeer + extra;
-        rc = bufpool_sendrecv(rbuf, count, dtype, peer, tmp, count, dtype, peer, tag, comm);
-        if (OMPI_SUCCESS != rc) {
-            break;
-        }
-        if (peer < rank) {
-            bufpool_reduce(op, tmp, rbuf, count, dtype); /* rbuf = peer op mine */
-        } else {
-            bufpool_reduce(op, rbuf, tmp, count, dtype); /* tmp = mine op peer */
-            rc = bufpool_copy(rbuf, tmp, count, dtype);
-        }
-    }
-
-    /* Give the folded ranks their result. */
-    if (OMPI_SUCCESS == rc && rank < 2 * extra) {
-        if (0 == rank % 2) {
-            rc = MCA_PML_CALL(recv(rbuf, count, dtype, rank + 1, tag, comm, MPI_STATUS_IGNORE));
-        } else {
-            rc = MCA_PML_CALL(
-                send(rbuf, count, dtype, rank - 1, tag, MCA_PML_BASE_SEND_STANDARD, comm));
-        }
-    }
+    const bufpool_group_t all = {.n = ompi_comm_size(comm), .me = ompi_comm_rank(comm)};
+    char *buf = rbuf, *tmp = mem - gap;
+    const bufpool_rd_parts_t whole = {.n = 1, .buf = &buf, .tmp = &tmp, .count = &count};
+    rc = bufpool_allreduce_rd_group(&whole, dtype, op, &all, MCA_COLL_BASE_TAG_ALLREDUCE, comm);
     if (mem != on_stack) {
         mca_coll_bufpool_scratch_put(mem, span);
     }
@@ -206,6 +254,9 @@ int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t cou
     BUFPOOL_ENTER(module, allreduce, &call, &plan, sbuf, rbuf, count, dtype, op, comm);
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan.alg) {
         return allreduce_recursive_doubling(sbuf, rbuf, n, dtype, op, comm);
+    }
+    if (BUFPOOL_ALLREDUCE_HIER == plan.alg) {
+        return bufpool_allreduce_hier(sbuf, rbuf, n, dtype, op, &plan, comm, module);
     }
     /* rsag and ring share the reduce-scatter stream's description. */
     return allreduce_rsag(sbuf, rbuf, n, dtype, op, &plan, comm, module);

@@ -58,7 +58,7 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
     }
 
 const char *const *const mca_coll_bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
-    [BUFPOOL_COLL_allreduce] = NAMES("recursive_doubling", "rsag", "ring"),
+    [BUFPOOL_COLL_allreduce] = NAMES("recursive_doubling", "rsag", "ring", "hier"),
     [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg"),
     [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear"),
     [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct"),
@@ -77,7 +77,9 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
         "recursive_doubling (latency-bound, small messages; scratch = message), rsag "
         "(pipelined pairwise reduce-scatter then allgather; scratch = depth segments), ring "
         "(ring reduce-scatter in rounds then ring allgather: neighbours only, bounded "
-        "requests; many processes; commutative operations)",
+        "requests; many processes; commutative operations), hier (across hosts: node-local "
+        "reduce to each host's first rank, allreduce among those, node-local bcast, segment by "
+        "segment; commutative operations; on one host auto's choice runs)",
     [BUFPOOL_COLL_reduce] = "chain (pipelined chain in rank order; any operation; large "
                             "messages), binary (pipelined binary tree; commutative operations; "
                             "many processes), rsg (pipelined pairwise reduce-scatter then gather "
@@ -231,6 +233,12 @@ static int bufpool_register(void)
                  "File of cost-model link entries, one per line, same syntax as "
                  "coll_bufpool_model_links ('#' starts a comment); empty: none",
                  OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, "", &COMPONENT->model_links_file);
+    register_var("test_host_map",
+                 "For testing only: pretend that the process of launch rank r runs on host "
+                 "entry (r mod entries) of this comma-separated list of host numbers (e.g. "
+                 "0,0,0,1 or 0,1,2), so that one machine exercises the multi-host paths "
+                 "(allreduce hier, auto's cost model); empty, the default: the real host names",
+                 OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, "", &COMPONENT->test_host_map_text);
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         const char *coll = mca_coll_bufpool_coll_names[id];
@@ -358,6 +366,40 @@ static void check_model_links(void)
     COMPONENT->tuning.links = &COMPONENT->model_links;
 }
 
+/* coll_bufpool_test_host_map: "h0,h1,..." host numbers from 0 to 65535. */
+#define TEST_HOST_MAX 65535
+static void check_test_host_map(void)
+{
+    const char *text = COMPONENT->test_host_map_text;
+    COMPONENT->test_host_map = NULL;
+    COMPONENT->test_host_map_n = 0;
+    if (NULL == text || '\0' == text[0]) {
+        return;
+    }
+    size_t n = 1;
+    for (const char *c = text; *c; c++) {
+        n += ',' == *c;
+    }
+    int *map = malloc(n * sizeof(*map));
+    const char *s = text;
+    for (size_t i = 0; NULL != map && i < n; i++) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (end == s || 0 != errno || v < 0 || v > TEST_HOST_MAX || (',' != *end && '\0' != *end)) {
+            bufpool_params_bad(&coll_pp, "test_host_map", text, "not a list of host numbers",
+                               "comma-separated integers from 0 to 65535, e.g. 0,0,0,1",
+                               "the real host names");
+            free(map);
+            return;
+        }
+        map[i] = (int)v;
+        s = end + 1;
+    }
+    COMPONENT->test_host_map = map;
+    COMPONENT->test_host_map_n = NULL != map ? (int)n : 0;
+}
+
 static void check_params(void)
 {
     bufpool_tuning_t *t = &COMPONENT->tuning;
@@ -399,6 +441,7 @@ static void check_params(void)
         t->small_size = t->segment_size;
     }
     check_model_links();
+    check_test_host_map();
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         char param[64];
@@ -451,5 +494,8 @@ static int bufpool_close(void)
     OBJ_DESTRUCT(&COMPONENT->pool_lock);
     free(priority_parsed_text);
     priority_parsed_text = NULL;
+    free(COMPONENT->test_host_map);
+    COMPONENT->test_host_map = NULL;
+    COMPONENT->test_host_map_n = 0;
     return OMPI_SUCCESS;
 }

@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 void bufpool_plan_init(bufpool_plan_t *plan, const bufpool_tuning_t *tuning, int alg)
 {
@@ -163,10 +164,22 @@ static int layer_choice(enum bufpool_model_coll coll, const bufpool_call_t *call
  * The scratch at stake is a few KiB. */
 #define ALLREDUCE_PREV_MIN ((size_t)4 << 10)
 #define ALLREDUCE_PREV_MAX ((size_t)8 << 10)
+/* Auto takes the model's hier up to this size only: on the emulated
+ * cluster (2 hosts x 2 ranks, TCP) hier measured 0.3-1.0 x the default
+ * from 8 KiB to 512 KiB, below recursive doubling and rsag, but 1.1-2.7 x
+ * from 1 MiB, where the model (which has no cost for the stop and go of
+ * the leaders' batches) still prefers it up to about 2 MiB; above, rsag
+ * (docs/multihost.md, "Hierarchy-aware allreduce"). */
+#define ALLREDUCE_HIER_AUTO_MAX ((size_t)512 << 10)
 
 void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                               int forced, bufpool_plan_t *plan)
 {
+    /* hier on one host has no hierarchy to use: auto's choice serves. */
+    const bool hier_one_host = BUFPOOL_ALLREDUCE_HIER == forced && call->hosts <= 1;
+    if (hier_one_host) {
+        forced = BUFPOOL_ALG_AUTO;
+    }
     bufpool_plan_init(plan, tuning, forced);
     const int modeled =
         BUFPOOL_ALG_AUTO == forced ? model_choice(BUFPOOL_MODEL_ALLREDUCE, call, tuning, plan) : 0;
@@ -174,6 +187,11 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
         /* Within what each algorithm can serve: recursive doubling holds the
          * whole message in scratch, rsag needs a commutative operation. */
         plan->alg = modeled;
+        if (BUFPOOL_ALLREDUCE_HIER == modeled && call->bytes > ALLREDUCE_HIER_AUTO_MAX) {
+            plan->alg = BUFPOOL_ALLREDUCE_RSAG;
+            plan->why = "auto: cost model, communicator on several hosts; hier measured slower "
+                        "above 512 KiB: rsag";
+        }
         if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == modeled && call->span > plan->scratch_bound &&
             call->commute && call->count >= (size_t)call->comm_size) {
             plan->alg = BUFPOOL_ALLREDUCE_RSAG;
@@ -198,7 +216,7 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg && call->span > plan->scratch_bound) {
         hand_over(plan, "recursive_doubling needs the message within depth x segment_size");
     } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != plan->alg && !call->commute) {
-        hand_over(plan, "rsag and ring need a commutative operation");
+        hand_over(plan, "rsag, ring and hier need a commutative operation");
     } else if (BUFPOOL_ALLREDUCE_RSAG == plan->alg) {
         pairwise_stream_segments(call, plan);
         /* rsag's allgather half posts every result receive up front and
@@ -211,6 +229,9 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
             plan->seg_bytes = tuning->segment_size;
             plan->why = "rsag would keep more than max_requests requests in flight: ring";
         }
+    }
+    if (hier_one_host && plan->alg >= 0 && 0 == strcmp(plan->why, "auto")) {
+        plan->why = "hier on a communicator on one host: auto's choice";
     }
 }
 

@@ -56,7 +56,12 @@ typedef enum { BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_ID) BUFPOOL_NCOLLS } bufpool_co
 
 /* Algorithms of each collective; the names, in the same order, are in
  * coll_bufpool_component.c (mca_coll_bufpool_algorithm_names). */
-enum { BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING = 1, BUFPOOL_ALLREDUCE_RSAG, BUFPOOL_ALLREDUCE_RING };
+enum {
+    BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING = 1,
+    BUFPOOL_ALLREDUCE_RSAG,
+    BUFPOOL_ALLREDUCE_RING,
+    BUFPOOL_ALLREDUCE_HIER
+};
 enum { BUFPOOL_REDUCE_CHAIN = 1, BUFPOOL_REDUCE_BINARY, BUFPOOL_REDUCE_RSG };
 enum {
     BUFPOOL_BCAST_BINOMIAL = 1,

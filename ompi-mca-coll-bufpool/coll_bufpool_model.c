@@ -308,9 +308,10 @@ static double chain(const links_t *l, const topo_t *t, double bytes, double gamm
     return (t->p - 1 + segs - 1) * (xstep(l, t, 1, s) + s * gamma);
 }
 
-/* Hierarchy-aware: the ranks of a host reduce-scatter over shared memory,
- * each exchanges its 1/ppn share with its peers on the other hosts (ppn
- * streams per host), then they allgather over shared memory. */
+/* Hierarchy-aware with every rank of a host on the network (not in
+ * bufpool): the ranks of a host reduce-scatter over shared memory, each
+ * exchanges its 1/ppn share with its peers on the other hosts (ppn streams
+ * per host), then they allgather over shared memory. */
 static double hier_allreduce(const links_t *l, const topo_t *t, double bytes)
 {
     int ppn = ppn_of(t), h = (t->p + ppn - 1) / ppn;
@@ -368,9 +369,25 @@ T(ar_linear)
     return (t->p - 1) * (xstep(l, t, t->p / 2, N) + N * gam(l, t)) +
            (t->p - 1) * xstep(l, t, t->p / 2, N);
 }
-T(ar_hier)
+T(ar_hier_rsag)
 {
     return hier_allreduce(l, t, N);
+}
+/* bufpool's hier, in batches of three segments (the default depth 4 less
+ * the window's slot): per batch the leader folds in the other ppn - 1
+ * ranks' contributions over shared memory, then the leaders run recursive
+ * doubling on it (one flow per host), one after the other; the ranks copy
+ * the results while the leader goes on, so only the last batch's shows. */
+T(ar_hier)
+{
+    const int ppn = ppn_of(t), h = (t->p + ppn - 1) / ppn;
+    const topo_t leaders = {h, h, t->segment};
+    const struct bufpool_link *m = &l->link[BUFPOOL_LINK_SHM];
+    const double batch = t->segment ? 3.0 * (double)t->segment : N;
+    const double batches = N <= batch ? 1 : ceil(N / batch), c = N / batches, g = gam(l, t);
+    const double local = (ppn - 1) * (m->alpha + c * (m->beta + g));
+    const double inter = h > 1 ? rdoubling(l, &leaders, c, g) : 0;
+    return batches * (local + inter) + (ppn - 1) * (m->alpha + c * m->beta);
 }
 
 T(re_chain)
@@ -615,13 +632,14 @@ static const struct bufpool_model_alg algs[BUFPOOL_MODEL_COLLS][14] = {
     [BUFPOOL_MODEL_ALLREDUCE] = {{"recursive_doubling", 1, ar_rd},
                                  {"rsag", 1, ar_rsag},
                                  {"ring", 1, ar_bp_ring},
+                                 {"hier", 1, ar_hier},
                                  /* tuned's (the tool takes the last entry of a name) */
                                  {"ring", 0, ar_ring},
                                  {"segmented_ring", 0, ar_ring},
                                  {"rabenseifner", 0, ar_rab},
                                  {"nonoverlapping", 0, ar_nonover},
                                  {"basic_linear", 0, ar_linear},
-                                 {"hier", 0, ar_hier},
+                                 {"hier_rsag", 0, ar_hier_rsag},
                                  {NULL, 0, NULL}},
     [BUFPOOL_MODEL_REDUCE] = {{"chain", 1, re_chain},
                               {"binary", 1, re_binary},

@@ -4,6 +4,7 @@
  * not handle.
  */
 #include "coll_bufpool.h"
+#include "coll_bufpool_hier.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     module->req_cache_cap = 0;
     module->aux_req_cache = NULL;
     module->aux_req_cache_cap = 0;
+    module->hier = NULL;
 }
 
 static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
@@ -37,6 +39,7 @@ static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
 #undef BUFPOOL_RELEASE_PREV
     free(module->req_cache);
     free(module->aux_req_cache);
+    bufpool_hier_topo_free(module->hier);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_bufpool_module_t, mca_coll_base_module_t, bufpool_module_construct,
@@ -138,7 +141,14 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         }
         return OMPI_ERROR;
     }
+    /* coll_bufpool_test_host_map (testing only) pretends hosts; the fullest
+     * host's count is then unknown (0), as when a host name is missing. */
+    const int test_hosts = bufpool_hier_test_hosts(comm);
     module->hosts = bufpool_comm_hosts(comm, &module->max_ppn);
+    if (test_hosts > 0) {
+        module->hosts = test_hosts;
+        module->max_ppn = 0;
+    }
 #if BUFPOOL_MODULE_INSTALLS_ITSELF
     /* Open MPI 6: nothing copies our functions into the communicator; we
      * put them there ourselves (the previous ones are saved above). */

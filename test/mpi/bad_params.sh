@@ -49,6 +49,7 @@ coll_bufpool_verbose      lots     coll_bufpool_verbose: invalid value "lots"
 coll_bufpool_allreduce_enable maybe coll_bufpool_allreduce_enable: invalid value "maybe".*on or off
 coll_bufpool_allreduce_algorithm fastest coll_bufpool_allreduce_algorithm: invalid value "fastest".*one of auto
 coll_bufpool_bcast_algorithm ring  coll_bufpool_bcast_algorithm: invalid value "ring"
+coll_bufpool_test_host_map 0,x,1   coll_bufpool_test_host_map: invalid value "0,x,1".*comma-separated
 '
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

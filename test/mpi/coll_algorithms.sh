@@ -15,12 +15,17 @@
 # unbounded job must exceed it (the check can fail).  8 processes
 # (oversubscribed, correctness only): the bounded jobs and rhalving in the
 # default run, every algorithm with BUFPOOL_TEST_FULL=1.
+# allreduce hier on one host runs auto's choice (matrix); its own code runs
+# on hosts pretended with coll_bufpool_test_host_map (testing only): ranks
+# alternating over 3 hosts (2+2+1 at 5 ranks, one per host at 2), blocks
+# (0,0,1: 2+1, 3+1, 4+1 interleaved at 5), one rank per host, at 128K and
+# 4K segments, depth 1, and the 64 MiB scratch-bound check.
 set -u
 . "$top_srcdir/test/mpi/collcheck-sweep.sh"
 
 # collective:program:algorithms
 matrix='
-allreduce:test_coll_reduce_family:recursive_doubling rsag ring
+allreduce:test_coll_reduce_family:recursive_doubling rsag ring hier
 reduce:test_coll_reduce_family:chain binary rsg
 reduce_scatter:test_coll_reduce_family:pairwise ring rhalving
 reduce_scatter_block:test_coll_reduce_family:pairwise ring rhalving
@@ -145,6 +150,20 @@ for np in $nps; do
   np=4 unbounded reduce chain passed --expect-requests-peak=3: the peak counter sees nothing"
         fi
     fi
+    hier="--mca coll_bufpool_allreduce_algorithm hier --mca coll_bufpool_test_host_map"
+    level=
+    if [ "$collcheck_full" = 0 ] && { [ "$np" -gt 3 ] || [ "${BUFPOOL_TEST_QUICK:-0}" != 0 ]; }; then
+        level=--smoke
+    fi
+    for spec in 0,1,0,1,2:128K 0,1,0,1,2:4K 0,0,1:4K 0,1,2,3,4:4K; do
+        # shellcheck disable=SC2086 # an empty level must vanish
+        run "$np" test_coll_reduce_family "$hier ${spec%%:*} --mca coll_bufpool_segment_size ${spec#*:}" \
+            --expect-bufpool --colls=allreduce $level
+    done
+    run "$np" test_coll_reduce_family "$hier 0,0,1 --mca coll_bufpool_segment_size 4K \
+--mca coll_bufpool_pipeline_depth 1" --expect-bufpool --colls=allreduce --smoke
+    run "$np" test_coll_reduce_family "$hier 0,1,0,1,2" \
+        --expect-bufpool --colls=allreduce --smoke --expect-scratch-bound=524288
     if [ "$np" = 2 ]; then
         # At 2 ranks out of place the pairwise stream's segments are 8 x
         # segment_size (32K here, no scratch): counts around 64K bytes give

@@ -7,7 +7,8 @@
 #
 # --quick (default; make check): reduction and data-movement families at 4
 #   ranks placed 3+1 on 2 hosts, communicator splits at 5 ranks on 3 hosts
-#   (2+2+1, ranks alternating over hosts), 16 ranks on 4 hosts: a few minutes.
+#   (2+2+1, ranks alternating over hosts), 16 ranks on 4 hosts, and allreduce
+#   hier forced at 4 ranks 3+1 and 5 ranks 2+2+1 alternating: a few minutes.
 # --full (by hand): every suite (reduce, move, comms, algorithm forcing) on 2,
 #   3 and 4 hosts with placements 3+1, 2+2+1 and 1 per host, consecutive and
 #   alternating rank placement, and 16, 32 and 64 ranks (oversubscribed).
@@ -61,9 +62,9 @@ runs=0
 failed=
 log=${TMPDIR:-/tmp}/multihost-suite.$$.log
 
-# run HOSTS PLACEMENT MAP NPS SCRIPT [TEST_ARGS]: one test/mpi script across hosts.
+# run HOSTS PLACEMENT MAP NPS SCRIPT [TEST_ARGS [MCA]]: one test/mpi script across hosts.
 run() {
-    hosts=$1 placement=$2 map=$3 nps=$4 script=$5 args=${6:-}
+    hosts=$1 placement=$2 map=$3 nps=$4 script=$5 args=${6:-} mca=${7:-}
     sh "$cluster" up "$hosts" >/dev/null || {
         echo "multihost: cannot build a $hosts-host cluster" >&2
         exit 1
@@ -71,18 +72,18 @@ run() {
     runs=$((runs + 1))
     start=$(date +%s)
     if BUFPOOL_MH_PLACEMENT=$placement BUFPOOL_MH_MAP=$map BUFPOOL_TEST_NPS=$nps \
-        BUFPOOL_TEST_ARGS="${BUFPOOL_TEST_ARGS:-} $args" \
+        BUFPOOL_TEST_ARGS="${BUFPOOL_TEST_ARGS:-} $args" BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $mca" \
         sh "$srcdir/test/mpi/$script" </dev/null >"$log" 2>&1; then
         result=PASS
     else
         result=FAIL
         status=1
         failed="$failed
-  $hosts hosts placement $placement map-by $map np $nps $script $args"
+  $hosts hosts placement $placement map-by $map np $nps $script $args $mca"
         tail -n 40 "$log"
     fi
     checks=$(grep -o 'PASS: [0-9]* case checks' "$log" | awk '{s += $2} END {print s + 0}')
-    echo "multihost: $result: $script on $hosts hosts, placement $placement, map-by $map, np $nps: $checks case checks, $(($(date +%s) - start)) s"
+    echo "multihost: $result: $script${mca:+ ($mca)} on $hosts hosts, placement $placement, map-by $map, np $nps: $checks case checks, $(($(date +%s) - start)) s"
     rm -f "$log"
 }
 
@@ -91,6 +92,10 @@ if [ $mode = quick ]; then
     run 3 2,2,1 node 5 coll_move.sh
     run 3 2,2,1 node 5 coll_comms.sh
     run 4 1,1,1,1 node 16 coll_reduce.sh --smoke
+    # allreduce hier across real hosts: uneven blocks, ranks alternating.
+    hier="--mca coll_bufpool_allreduce_algorithm hier --mca coll_bufpool_segment_size 4K"
+    run 2 3,1 slot 4 coll_reduce.sh "--colls=allreduce --expect-bufpool" "$hier"
+    run 3 2,2,1 node 5 coll_reduce.sh "--colls=allreduce --expect-bufpool --smoke" "$hier"
 else
     for spec in 2:3,1 3:2,2,1 4:1,1,1,1; do
         hosts=${spec%%:*} placement=${spec#*:}
@@ -100,6 +105,8 @@ else
             run "$hosts" "$placement" $map "2 3 4 5 8" coll_comms.sh
         done
         run "$hosts" "$placement" slot "${BUFPOOL_MH_ALG_NPS:-3 4}" coll_algorithms.sh
+        run "$hosts" "$placement" node "2 3 4 5" coll_reduce.sh "--colls=allreduce --expect-bufpool" \
+            "--mca coll_bufpool_allreduce_algorithm hier"
     done
     for np in 16 32 64; do
         run 4 1,1,1,1 node $np coll_reduce.sh --smoke

@@ -75,6 +75,8 @@ kind_of() {
         # Empty (the default) is the built-in link table; every value of the
         # other classes is neither an entry nor a readable file.
         coll_bufpool_model_links | coll_bufpool_model_links_file) echo name ;;
+        # Empty (the default) is the real host names; 0 is one host.
+        coll_bufpool_test_host_map) echo host_map ;;
         *) echo none ;;
     esac
 }
@@ -83,7 +85,8 @@ kind_of() {
 accepted() {
     case "$1:$2" in
         size_or_zero:zero | any_integer:negative | any_integer:zero | \
-            integer_from_zero:zero | duration:zero | switch:zero | numa:zero | name:empty)
+            integer_from_zero:zero | duration:zero | switch:zero | numa:zero | name:empty | \
+            host_map:empty | host_map:zero)
             return 0 ;;
     esac
     return 1

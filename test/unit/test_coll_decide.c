@@ -260,8 +260,60 @@ static void test_bounded(void)
     }
 }
 
+static int allreduce_alg(const bufpool_call_t *call, const bufpool_tuning_t *t, int forced,
+                         bufpool_plan_t *plan)
+{
+    bufpool_decide_allreduce(call, t, forced, plan);
+    return plan->alg;
+}
+
+/* hier: across hosts as forced (commutative operations only); on one host
+ * auto's choice runs, saying so. */
+static void test_hier(void)
+{
+    const int H = BUFPOOL_ALLREDUCE_HIER;
+    bufpool_call_t call = {
+        .comm_size = 4, .hosts = 2, .count = M / 4, .bytes = M, .span = M, .commute = true};
+    bufpool_plan_t plan;
+    UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), H);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
+    /* One rank per host: hier is the leaders' allreduce, still served. */
+    call.comm_size = 2;
+    UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), H);
+    call.commute = false;
+    UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), BUFPOOL_ALG_PREVIOUS);
+    call.commute = true;
+    call.hosts = 1;
+    UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK(NULL != strstr(plan.why, "one host"));
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 1 * M); /* rsag's 2-rank segments, as auto */
+    call.bytes = call.span = 4 * K;
+    call.count = K;
+    /* auto's 4K-8K hand-over */
+    UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), BUFPOOL_ALG_PREVIOUS);
+    /* Auto across hosts (2 x 2, TCP): the model's hier up to 512 KiB, rsag
+     * above, where the model still prefers hier but it measured slower. */
+    const struct bufpool_model_topo topo = {4, 2, 128 * K};
+    struct bufpool_model_links links;
+    bufpool_model_links_default(&links);
+    bufpool_tuning_t t = dflt;
+    t.links = &links;
+    call.comm_size = 4;
+    call.hosts = 2;
+    for (size_t bytes = 64 * K; bytes <= M; bytes *= 2) {
+        call.bytes = call.span = bytes;
+        call.count = bytes / 4;
+        UNIT_CHECK_EQ_U64(
+            bufpool_model_auto(BUFPOOL_MODEL_ALLREDUCE, &links, &topo, bytes, NULL) + 1, H);
+        UNIT_CHECK_EQ_U64(allreduce_alg(&call, &t, BUFPOOL_ALG_AUTO, &plan),
+                          bytes <= 512 * K ? H : BUFPOOL_ALLREDUCE_RSAG);
+        UNIT_CHECK(NULL != strstr(plan.why, "model"));
+    }
+}
+
 int main(void)
 {
+    test_hier();
     test_bounded();
     test_plan_geometry();
     test_allreduce();

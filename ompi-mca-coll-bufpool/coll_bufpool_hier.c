@@ -1,0 +1,324 @@
+/*
+ * MPI_Allreduce, hier: hierarchy-aware, for communicators that span hosts.
+ *
+ * Every host's lowest rank leads it.  Segment by segment (segments of the
+ * plan, at most segment_size of span each):
+ *   1. node-local reduce: the leader folds the segment of every other rank
+ *      of its host into its own result buffer (rbuf), the contributions
+ *      arriving through a receive window of scratch slots;
+ *   2. leaders' allreduce: recursive doubling among the leaders
+ *      (bufpool_allreduce_rd_group), one stream per host, of a batch of
+ *      segments at once (depth - 1 of them): every step has the batch's
+ *      transfers in flight together, so the network sees depth - 1
+ *      segments at a time instead of stopping after each;
+ *   3. node-local bcast: the leader sends the finished segments to the
+ *      other ranks of its host, which receive them straight into rbuf.
+ * The other ranks post the sends of all their segments up front (from the
+ * input, no scratch) and the receives of the results straight into rbuf,
+ * so the node-local transfers of later segments overlap the inter-host
+ * exchange of the current one.
+ *
+ * Scratch: only leaders hold any, slots of one segment each: the window
+ * gets one and the leaders' exchange depth - 1 (the batch), so at most
+ * depth segments; at depth 1 the
+ * segments are cut in halves
+ * (bufpool_segment_bytes_for(2)) so that the two slots still fit one
+ * segment_size.  Every rank cuts alike (the cut depends on the plan only).
+ *
+ * Order: each host's contributions are folded in arrival order of the
+ * window (rank order), then the hosts in leader order: ranks of different
+ * hosts interleave in that order, so commutative operations only (the
+ * decision hands the others over).  Every rank gets its leader's bits, and
+ * the leaders' recursive doubling gives every leader the same bits.
+ *
+ * Requests: not bounded by max_requests (a rank other than the leader posts
+ * 2 x segments, a leader (ranks on its host - 1) x segments sends).
+ *
+ * Blocking waits: a leader waits for the segments of a batch from its
+ * ranks (all posted up front) and for the leaders' exchange of the batch,
+ * whose leaders wait only on their own ranks' segments of the same batch
+ * (every leader cuts the same batches): no cycle.  In place a rank's input is
+ * its result buffer, so it receives the results only once its sends are
+ * complete; the leader never waits for its result sends before the end.
+ *
+ * Where the ranks run (bufpool_hier_topo_t) is worked out at the first hier
+ * call from the host names of the launch (or, for testing,
+ * coll_bufpool_test_host_map), the same on every rank, and kept with the
+ * module.
+ */
+#include "coll_bufpool_hier.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "opal/util/proc.h"
+
+#define COMPONENT (&mca_coll_bufpool_component)
+
+/* ---------------------------------------------------------------------- */
+/* Where the ranks run. */
+
+/* host[r] = index of rank r's host in order of first appearance (so a
+ * host's first rank is its leader, and leaders ascend with the index).
+ * Under coll_bufpool_test_host_map the key is the map's entry for the
+ * process's launch rank (vpid), cycled; else its host name.  Where a name
+ * is missing every rank counts as a host of its own: still correct, the
+ * same on every rank of a launch that publishes no names.  Returns the
+ * number of hosts, or -1 when out of memory. */
+static int host_ids(struct ompi_communicator_t *comm, int *host)
+{
+    const int p = ompi_comm_size(comm), nmap = COMPONENT->test_host_map_n;
+    const char **names = calloc((size_t)p, sizeof(*names));
+    int *keys = calloc((size_t)p, sizeof(*keys));
+    int nhosts = 0;
+    bool named = true;
+
+    if (NULL == names || NULL == keys) {
+        free(names);
+        free(keys);
+        return -1;
+    }
+    for (int r = 0; r < p && named; r++) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
+        int key = 0, h = 0;
+        const char *name = NULL;
+        if (nmap > 0) {
+            key = COMPONENT->test_host_map[proc->super.proc_name.vpid % (unsigned)nmap];
+        } else {
+            name = opal_get_proc_hostname(&proc->super);
+            if (NULL == name || 0 == strcmp(name, "unknown")) {
+                named = false;
+                break;
+            }
+        }
+        while (h < nhosts && (nmap > 0 ? keys[h] != key : 0 != strcmp(names[h], name))) {
+            h++;
+        }
+        if (h == nhosts) {
+            keys[h] = key;
+            names[h] = name;
+            nhosts++;
+        }
+        host[r] = h;
+    }
+    if (!named) {
+        for (int r = 0; r < p; r++) {
+            host[r] = r;
+        }
+        nhosts = p;
+    }
+    free(names);
+    free(keys);
+    return nhosts;
+}
+
+int bufpool_hier_test_hosts(struct ompi_communicator_t *comm)
+{
+    if (0 == COMPONENT->test_host_map_n) {
+        return 0;
+    }
+    int *host = malloc((size_t)ompi_comm_size(comm) * sizeof(*host));
+    int nhosts = NULL != host ? host_ids(comm, host) : -1;
+    free(host);
+    return nhosts > 0 ? nhosts : 0;
+}
+
+static bufpool_hier_topo_t *topo_build(struct ompi_communicator_t *comm)
+{
+    const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    bufpool_hier_topo_t *t = calloc(1, sizeof(*t));
+    int *host = malloc((size_t)p * sizeof(*host));
+    int *ranks = malloc(2 * (size_t)p * sizeof(*ranks));
+
+    if (NULL == t || NULL == host || NULL == ranks || host_ids(comm, host) < 1) {
+        free(t);
+        free(host);
+        free(ranks);
+        return NULL;
+    }
+    int *local = ranks, *leaders = ranks + p, nlocal = 0, nleaders = 0;
+    t->leaders.me = -1;
+    for (int r = 0; r < p; r++) {
+        if (host[r] == host[me]) {
+            local[nlocal++] = r;
+        }
+        if (host[r] == nleaders) { /* the first rank of a new host */
+            if (r == me) {
+                t->leaders.me = nleaders;
+            }
+            leaders[nleaders++] = r;
+        }
+    }
+    for (int i = 0; i < nlocal; i++) {
+        if (local[i] == me) {
+            t->local.me = i;
+        }
+    }
+    t->local.n = nlocal;
+    t->local.ranks = local;
+    t->leaders.n = nleaders;
+    t->leaders.ranks = leaders;
+    t->ranks = ranks;
+    free(host);
+    return t;
+}
+
+void bufpool_hier_topo_free(bufpool_hier_topo_t *topo)
+{
+    if (NULL != topo) {
+        free(topo->ranks);
+        free(topo);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* The algorithm. */
+
+/* The leader's receive stream: unit u is segment u / (n - 1) of local
+ * member 1 + u % (n - 1). */
+typedef struct local_units {
+    const bufpool_group_t *local;
+    const bufpool_segs_t *segs;
+    struct ompi_datatype_t *dtype;
+} local_units_t;
+
+static void local_unit_describe(void *ctx, size_t unit, bufpool_recv_unit_t *out)
+{
+    const local_units_t *c = ctx;
+    const size_t others = (size_t)c->local->n - 1;
+    out->peer = bufpool_group_rank(c->local, 1 + (int)(unit % others));
+    out->count = bufpool_segs_count(c->segs, unit / others);
+    out->dtype = c->dtype;
+    out->buf = NULL;
+}
+
+/* A rank that does not lead: its segments to the leader, the results back. */
+static int hier_member(const void *sbuf, void *rbuf, const bufpool_segs_t *segs,
+                       struct ompi_datatype_t *dtype, const bufpool_group_t *local,
+                       bufpool_reqs_t *reqs)
+{
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    const int leader = bufpool_group_rank(local, 0);
+    int rc = bufpool_reqs_send_segs(reqs, in_place ? rbuf : sbuf, segs, dtype, leader,
+                                    MCA_COLL_BASE_TAG_REDUCE);
+    if (OMPI_SUCCESS == rc && in_place) {
+        rc = bufpool_reqs_wait(reqs); /* the results land where the input is read */
+    }
+    if (OMPI_SUCCESS == rc) {
+        rc = bufpool_reqs_recv_segs(reqs, rbuf, segs, dtype, leader, MCA_COLL_BASE_TAG_BCAST);
+    }
+    return bufpool_reqs_finish(reqs, rc);
+}
+
+static int hier_leader(const void *sbuf, void *rbuf, const bufpool_segs_t *segs,
+                       struct ompi_datatype_t *dtype, struct ompi_op_t *op, int depth,
+                       const bufpool_hier_topo_t *topo, bufpool_reqs_t *reqs,
+                       struct ompi_communicator_t *comm)
+{
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    const int others = topo->local.n - 1;
+    const bool inter = topo->leaders.n > 1;
+    const size_t nunits = segs->nseg * (size_t)others;
+    /* One slot for the node-local window (the leader copies every
+     * contribution in itself, so more would not overlap anything), depth - 1
+     * for the leaders' exchange of a batch of segments: depth in all (depth
+     * 1: two half segments).  Every leader cuts the same batches. */
+    const int wdepth = others > 0 ? 1 : 0;
+    int batch = depth > 1 ? depth - 1 : 1;
+    batch = (size_t)batch < segs->nseg ? batch : (int)segs->nseg;
+    const int nslots = wdepth + (inter ? batch : 0);
+    bufpool_slots_t slots = {0}, wslots;
+    bufpool_rwin_t win;
+    local_units_t units = {.local = &topo->local, .segs = segs, .dtype = dtype};
+    char *bufs[BUFPOOL_MAX_DEPTH], *tmps[BUFPOOL_MAX_DEPTH];
+    size_t counts[BUFPOOL_MAX_DEPTH];
+    int rc = OMPI_SUCCESS;
+
+    if (nslots > 0) {
+        rc = bufpool_slots_get(&slots, nslots, segs->seg_span, segs->gap);
+        if (OMPI_SUCCESS != rc) {
+            return bufpool_reqs_finish(reqs, rc);
+        }
+    }
+    if (others > 0) {
+        wslots = bufpool_slots_view(&slots, 0, wdepth);
+        rc = bufpool_rwin_start(&win, comm, MCA_COLL_BASE_TAG_REDUCE, &wslots, (size_t)wdepth,
+                                nunits, local_unit_describe, &units);
+        if (OMPI_SUCCESS != rc) {
+            goto out;
+        }
+    }
+    for (size_t j0 = 0; j0 < segs->nseg && OMPI_SUCCESS == rc; j0 += (size_t)batch) {
+        const int nb = segs->nseg - j0 < (size_t)batch ? (int)(segs->nseg - j0) : batch;
+        /* 1. Fold this host's contributions into the batch's segments. */
+        for (int b = 0; b < nb && OMPI_SUCCESS == rc; b++) {
+            const size_t j = j0 + (size_t)b;
+            const ptrdiff_t off = bufpool_segs_offset(segs, j);
+            counts[b] = bufpool_segs_count(segs, j);
+            bufs[b] = (char *)rbuf + off;
+            tmps[b] = inter ? bufpool_slot(&slots, wdepth + b) : NULL;
+            if (!in_place) {
+                rc = bufpool_copy(bufs[b], (const char *)sbuf + off, counts[b], dtype);
+            }
+            for (int k = 0; k < others && OMPI_SUCCESS == rc; k++) {
+                const size_t u = j * (size_t)others + (size_t)k;
+                void *in;
+                rc = bufpool_rwin_wait(&win, u, &in);
+                if (OMPI_SUCCESS == rc) {
+                    bufpool_reduce(op, in, bufs[b], counts[b], dtype);
+                    rc = bufpool_rwin_release(&win, u);
+                }
+            }
+        }
+        /* 2. The leaders' allreduce of the batch, its segments in flight
+         * together. */
+        if (OMPI_SUCCESS == rc && inter) {
+            const bufpool_rd_parts_t parts = {.n = nb, .buf = bufs, .tmp = tmps, .count = counts};
+            rc = bufpool_allreduce_rd_group(&parts, dtype, op, &topo->leaders,
+                                            MCA_COLL_BASE_TAG_ALLREDUCE, comm);
+        }
+        /* 3. The results to this host's other ranks. */
+        for (int b = 0; b < nb && OMPI_SUCCESS == rc; b++) {
+            for (int k = 1; k <= others && OMPI_SUCCESS == rc; k++) {
+                rc =
+                    bufpool_reqs_send(reqs, bufs[b], counts[b], dtype,
+                                      bufpool_group_rank(&topo->local, k), MCA_COLL_BASE_TAG_BCAST);
+            }
+        }
+    }
+    if (OMPI_SUCCESS != rc && others > 0) {
+        bufpool_rwin_abort(&win);
+    }
+out:
+    rc = bufpool_reqs_finish(reqs, rc);
+    if (nslots > 0) {
+        bufpool_slots_put(&slots);
+    }
+    return rc;
+}
+
+int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                           mca_coll_bufpool_module_t *module)
+{
+    /* MPI allows one collective at a time per communicator: no lock. */
+    if (NULL == module->hier) {
+        module->hier = topo_build(comm);
+        if (NULL == module->hier) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    const bufpool_hier_topo_t *topo = module->hier;
+    bufpool_segs_t segs;
+    bufpool_reqs_t reqs;
+
+    bufpool_segs_init(&segs, count, dtype,
+                      bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, 2));
+    bufpool_reqs_init(&reqs, module, comm);
+    if (0 != topo->local.me) {
+        return hier_member(sbuf, rbuf, &segs, dtype, &topo->local, &reqs);
+    }
+    return hier_leader(sbuf, rbuf, &segs, dtype, op, plan->depth, topo, &reqs, comm);
+}
