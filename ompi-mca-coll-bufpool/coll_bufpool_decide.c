@@ -164,13 +164,12 @@ static int layer_choice(enum bufpool_model_coll coll, const bufpool_call_t *call
  * The scratch at stake is a few KiB. */
 #define ALLREDUCE_PREV_MIN ((size_t)4 << 10)
 #define ALLREDUCE_PREV_MAX ((size_t)8 << 10)
-/* Auto takes the model's hier up to this size only: on the emulated
- * cluster (2 hosts x 2 ranks, TCP) hier measured 0.3-1.0 x the default
- * from 8 KiB to 512 KiB, below recursive doubling and rsag, but 1.1-2.7 x
- * from 1 MiB, where the model (which has no cost for the stop and go of
- * the leaders' batches) still prefers it up to about 2 MiB; above, rsag
- * (docs/multihost.md, "Hierarchy-aware allreduce"). */
-#define ALLREDUCE_HIER_AUTO_MAX ((size_t)512 << 10)
+/* Across hosts auto takes the model's pick, hier included, at every size:
+ * on a quiet machine (2 hosts x 2 ranks, TCP; docs/multihost.md,
+ * "Hierarchy-aware allreduce") forced hier measured 0.56-1.12 x the default
+ * from 8 KiB to 4 MiB, rsag 1.08-1.75 x.  (A cap at 512 KiB, set from runs
+ * on a machine at load 15-30, measured worse on the quiet one: 1.52-1.72 x
+ * from 1 MiB.)  Not under max_requests, which hier does not honour. */
 
 void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                               int forced, bufpool_plan_t *plan)
@@ -187,10 +186,9 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
         /* Within what each algorithm can serve: recursive doubling holds the
          * whole message in scratch, rsag needs a commutative operation. */
         plan->alg = modeled;
-        if (BUFPOOL_ALLREDUCE_HIER == modeled && call->bytes > ALLREDUCE_HIER_AUTO_MAX) {
-            plan->alg = BUFPOOL_ALLREDUCE_RSAG;
-            plan->why = "auto: cost model, communicator on several hosts; hier measured slower "
-                        "above 512 KiB: rsag";
+        if (BUFPOOL_ALLREDUCE_HIER == plan->alg && plan->max_requests > 0) {
+            plan->alg = BUFPOOL_ALLREDUCE_RSAG; /* hier does not honour max_requests */
+            plan->why = "auto: cost model's hier does not honour max_requests: rsag";
         }
         if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == modeled && call->span > plan->scratch_bound &&
             call->commute && call->count >= (size_t)call->comm_size) {
