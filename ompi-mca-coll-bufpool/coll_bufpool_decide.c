@@ -174,9 +174,12 @@ static int layer_choice(enum bufpool_model_coll coll, const bufpool_call_t *call
 void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                               int forced, bufpool_plan_t *plan)
 {
-    /* hier on one host has no hierarchy to use: auto's choice serves. */
+    /* hier on one host has no hierarchy to use, and under max_requests it
+     * would exceed the bound (it posts every segment at once): auto's
+     * choice serves, which never takes hier under a bound. */
     const bool hier_one_host = BUFPOOL_ALLREDUCE_HIER == forced && call->hosts <= 1;
-    if (hier_one_host) {
+    const bool hier_bounded = BUFPOOL_ALLREDUCE_HIER == forced && tuning->max_requests > 0;
+    if (hier_one_host || hier_bounded) {
         forced = BUFPOOL_ALG_AUTO;
     }
     bufpool_plan_init(plan, tuning, forced);
@@ -228,8 +231,12 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
             plan->why = "rsag would keep more than max_requests requests in flight: ring";
         }
     }
-    if (hier_one_host && plan->alg >= 0 && 0 == strcmp(plan->why, "auto")) {
-        plan->why = "hier on a communicator on one host: auto's choice";
+    if (plan->alg >= 0 && 0 == strcmp(plan->why, "auto")) {
+        if (hier_one_host) {
+            plan->why = "hier on a communicator on one host: auto's choice";
+        } else if (hier_bounded) {
+            plan->why = "hier does not honour max_requests: auto's choice";
+        }
     }
 }
 

@@ -19,7 +19,8 @@
 # on hosts pretended with coll_bufpool_test_host_map (testing only): ranks
 # alternating over 3 hosts (2+2+1 at 5 ranks, one per host at 2), blocks
 # (0,0,1: 2+1, 3+1, 4+1 interleaved at 5), one rank per host, at 128K and
-# 4K segments, depth 1, and the 64 MiB scratch-bound check.
+# 4K segments, depth 1, the 64 MiB scratch-bound check, and under
+# max_requests 2 (auto's bounded choice serves; the peak is checked).
 set -u
 . "$top_srcdir/test/mpi/collcheck-sweep.sh"
 
@@ -164,6 +165,10 @@ for np in $nps; do
 --mca coll_bufpool_pipeline_depth 1" --expect-bufpool --colls=allreduce --smoke
     run "$np" test_coll_reduce_family "$hier 0,1,0,1,2" \
         --expect-bufpool --colls=allreduce --smoke --expect-scratch-bound=524288
+    # hier is not bounded: forced under max_requests, auto's bounded choice
+    # serves instead and the peak stays within the bound.
+    run "$np" test_coll_reduce_family "$hier 0,0,1 --mca coll_bufpool_segment_size 4K \
+--mca coll_bufpool_max_requests 2" --expect-bufpool --colls=allreduce --smoke --expect-requests-peak=2
     if [ "$np" = 2 ]; then
         # At 2 ranks out of place the pairwise stream's segments are 8 x
         # segment_size (32K here, no scratch): counts around 64K bytes give

@@ -313,6 +313,12 @@ static void test_hier(void)
         t.max_requests = 64;
         UNIT_CHECK(H != allreduce_alg(&call, &t, BUFPOOL_ALG_AUTO, &plan));
     }
+    /* Forced hier under max_requests: auto's choice (bounded), saying so. */
+    call.bytes = call.span = M;
+    call.count = M / 4;
+    t.max_requests = 64;
+    UNIT_CHECK_EQ_U64(allreduce_alg(&call, &t, H, &plan), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK(NULL != strstr(plan.why, "max_requests"));
     /* 6 ranks on 2 hosts: the model's own pick. */
     t.max_requests = 0;
     call.comm_size = 6;
