@@ -111,6 +111,15 @@ typedef struct mca_coll_bufpool_module {
 
 OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);
 
+/* Where the ranks of comm run, the same on every rank, no communication:
+ * host[r] = index of rank r's host in order of first appearance (so a
+ * host's first rank is its lowest), from the launch's host names, or under
+ * coll_bufpool_test_host_map (testing only) the map's entry for the
+ * process's launch rank, cycled.  Returns the number of hosts and sets
+ * *max_ppn to the most ranks on one host; 0 (and *max_ppn 0) when a host
+ * name is missing; -1 when out of memory.  O(p x hosts). */
+int bufpool_comm_host_ids(struct ompi_communicator_t *comm, int *host, int *max_ppn);
+
 /* The priority as currently set (it may change at run time). */
 int mca_coll_bufpool_priority(void);
 

@@ -42,8 +42,8 @@
  * complete; the leader never waits for its result sends before the end.
  *
  * Where the ranks run (bufpool_hier_topo_t) is worked out at the first hier
- * call from the host names of the launch (or, for testing,
- * coll_bufpool_test_host_map), the same on every rank, and kept with the
+ * call by bufpool_comm_host_ids (host names of the launch or, for testing,
+ * coll_bufpool_test_host_map: the same on every rank), and kept with the
  * module.
  */
 #include "coll_bufpool_hier.h"
@@ -54,75 +54,8 @@
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "opal/util/proc.h"
 
-#define COMPONENT (&mca_coll_bufpool_component)
-
 /* ---------------------------------------------------------------------- */
 /* Where the ranks run. */
-
-/* host[r] = index of rank r's host in order of first appearance (so a
- * host's first rank is its leader, and leaders ascend with the index).
- * Under coll_bufpool_test_host_map the key is the map's entry for the
- * process's launch rank (vpid), cycled; else its host name.  Where a name
- * is missing every rank counts as a host of its own: still correct, the
- * same on every rank of a launch that publishes no names.  Returns the
- * number of hosts, or -1 when out of memory. */
-static int host_ids(struct ompi_communicator_t *comm, int *host)
-{
-    const int p = ompi_comm_size(comm), nmap = COMPONENT->test_host_map_n;
-    const char **names = calloc((size_t)p, sizeof(*names));
-    int *keys = calloc((size_t)p, sizeof(*keys));
-    int nhosts = 0;
-    bool named = true;
-
-    if (NULL == names || NULL == keys) {
-        free(names);
-        free(keys);
-        return -1;
-    }
-    for (int r = 0; r < p && named; r++) {
-        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
-        int key = 0, h = 0;
-        const char *name = NULL;
-        if (nmap > 0) {
-            key = COMPONENT->test_host_map[proc->super.proc_name.vpid % (unsigned)nmap];
-        } else {
-            name = opal_get_proc_hostname(&proc->super);
-            if (NULL == name || 0 == strcmp(name, "unknown")) {
-                named = false;
-                break;
-            }
-        }
-        while (h < nhosts && (nmap > 0 ? keys[h] != key : 0 != strcmp(names[h], name))) {
-            h++;
-        }
-        if (h == nhosts) {
-            keys[h] = key;
-            names[h] = name;
-            nhosts++;
-        }
-        host[r] = h;
-    }
-    if (!named) {
-        for (int r = 0; r < p; r++) {
-            host[r] = r;
-        }
-        nhosts = p;
-    }
-    free(names);
-    free(keys);
-    return nhosts;
-}
-
-int bufpool_hier_test_hosts(struct ompi_communicator_t *comm)
-{
-    if (0 == COMPONENT->test_host_map_n) {
-        return 0;
-    }
-    int *host = malloc((size_t)ompi_comm_size(comm) * sizeof(*host));
-    int nhosts = NULL != host ? host_ids(comm, host) : -1;
-    free(host);
-    return nhosts > 0 ? nhosts : 0;
-}
 
 static bufpool_hier_topo_t *topo_build(struct ompi_communicator_t *comm)
 {
@@ -131,11 +64,22 @@ static bufpool_hier_topo_t *topo_build(struct ompi_communicator_t *comm)
     int *host = malloc((size_t)p * sizeof(*host));
     int *ranks = malloc(2 * (size_t)p * sizeof(*ranks));
 
-    if (NULL == t || NULL == host || NULL == ranks || host_ids(comm, host) < 1) {
+    int max_ppn;
+    const int nhosts = NULL != host ? bufpool_comm_host_ids(comm, host, &max_ppn) : -1;
+
+    if (NULL == t || NULL == host || NULL == ranks || nhosts < 0) {
         free(t);
         free(host);
         free(ranks);
         return NULL;
+    }
+    if (0 == nhosts) {
+        /* A host name is missing: every rank counts as a host of its own,
+         * still correct (the leaders' allreduce alone), and the same on
+         * every rank of a launch that publishes no names. */
+        for (int r = 0; r < p; r++) {
+            host[r] = r;
+        }
     }
     int *local = ranks, *leaders = ranks + p, nlocal = 0, nleaders = 0;
     t->leaders.me = -1;

@@ -50,10 +50,6 @@ typedef struct bufpool_hier_topo {
 
 void bufpool_hier_topo_free(bufpool_hier_topo_t *topo);
 
-/* Hosts of comm under coll_bufpool_test_host_map (testing only), 0 when
- * that parameter is unset: then the host names count. */
-int bufpool_hier_test_hosts(struct ompi_communicator_t *comm);
-
 int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,

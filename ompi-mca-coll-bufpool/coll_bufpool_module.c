@@ -59,52 +59,74 @@ int mca_coll_bufpool_init_query(bool enable_progress_threads, bool enable_mpi_th
  * enable returns (Open MPI 6: the module installs itself, below), so
  * comm->c_coll still holds the layer below us here.
  */
-/* Hosts the communicator spans, the same number on every rank: distinct
- * host names of its processes (from the launch's modex).  Where a name is
- * missing, locality alone says one host or more, and every rank agrees on
- * that (a communicator on several hosts leaves every rank a peer off its
- * node): 2 then stands for "several".  *max_ppn: the most of its ranks on
- * one host, from the same names (so every rank agrees; a rank's own count
- * of local peers would not: 3 + 1 gives 3 on one host and 1 on the other),
- * 0 where a name is missing.  O(p x hosts) once per communicator, no
- * communication. */
-static int bufpool_comm_hosts(struct ompi_communicator_t *comm, int *max_ppn)
+int bufpool_comm_host_ids(struct ompi_communicator_t *comm, int *host, int *max_ppn)
 {
-    int p = ompi_comm_size(comm), hosts = 0, remote = 0, named = 1;
+    const int p = ompi_comm_size(comm), nmap = COMPONENT->test_host_map_n;
     const char **names = calloc((size_t)p, sizeof(*names));
+    int *keys = calloc((size_t)p, sizeof(*keys));
     int *ranks = calloc((size_t)p, sizeof(*ranks));
+    int nhosts = 0;
+
     *max_ppn = 0;
-    for (int i = 0; i < p; i++) {
-        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
-        if (!OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
-            remote = 1;
+    if (NULL == names || NULL == keys || NULL == ranks) {
+        nhosts = -1;
+        goto out;
+    }
+    for (int r = 0; r < p; r++) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
+        int key = 0, h = 0;
+        const char *name = NULL;
+        if (nmap > 0) {
+            key = COMPONENT->test_host_map[proc->super.proc_name.vpid % (unsigned)nmap];
+        } else {
+            name = opal_get_proc_hostname(&proc->super);
+            if (NULL == name || 0 == strcmp(name, "unknown")) {
+                nhosts = 0;
+                *max_ppn = 0;
+                goto out;
+            }
         }
-        const char *name = opal_get_proc_hostname(&proc->super);
-        if (NULL != name && 0 == strcmp(name, "unknown")) {
-            name = NULL;
-        }
-        if (NULL == name || NULL == names || NULL == ranks) {
-            named = 0;
-            continue;
-        }
-        int h = 0;
-        while (h < hosts && 0 != strcmp(names[h], name)) {
+        while (h < nhosts && (nmap > 0 ? keys[h] != key : 0 != strcmp(names[h], name))) {
             h++;
         }
-        if (h == hosts) {
-            names[hosts++] = name;
+        if (h == nhosts) {
+            keys[h] = key;
+            names[h] = name;
+            nhosts++;
         }
+        host[r] = h;
         if (++ranks[h] > *max_ppn) {
             *max_ppn = ranks[h];
         }
     }
+out:
     free(names);
+    free(keys);
     free(ranks);
-    if (!named) {
-        *max_ppn = 0;
-        return remote ? 2 : 1;
+    return nhosts;
+}
+
+/* Hosts the communicator spans, the same number on every rank
+ * (bufpool_comm_host_ids).  Where a name is missing, locality alone says
+ * one host or more, and every rank agrees on that (a communicator on
+ * several hosts leaves every rank a peer off its node): 2 then stands for
+ * "several", and *max_ppn is 0 (not known). */
+static int bufpool_comm_hosts(struct ompi_communicator_t *comm, int *max_ppn)
+{
+    const int p = ompi_comm_size(comm);
+    int *host = malloc((size_t)p * sizeof(*host));
+    int hosts = NULL != host ? bufpool_comm_host_ids(comm, host, max_ppn) : -1;
+    free(host);
+    if (hosts > 0) {
+        return hosts;
     }
-    return hosts < 1 ? 1 : hosts;
+    *max_ppn = 0;
+    for (int r = 0; r < p; r++) {
+        if (!OPAL_PROC_ON_LOCAL_NODE(ompi_comm_peer_lookup(comm, r)->super.proc_flags)) {
+            return 2;
+        }
+    }
+    return 1;
 }
 
 static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
@@ -141,14 +163,7 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         }
         return OMPI_ERROR;
     }
-    /* coll_bufpool_test_host_map (testing only) pretends hosts; the fullest
-     * host's count is then unknown (0), as when a host name is missing. */
-    const int test_hosts = bufpool_hier_test_hosts(comm);
     module->hosts = bufpool_comm_hosts(comm, &module->max_ppn);
-    if (test_hosts > 0) {
-        module->hosts = test_hosts;
-        module->max_ppn = 0;
-    }
 #if BUFPOOL_MODULE_INSTALLS_ITSELF
     /* Open MPI 6: nothing copies our functions into the communicator; we
      * put them there ourselves (the previous ones are saved above). */
