@@ -110,7 +110,7 @@ else
     done
     for np in 16 32 64; do
         run 4 1,1,1,1 node $np coll_reduce.sh --smoke
-        run 4 2,2,1 slot $np coll_move.sh --smoke
+        run 4 2,2,1,1 slot $np coll_move.sh --smoke
         run 4 1,1,1,1 node $np coll_comms.sh --smoke
     done
 fi
