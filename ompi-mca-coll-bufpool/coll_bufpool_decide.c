@@ -3,9 +3,11 @@
  * coll_bufpool_decide.h).  The thresholds of "auto" and the measurements
  * behind them are here; the algorithms are in their families' files.
  *
- * Machine of the measurements: one node, 2 cores, shared memory (vader),
- * p = 2 and p = 4 (oversubscribed); "x tuned" is bufpool's time over
- * coll/tuned's.  Rules for many processes are not measured (2 cores).
+ * Machines of the measurements: this project's, one node, 2 cores, shared
+ * memory (vader), p = 2 and p = 4 (oversubscribed), and the emulated
+ * cluster on it (2 hosts x 1 and x 2 ranks); for 8 and 16 processes, one
+ * and several hosts, a 16-core machine (measured_rules).  "x tuned" is
+ * bufpool's time over coll/tuned's in the same job.
  */
 #include "coll_bufpool_decide.h"
 
@@ -42,7 +44,7 @@ static void pairwise_stream_segments(const bufpool_call_t *call, bufpool_plan_t 
 
 /* On a communicator that spans hosts, auto takes the cost model's fastest
  * bufpool algorithm for (p, bytes, hosts, link table) (coll_bufpool_model.c,
- * docs/multihost.md): the rules below were measured on one host only.  The
+ * docs/multihost.md) where no measured row (measured_rules) matches.  The
  * model lists bufpool's algorithms first, in the order of the enums of
  * coll_bufpool_decide.h (test_coll_model checks it), so index + 1 is the
  * algorithm.  0 when the model does not apply (one host, no table).  The
@@ -65,74 +67,207 @@ static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call
     return best + 1;
 }
 
-/* One host, for the collectives listed in onehost_rules (alltoall, gather,
- * scatter): the first row that matches the call decides, else the model's
- * pick for one host (the shm class of the link table).  Every row says
- * why it overrides the model: a measurement on this project's machine, a
- * tie in the model (at 2 ranks several algorithms are the same single
- * exchange and the model cannot rank them), or a choice for many ranks
- * that neither the model nor a measurement supports better (the model has
- * no cost for the memory bandwidth and per-message overhead that many ranks
- * of one host share).  bench/coll_model shows each call's choice and its
- * source; docs/multihost.md, "The decision layer", lists the rows.  The
- * other collectives keep their measured rules on one host (below). */
+/* Measured overrides: the first row that matches an auto call decides it,
+ * before the model (several hosts) or a collective's own rules below.
+ * Every row says why: a measurement (which machine, which placement, the
+ * ratio to tuned), or a tie in the model (at 2 ranks several algorithms are
+ * the same single exchange and the model cannot rank them).  Machines:
+ * - "2 cores": this project's own, vader, p = 2 and 4 (oversubscribed);
+ * - "16 cores": a 16-core Xeon, Open MPI 4.1.4, vader with CMA on one host
+ *   and TCP over veth between the network namespaces of the emulated
+ *   cluster (test/multihost/cluster.sh), p = 8 and 16, each algorithm
+ *   forced in turn against tuned in the same job, 4 KiB-4 MiB
+ *   (docs/results/2026-11-26-16core/).
+ * A row holds only where it was measured, bar the hand-backs to the
+ * previous module, whose cost only grows with p.  bench/coll_model shows
+ * each call's choice and its source; docs/multihost.md, "The decision
+ * layer", lists the rows. */
 #define ANY_BYTES SIZE_MAX
 #define ANY_RANKS INT_MAX
+#define KIB       ((size_t)1 << 10)
+#define MIB       ((size_t)1 << 20)
 
-struct onehost_rule {
-    enum bufpool_model_coll coll;
+enum {
+    RULE_IN_PLACE_ONLY = 1,   /* only calls with MPI_IN_PLACE */
+    RULE_COMMUTATIVE_ONLY = 2 /* only commutative operations (the
+                                 measurement's; the others keep the rules
+                                 below) */
+};
+
+struct measured_rule {
+    bufpool_coll_id_t coll;
+    int hosts_min, hosts_max;    /* hosts the communicator spans, inclusive */
     int p_min, p_max;            /* communicator sizes, inclusive */
     size_t bytes_min, bytes_max; /* call->bytes, inclusive */
-    bool in_place_only;
+    unsigned flags;
     int alg; /* an algorithm, or BUFPOOL_ALG_PREVIOUS */
     const char *why;
 };
 
-static const struct onehost_rule onehost_rules[] = {
+#define ONE_HOST 1, 1
+/* The emulated cluster measured 2 and 4 hosts (4 x 4 and 2 x 8 ranks):
+ * rows for several hosts hold there; more hosts take the model. */
+#define SEVERAL_HOSTS 2, 4
+
+static const struct measured_rule measured_rules[] = {
+    /* allreduce, one host, 16 cores: at p = 16 rsag measured 0.92-1.45 x
+     * tuned and recursive doubling 1.39-1.84 x from 4 KiB to 128 KiB; at
+     * p = 8 rsag 0.74-0.95 x against recursive doubling's 0.89-1.23 x up to
+     * small_size's 16 KiB. */
+    {BUFPOOL_COLL_allreduce, ONE_HOST, 16, ANY_RANKS, 4 * KIB, 128 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, p = 16): every algorithm slower than the previous module"},
+    {BUFPOOL_COLL_allreduce, ONE_HOST, 8, 15, 4 * KIB, 16 * KIB, RULE_COMMUTATIVE_ONLY,
+     BUFPOOL_ALLREDUCE_RSAG, "auto, measured (16 cores, p = 8): rsag before recursive doubling"},
+    /* allreduce across hosts, 16 cores, 4 x 4 and 2 x 8 ranks: from 64 KiB
+     * to 1 MiB every bufpool algorithm took 1.08-2.6 x tuned's time (hier
+     * 1.26-2.46, rsag 1.29-2.67, ring 1.08-3.3); below, hier wins
+     * (0.47-0.96 x) and the model picks it. */
+    {BUFPOOL_COLL_allreduce, SEVERAL_HOSTS, 16, ANY_RANKS, 64 * KIB, ANY_BYTES, 0,
+     BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 4 x 4 and 2 x 8): every algorithm slower than the previous module"},
+
+    /* reduce, 16 cores: one host, p = 8 and 16, binary 0.99-1.24 x, rsg
+     * and chain 1.5-4.2 x up to 32 KiB, rsg 0.27-0.52 x at 256-512 KiB
+     * (binary 0.45-0.56); across hosts (4 x 4, 2 x 8) binary 1.35-1.61 x
+     * up to 64 KiB and 0.66-1.04 x from 128 KiB to 1 MiB, where rsg was
+     * 0.68-1.91 x. */
+    {BUFPOOL_COLL_reduce, ONE_HOST, 8, ANY_RANKS, 4 * KIB, 64 * KIB - 1, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, p = 8 and 16): the previous module's is faster"},
+    {BUFPOOL_COLL_reduce, ONE_HOST, 8, ANY_RANKS, 256 * KIB, 512 * KIB - 1, RULE_COMMUTATIVE_ONLY,
+     BUFPOOL_REDUCE_RSG, "auto, measured (16 cores, p = 8 and 16): rsg"},
+    {BUFPOOL_COLL_reduce, SEVERAL_HOSTS, 16, ANY_RANKS, 4 * KIB, 128 * KIB - 1, 0,
+     BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 4 x 4 and 2 x 8): the previous module's is faster"},
+    {BUFPOOL_COLL_reduce, SEVERAL_HOSTS, 16, ANY_RANKS, 128 * KIB, 1 * MIB, RULE_COMMUTATIVE_ONLY,
+     BUFPOOL_REDUCE_BINARY, "auto, measured (16 cores, 4 x 4 and 2 x 8): binary"},
+
+    /* bcast, one host, 16 cores: at p = 8 binomial 0.77-0.95 x tuned from
+     * 32 KiB to 512 KiB (linear 0.97-1.00); at p = 16 binomial 0.99-1.05 x
+     * up to 256 KiB (linear 1.61-1.78), scatter_allgather 0.78-1.10 x at
+     * 512 KiB-2 MiB (binomial 1.76 and linear 3.4 from 1 MiB), chain 0.90
+     * x at 4 MiB (scatter_allgather 1.20). */
+    {BUFPOOL_COLL_bcast, ONE_HOST, 8, 15, 16 * KIB + 1, 512 * KIB, 0, BUFPOOL_BCAST_BINOMIAL,
+     "auto, measured (16 cores, p = 8): binomial"},
+    {BUFPOOL_COLL_bcast, ONE_HOST, 16, ANY_RANKS, 16 * KIB + 1, 256 * KIB, 0,
+     BUFPOOL_BCAST_BINOMIAL, "auto, measured (16 cores, p = 16): binomial"},
+    {BUFPOOL_COLL_bcast, ONE_HOST, 16, ANY_RANKS, 256 * KIB + 1, 4 * MIB - 1, 0,
+     BUFPOOL_BCAST_SCATTER_ALLGATHER, "auto, measured (16 cores, p = 16): scatter_allgather"},
+    {BUFPOOL_COLL_bcast, ONE_HOST, 16, ANY_RANKS, 4 * MIB, ANY_BYTES, 0, BUFPOOL_BCAST_CHAIN,
+     "auto, measured (16 cores, p = 16): chain"},
+    /* bcast across hosts, 16 cores: binomial, the best of the four, took
+     * 1.06-1.25 x tuned up to 32 KiB on 4 x 4 and 2 x 8, 0.88-0.95 x from
+     * 64 KiB to 1 MiB on 4 x 4 and 1.04-1.10 x on 2 x 8. */
+    {BUFPOOL_COLL_bcast, SEVERAL_HOSTS, 16, ANY_RANKS, 4 * KIB, 32 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 4 x 4 and 2 x 8): the previous module's is faster"},
+    {BUFPOOL_COLL_bcast, 4, 4, 16, ANY_RANKS, 32 * KIB + 1, 1 * MIB, 0, BUFPOOL_BCAST_BINOMIAL,
+     "auto, measured (16 cores, 4 x 4): binomial"},
+    {BUFPOOL_COLL_bcast, 2, 3, 16, ANY_RANKS, 32 * KIB + 1, 1 * MIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 2 x 8): the previous module's is faster"},
+
+    /* allgather, one host, 16 cores: direct (every block posted at once)
+     * 0.51-0.82 x tuned from 8 KiB at p = 8 and 0.48-0.72 x from 32 KiB at
+     * p = 16, recursive doubling 0.75-1.07 x; measured up to p = 16 only
+     * (direct keeps 2 (p - 1) requests in flight). */
+    {BUFPOOL_COLL_allgather, ONE_HOST, 8, 15, 8 * KIB, ANY_BYTES, 0, BUFPOOL_ALLGATHER_DIRECT,
+     "auto, measured (16 cores, p = 8): direct"},
+    {BUFPOOL_COLL_allgather, ONE_HOST, 16, 16, 32 * KIB, ANY_BYTES, 0, BUFPOOL_ALLGATHER_DIRECT,
+     "auto, measured (16 cores, p = 16): direct"},
+
+    /* reduce_scatter(_block): one host, 16 cores, pairwise 1.26-1.40 x
+     * tuned at 4 KiB (p = 8, 16) and 1.27 x at 8 KiB (p = 16); across hosts
+     * (4 x 4, 2 x 8, reduce_scatter) pairwise 1.8-2.7 x and the ring
+     * 1.9-4.9 x up to 64 KiB, both 0.77-1.04 x from 128 KiB. */
+    {BUFPOOL_COLL_reduce_scatter_block, ONE_HOST, 8, ANY_RANKS, 0, 8 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, p = 8 and 16): small input"},
+    {BUFPOOL_COLL_reduce_scatter, SEVERAL_HOSTS, 16, ANY_RANKS, 0, 128 * KIB - 1, 0,
+     BUFPOOL_ALG_PREVIOUS, "auto, measured (16 cores, 4 x 4 and 2 x 8): small input"},
+    {BUFPOOL_COLL_reduce_scatter_block, SEVERAL_HOSTS, 16, ANY_RANKS, 0, 128 * KIB - 1, 0,
+     BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 4 x 4 and 2 x 8, reduce_scatter's algorithms): small input"},
+
     /* alltoall: the whole exchange takes 1-2 us; taking and returning a
-     * pooled buffer costs 50-70 ns of it (1.03-1.06 x tuned at 1 B - 1 KiB
-     * in place, 1.00-1.01 x with malloc; 0.90 x at 4 KiB). */
-    {BUFPOOL_MODEL_ALLTOALL, 2, 2, 0, 1024, true, BUFPOOL_ALG_PREVIOUS,
+     * pooled buffer costs 50-70 ns of it (2 cores: 1.03-1.06 x tuned at 1 B
+     * - 1 KiB in place, 1.00-1.01 x with malloc; 0.90 x at 4 KiB).  (At
+     * p = 16 linear, the model's pick, measured 0.98-1.12 x tuned at every
+     * size on 16 cores, pairwise 1.39-1.80 x.) */
+    {BUFPOOL_COLL_alltoall, ONE_HOST, 2, 2, 0, 1024, RULE_IN_PLACE_ONLY, BUFPOOL_ALG_PREVIOUS,
      "auto: small in-place exchange at 2 ranks"},
-    {BUFPOOL_MODEL_ALLTOALL, 2, 2, 0, ANY_BYTES, false, BUFPOOL_ALLTOALL_LINEAR,
+    {BUFPOOL_COLL_alltoall, ONE_HOST, 2, 2, 0, ANY_BYTES, 0, BUFPOOL_ALLTOALL_LINEAR,
      "auto, one host: 2 ranks, the model ties (one exchange); linear measured"},
-    /* Many ranks, large blocks: one peer at a time, as tuned does (not
-     * measured; the model, without memory contention, says linear). */
-    {BUFPOOL_MODEL_ALLTOALL, 16, ANY_RANKS, ((size_t)64 << 10) + 1, ANY_BYTES, false,
-     BUFPOOL_ALLTOALL_PAIRWISE, "auto, one host: many ranks, large blocks (not measured)"},
+
     /* gather: tuned's linear_sync needs no scratch either, and its
      * synchronised transfers measured 1.1-1.3 x faster than our linear
-     * from 128 KiB up on 2 and 3 ranks. */
-    {BUFPOOL_MODEL_GATHER, 2, 3, (size_t)64 << 10, ANY_BYTES, false, BUFPOOL_ALG_PREVIOUS,
+     * from 128 KiB up on 2 and 3 ranks (2 cores), and than both of ours
+     * from 256 KiB to 2 MiB at p = 8 (binomial 1.12-1.77 x, linear 1.29-1.31)
+     * and from 128 KiB to 1 MiB at p = 16 (1.09-2.51 x) on 16 cores, where
+     * the binomial tree measured 0.85-0.98 x from 4 to 64 KiB at p = 16
+     * (linear 1.29-2.09). */
+    {BUFPOOL_COLL_gather, ONE_HOST, 2, 3, 64 * KIB, ANY_BYTES, 0, BUFPOOL_ALG_PREVIOUS,
      "large gather on fewer than 4 processes: the previous module's is faster"},
+    {BUFPOOL_COLL_gather, ONE_HOST, 8, 15, 128 * KIB + 1, 2 * MIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, p = 8): the previous module's is faster"},
+    {BUFPOOL_COLL_gather, ONE_HOST, 16, ANY_RANKS, 64 * KIB + 1, 1 * MIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, p = 16): the previous module's is faster"},
+    {BUFPOOL_COLL_gather, ONE_HOST, 16, ANY_RANKS, 0, 64 * KIB, 0, BUFPOOL_GATHER_BINOMIAL,
+     "auto, measured (16 cores, p = 16): binomial"},
     /* 2 ranks: the model ties below a segment; linear measured 0.55-1.04 x
-     * tuned at every size and root (at 2 and 4 ranks). */
-    {BUFPOOL_MODEL_GATHER, 2, 2, 0, ANY_BYTES, false, BUFPOOL_GATHER_LINEAR,
+     * tuned at every size and root (2 cores, 2 and 4 ranks). */
+    {BUFPOOL_COLL_gather, ONE_HOST, 2, 2, 0, ANY_BYTES, 0, BUFPOOL_GATHER_LINEAR,
      "auto, one host: 2 ranks, the model ties; linear measured"},
-    {BUFPOOL_MODEL_SCATTER, 2, 2, 0, ANY_BYTES, false, BUFPOOL_SCATTER_LINEAR,
+    {BUFPOOL_COLL_scatter, ONE_HOST, 2, 2, 0, ANY_BYTES, 0, BUFPOOL_SCATTER_LINEAR,
      "auto, one host: 2 ranks, the model ties; linear measured"},
     /* Many ranks, small blocks: a tree saves the root p - 1 messages' own
      * overhead, which the model does not count (not measured). */
-    {BUFPOOL_MODEL_GATHER, 8, ANY_RANKS, 0, (size_t)2 << 10, false, BUFPOOL_GATHER_BINOMIAL,
+    {BUFPOOL_COLL_gather, ONE_HOST, 8, ANY_RANKS, 0, 2 * KIB, 0, BUFPOOL_GATHER_BINOMIAL,
      "auto, one host: many ranks, small blocks (not measured)"},
-    {BUFPOOL_MODEL_SCATTER, 8, ANY_RANKS, 0, (size_t)2 << 10, false, BUFPOOL_SCATTER_BINOMIAL,
+    {BUFPOOL_COLL_scatter, ONE_HOST, 8, ANY_RANKS, 0, 2 * KIB, 0, BUFPOOL_SCATTER_BINOMIAL,
      "auto, one host: many ranks, small blocks (not measured)"},
+
+    /* scan, exscan, one host, 16 cores, p = 16: recursive doubling (two
+     * messages of scratch) 0.77-0.99 x tuned from 4 KiB to 128 KiB, the
+     * chain 1.00-1.29 x there (and 0.24-0.95 x from 256 KiB, as auto has
+     * it). */
+    {BUFPOOL_COLL_scan, ONE_HOST, 16, ANY_RANKS, 4 * KIB, 128 * KIB, 0,
+     BUFPOOL_SCAN_RECURSIVE_DOUBLING, "auto, measured (16 cores, p = 16): recursive doubling"},
+    {BUFPOOL_COLL_exscan, ONE_HOST, 16, ANY_RANKS, 4 * KIB, 128 * KIB, 0,
+     BUFPOOL_EXSCAN_RECURSIVE_DOUBLING, "auto, measured (16 cores, p = 16): recursive doubling"},
 };
+
+/* The measured row for an auto call, if one matches: true and the plan's
+ * algorithm and reason set. */
+static bool measured_choice(bufpool_coll_id_t coll, const bufpool_call_t *call,
+                            bufpool_plan_t *plan)
+{
+    const int hosts = call->hosts > 1 ? call->hosts : 1;
+    for (size_t i = 0; i < sizeof(measured_rules) / sizeof(*measured_rules); i++) {
+        const struct measured_rule *r = &measured_rules[i];
+        if (r->coll == coll && hosts >= r->hosts_min && hosts <= r->hosts_max &&
+            call->comm_size >= r->p_min && call->comm_size <= r->p_max &&
+            call->bytes >= r->bytes_min && call->bytes <= r->bytes_max &&
+            (!(r->flags & RULE_IN_PLACE_ONLY) || call->in_place) &&
+            (!(r->flags & RULE_COMMUTATIVE_ONLY) || call->commute)) {
+            plan->alg = r->alg;
+            plan->why = r->why;
+            return true;
+        }
+    }
+    return false;
+}
 
 static const char *const onehost_model_why = "auto: cost model, one host";
 
-/* The algorithm auto takes on one host for coll (see onehost_rules). */
-static int onehost_choice(enum bufpool_model_coll coll, const bufpool_call_t *call,
-                          const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
+/* The algorithm auto takes for coll where no measured row matches: the
+ * model across hosts, and on one host the model's pick for one host (the
+ * shm class of the link table); used by alltoall, gather and scatter. */
+static int layer_choice(bufpool_coll_id_t id, enum bufpool_model_coll coll,
+                        const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                        bufpool_plan_t *plan)
 {
-    for (size_t i = 0; i < sizeof(onehost_rules) / sizeof(*onehost_rules); i++) {
-        const struct onehost_rule *r = &onehost_rules[i];
-        if (r->coll == coll && call->comm_size >= r->p_min && call->comm_size <= r->p_max &&
-            call->bytes >= r->bytes_min && call->bytes <= r->bytes_max &&
-            (!r->in_place_only || call->in_place)) {
-            plan->why = r->why;
-            return r->alg;
-        }
+    if (measured_choice(id, call, plan)) {
+        return plan->alg;
+    }
+    if (call->hosts > 1 && NULL != tuning->links) {
+        return model_choice(coll, call, tuning, plan);
     }
     struct bufpool_model_links defaults;
     const struct bufpool_model_links *links = tuning->links;
@@ -144,16 +279,6 @@ static int onehost_choice(enum bufpool_model_coll coll, const bufpool_call_t *ca
                                             call->comm_size};
     plan->why = onehost_model_why;
     return bufpool_model_auto(coll, links, &topo, call->bytes, NULL) + 1;
-}
-
-/* The model across hosts, onehost_choice on one host. */
-static int layer_choice(enum bufpool_model_coll coll, const bufpool_call_t *call,
-                        const bufpool_tuning_t *tuning, bufpool_plan_t *plan)
-{
-    if (call->hosts > 1 && NULL != tuning->links) {
-        return model_choice(coll, call, tuning, plan);
-    }
-    return onehost_choice(coll, call, tuning, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -183,9 +308,17 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
         forced = BUFPOOL_ALG_AUTO;
     }
     bufpool_plan_init(plan, tuning, forced);
-    const int modeled =
-        BUFPOOL_ALG_AUTO == forced ? model_choice(BUFPOOL_MODEL_ALLREDUCE, call, tuning, plan) : 0;
-    if (modeled) {
+    const bool measured =
+        BUFPOOL_ALG_AUTO == forced && measured_choice(BUFPOOL_COLL_allreduce, call, plan);
+    const int modeled = BUFPOOL_ALG_AUTO == forced && !measured
+                            ? model_choice(BUFPOOL_MODEL_ALLREDUCE, call, tuning, plan)
+                            : 0;
+    if (BUFPOOL_ALG_PREVIOUS == plan->alg) {
+        return; /* a measured row hands it over */
+    }
+    if (measured) {
+        /* the row's algorithm, within what it serves (below) */
+    } else if (modeled) {
         /* Within what each algorithm can serve: recursive doubling holds the
          * whole message in scratch, rsag needs a commutative operation. */
         plan->alg = modeled;
@@ -287,12 +420,14 @@ void bufpool_decide_reduce(const bufpool_call_t *call, const bufpool_tuning_t *t
     /* Not the model across hosts: on 2 hosts x 1 and x 2 ranks its picks
      * were 1.03 and 1.55 x tuned (medians from 4 KiB) against 0.98 and 1.22
      * with these rules, which hand small reduces back (docs/multihost.md). */
-    if (BUFPOOL_ALG_AUTO == forced) {
+    if (BUFPOOL_ALG_AUTO == forced && !measured_choice(BUFPOOL_COLL_reduce, call, plan)) {
         plan->alg = reduce_auto(call->bytes, call->comm_size, call->commute);
         if (plan->alg < 0) {
             hand_over(plan, "auto: the previous module's is faster");
-            return;
         }
+    }
+    if (BUFPOOL_ALG_PREVIOUS == plan->alg) {
+        return;
     }
     /* Only the chain keeps rank order. */
     if (BUFPOOL_REDUCE_CHAIN != plan->alg && !call->commute) {
@@ -331,7 +466,7 @@ void bufpool_decide_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tu
     const int p = call->comm_size;
     const size_t bytes = call->bytes;
     bufpool_plan_init(plan, tuning, forced);
-    if (BUFPOOL_ALG_AUTO != forced) {
+    if (BUFPOOL_ALG_AUTO != forced || measured_choice(BUFPOOL_COLL_bcast, call, plan)) {
         return;
     }
     const int modeled = model_choice(BUFPOOL_MODEL_BCAST, call, tuning, plan);
@@ -363,6 +498,9 @@ void bufpool_decide_allgather(const bufpool_call_t *call, const bufpool_tuning_t
     const int p = call->comm_size;
     const bool pof2 = 0 == (p & (p - 1));
     bufpool_plan_init(plan, tuning, forced);
+    if (BUFPOOL_ALG_AUTO == forced && measured_choice(BUFPOOL_COLL_allgather, call, plan)) {
+        return; /* direct, which serves every size */
+    }
     const int modeled =
         BUFPOOL_ALG_AUTO == forced ? model_choice(BUFPOOL_MODEL_ALLGATHER, call, tuning, plan) : 0;
     if (modeled) {
@@ -392,15 +530,20 @@ void bufpool_decide_allgather(const bufpool_call_t *call, const bufpool_tuning_t
 #define RSB_TWO_RANKS_MIN_BYTES ((size_t)4 << 10)
 #define RSB_MIN_BYTES           ((size_t)1 << 10)
 
-static void decide_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
-                            size_t two_ranks_min, size_t min, bufpool_plan_t *plan)
+static void decide_pairwise(bufpool_coll_id_t id, const bufpool_call_t *call,
+                            const bufpool_tuning_t *tuning, int forced, size_t two_ranks_min,
+                            size_t min, bufpool_plan_t *plan)
 {
     bufpool_plan_init(plan, tuning, forced);
     if (!call->commute) {
         hand_over(plan, "pairwise and ring need a commutative operation");
         return;
     }
-    if (BUFPOOL_ALG_AUTO == forced) {
+    if (BUFPOOL_ALG_AUTO == forced && measured_choice(id, call, plan)) {
+        if (BUFPOOL_ALG_PREVIOUS == plan->alg) {
+            return;
+        }
+    } else if (BUFPOOL_ALG_AUTO == forced) {
         if (call->bytes < (2 == call->comm_size ? two_ranks_min : min)) {
             hand_over(plan, "auto: small input, the previous module's is faster");
             return;
@@ -418,18 +561,19 @@ static void decide_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *
 void bufpool_decide_reduce_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                                    int forced, bufpool_plan_t *plan)
 {
-    decide_pairwise(call, tuning, forced, RS_TWO_RANKS_MIN_BYTES, RS_MIN_BYTES, plan);
+    decide_pairwise(BUFPOOL_COLL_reduce_scatter, call, tuning, forced, RS_TWO_RANKS_MIN_BYTES,
+                    RS_MIN_BYTES, plan);
 }
 
 void bufpool_decide_reduce_scatter_block(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                                          int forced, bufpool_plan_t *plan)
 {
-    decide_pairwise(call, tuning, forced, RSB_TWO_RANKS_MIN_BYTES, RSB_MIN_BYTES, plan);
+    decide_pairwise(BUFPOOL_COLL_reduce_scatter_block, call, tuning, forced,
+                    RSB_TWO_RANKS_MIN_BYTES, RSB_MIN_BYTES, plan);
 }
 
 /* ---------------------------------------------------------------------- */
-/* alltoall.  Auto: layer_choice (the model, and onehost_rules on one
- * host).  On one host the model's pick, linear (every transfer posted at
+/* alltoall.  Auto: layer_choice (measured_rules, then the model).  On one host the model's pick, linear (every transfer posted at
  * once), is also the measured one: at p = 4, pairwise is 1.08-1.34 x tuned
  * from 16 KiB to 16 MiB while linear matches it at every size, and the
  * linear in-place form takes 0.50-0.65 x tuned's time. */
@@ -443,7 +587,8 @@ void bufpool_decide_alltoall(const bufpool_call_t *call, const bufpool_tuning_t 
     /* In place, linear keeps a copy of the p - 1 outgoing blocks. */
     const bool copy_fits = bytes <= plan->scratch_bound / (size_t)(p - 1);
     if (BUFPOOL_ALG_AUTO == forced) {
-        const int chosen = layer_choice(BUFPOOL_MODEL_ALLTOALL, call, tuning, plan);
+        const int chosen =
+            layer_choice(BUFPOOL_COLL_alltoall, BUFPOOL_MODEL_ALLTOALL, call, tuning, plan);
         if (BUFPOOL_ALG_PREVIOUS == chosen) {
             hand_over(plan, plan->why);
             return;
@@ -457,19 +602,20 @@ void bufpool_decide_alltoall(const bufpool_call_t *call, const bufpool_tuning_t 
 }
 
 /* ---------------------------------------------------------------------- */
-/* gather and scatter.  Auto: layer_choice (the model, and onehost_rules on
- * one host; both algorithms serve every call).  On one host the model's
+/* gather and scatter.  Auto: layer_choice (measured_rules, then the model;
+ * both algorithms serve every call).  On one host the model's
  * pick, linear, is also the measured one at 3 and 4 ranks: linear is
  * 0.55-1.04 x tuned at every size and root (measured at p = 2 and 4): the
  * root's copies are the whole cost of a large gather or scatter and linear
  * does them straight between user buffers, while a relay adds a copy and,
  * when oversubscribed, a scheduling delay per hop. */
-static void decide_rooted(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
-                          enum bufpool_model_coll coll, bufpool_plan_t *plan)
+static void decide_rooted(bufpool_coll_id_t id, enum bufpool_model_coll coll,
+                          const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
+                          bufpool_plan_t *plan)
 {
     bufpool_plan_init(plan, tuning, forced);
     if (BUFPOOL_ALG_AUTO == forced) {
-        plan->alg = layer_choice(coll, call, tuning, plan);
+        plan->alg = layer_choice(id, coll, call, tuning, plan);
         if (BUFPOOL_ALG_PREVIOUS == plan->alg) {
             hand_over(plan, plan->why);
         }
@@ -479,13 +625,13 @@ static void decide_rooted(const bufpool_call_t *call, const bufpool_tuning_t *tu
 void bufpool_decide_gather(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
                            bufpool_plan_t *plan)
 {
-    decide_rooted(call, tuning, forced, BUFPOOL_MODEL_GATHER, plan);
+    decide_rooted(BUFPOOL_COLL_gather, BUFPOOL_MODEL_GATHER, call, tuning, forced, plan);
 }
 
 void bufpool_decide_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
                             bufpool_plan_t *plan)
 {
-    decide_rooted(call, tuning, forced, BUFPOOL_MODEL_SCATTER, plan);
+    decide_rooted(BUFPOOL_COLL_scatter, BUFPOOL_MODEL_SCATTER, call, tuning, forced, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -497,11 +643,14 @@ void bufpool_decide_scatter(const bufpool_call_t *call, const bufpool_tuning_t *
 #define EXSCAN_MIN_RANKS         3
 #define EXSCAN_MIN_BYTES         ((size_t)128 << 10)
 
-static void decide_scan(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
-                        bool serves_auto, int chain, int rd, bufpool_plan_t *plan)
+static void decide_scan(bufpool_coll_id_t id, const bufpool_call_t *call,
+                        const bufpool_tuning_t *tuning, int forced, bool serves_auto, int chain,
+                        int rd, bufpool_plan_t *plan)
 {
     bufpool_plan_init(plan, tuning, forced);
-    if (BUFPOOL_ALG_AUTO == forced) {
+    if (BUFPOOL_ALG_AUTO == forced && measured_choice(id, call, plan)) {
+        /* a row's recursive doubling, within its scratch (below) */
+    } else if (BUFPOOL_ALG_AUTO == forced) {
         if (!serves_auto) {
             hand_over(plan, "auto: the previous module's is faster");
             return;
@@ -524,15 +673,15 @@ void bufpool_decide_scan(const bufpool_call_t *call, const bufpool_tuning_t *tun
 {
     const bool serves =
         call->bytes >= (2 == call->comm_size ? SCAN_TWO_RANKS_MIN_BYTES : SCAN_MIN_BYTES);
-    decide_scan(call, tuning, forced, serves, BUFPOOL_SCAN_CHAIN, BUFPOOL_SCAN_RECURSIVE_DOUBLING,
-                plan);
+    decide_scan(BUFPOOL_COLL_scan, call, tuning, forced, serves, BUFPOOL_SCAN_CHAIN,
+                BUFPOOL_SCAN_RECURSIVE_DOUBLING, plan);
 }
 
 void bufpool_decide_exscan(const bufpool_call_t *call, const bufpool_tuning_t *tuning, int forced,
                            bufpool_plan_t *plan)
 {
     const bool serves = call->comm_size >= EXSCAN_MIN_RANKS && call->bytes >= EXSCAN_MIN_BYTES;
-    decide_scan(call, tuning, forced, serves, BUFPOOL_EXSCAN_CHAIN,
+    decide_scan(BUFPOOL_COLL_exscan, call, tuning, forced, serves, BUFPOOL_EXSCAN_CHAIN,
                 BUFPOOL_EXSCAN_RECURSIVE_DOUBLING, plan);
 }
 

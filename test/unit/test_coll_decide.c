@@ -104,7 +104,7 @@ static void test_bcast(void)
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 4 * K, true, false), BUFPOOL_BCAST_BINOMIAL);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 4 * K + 1, true, false), BUFPOOL_BCAST_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 8, 16 * K, true, false), BUFPOOL_BCAST_BINOMIAL);
-    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 8, 16 * K + 1, true, false), BUFPOOL_BCAST_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 7, 16 * K + 1, true, false), BUFPOOL_BCAST_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 1 * M, true, false), BUFPOOL_BCAST_CHAIN);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 16, 1 * M, true, false), BUFPOOL_BCAST_SCATTER_ALLGATHER);
     UNIT_CHECK_EQ_U64(ALG(bcast, BUFPOOL_BCAST_CHAIN, 2, 1, true, false), BUFPOOL_BCAST_CHAIN);
@@ -128,7 +128,7 @@ static void test_allgather_alltoall(void)
     UNIT_CHECK_EQ_U64(ALG(alltoall, BUFPOOL_ALLTOALL_LINEAR, 4, 171 * K, true, true), P);
     UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 16 * M, true, false), BUFPOOL_ALLTOALL_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 16, 64 * K, true, false), BUFPOOL_ALLTOALL_LINEAR);
-    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 16, 64 * K + 1, true, false), BUFPOOL_ALLTOALL_PAIRWISE);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 16, 64 * K + 1, true, false), BUFPOOL_ALLTOALL_LINEAR);
 }
 
 static void test_reduce_scatter(void)
@@ -330,6 +330,112 @@ static void test_hier(void)
         bufpool_model_auto(BUFPOOL_MODEL_ALLREDUCE, &links, &topo3, call.bytes, NULL) + 1);
 }
 
+/* The measured rows of coll_bufpool_decide.c (measured_rules, from a
+ * 16-core machine at 8 and 16 ranks, one host and 2 or 4 emulated hosts):
+ * each row's edges, and that calls just outside keep the earlier rules. */
+static int alg_on(bufpool_coll_id_t id, int p, int hosts, size_t bytes, bool commute)
+{
+    const bufpool_call_t call = {.comm_size = p,
+                                 .hosts = hosts,
+                                 .max_ppn = (p + hosts - 1) / hosts,
+                                 .count = bytes / 4,
+                                 .bytes = bytes,
+                                 .span = bytes,
+                                 .commute = commute};
+    bufpool_plan_t plan;
+    bufpool_decide[id](&call, &dflt, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(NULL != plan.why);
+    return plan.alg;
+}
+
+#define ON(id, p, hosts, bytes) alg_on(BUFPOOL_COLL_##id, p, hosts, bytes, true)
+
+static void test_measured_rows(void)
+{
+    const int P = BUFPOOL_ALG_PREVIOUS;
+    /* allreduce: p >= 16 one host hands 4K-128K back; p 8-15 takes rsag up
+     * to 16K (non-commutative: recursive doubling as before); across 2-4
+     * hosts p >= 16 hands back from 64K. */
+    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 4 * K - 4), BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 4 * K), P);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 64, 1, 128 * K), P);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 128 * K + 4), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 8, 1, 4 * K), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 15, 1, 16 * K), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(alg_on(BUFPOOL_COLL_allreduce, 8, 1, 8 * K, false),
+                      BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 7, 1, 8 * K), BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 4, 64 * K), P);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 2, 16 * M), P);
+    /* reduce: one host p >= 8 hands back below 64K and takes rsg at
+     * 256K-512K; across 2-4 hosts p >= 16 hands back below 128K and takes
+     * binary up to 1M. */
+    UNIT_CHECK_EQ_U64(ON(reduce, 8, 1, 64 * K - 4), P);
+    UNIT_CHECK_EQ_U64(ON(reduce, 8, 1, 64 * K), BUFPOOL_REDUCE_BINARY);
+    UNIT_CHECK_EQ_U64(ON(reduce, 4, 1, 32 * K), BUFPOOL_REDUCE_BINARY);
+    UNIT_CHECK_EQ_U64(ON(reduce, 16, 1, 256 * K), BUFPOOL_REDUCE_RSG);
+    UNIT_CHECK_EQ_U64(ON(reduce, 4, 1, 256 * K), P);
+    UNIT_CHECK_EQ_U64(alg_on(BUFPOOL_COLL_reduce, 16, 1, 256 * K, false), P);
+    UNIT_CHECK_EQ_U64(ON(reduce, 16, 2, 128 * K - 4), P);
+    UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 128 * K), BUFPOOL_REDUCE_BINARY);
+    UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 1 * M), BUFPOOL_REDUCE_BINARY);
+    UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 1 * M + 4), BUFPOOL_REDUCE_RSG);
+    /* bcast, one host: binomial past small_size (to 512K at 8-15 ranks, to
+     * 256K from 16), then scatter_allgather, chain from 4M. */
+    UNIT_CHECK_EQ_U64(ON(bcast, 8, 1, 512 * K), BUFPOOL_BCAST_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ON(bcast, 8, 1, 512 * K + 1), BUFPOOL_BCAST_LINEAR);
+    UNIT_CHECK_EQ_U64(ON(bcast, 8, 1, 1 * M), BUFPOOL_BCAST_CHAIN);
+    UNIT_CHECK_EQ_U64(ON(bcast, 16, 1, 256 * K), BUFPOOL_BCAST_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ON(bcast, 16, 1, 256 * K + 1), BUFPOOL_BCAST_SCATTER_ALLGATHER);
+    UNIT_CHECK_EQ_U64(ON(bcast, 16, 1, 4 * M - 1), BUFPOOL_BCAST_SCATTER_ALLGATHER);
+    UNIT_CHECK_EQ_U64(ON(bcast, 16, 1, 4 * M), BUFPOOL_BCAST_CHAIN);
+    /* bcast across hosts at 16: back up to 32K; above, binomial on 4
+     * hosts, back on 2 or 3. */
+    UNIT_CHECK_EQ_U64(ON(bcast, 16, 4, 4 * K), P);
+    UNIT_CHECK_EQ_U64(ON(bcast, 16, 4, 32 * K + 1), BUFPOOL_BCAST_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ON(bcast, 16, 2, 32 * K + 1), P);
+    UNIT_CHECK_EQ_U64(ON(bcast, 16, 3, 1 * M), P);
+    /* allgather, one host: direct from 8K at 8-15, from 32K at 16 only. */
+    UNIT_CHECK_EQ_U64(ON(allgather, 8, 1, 8 * K), BUFPOOL_ALLGATHER_DIRECT);
+    UNIT_CHECK_EQ_U64(ON(allgather, 8, 1, 8 * K - 1), BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ON(allgather, 12, 1, 1 * M), BUFPOOL_ALLGATHER_DIRECT);
+    UNIT_CHECK_EQ_U64(ON(allgather, 16, 1, 32 * K), BUFPOOL_ALLGATHER_DIRECT);
+    UNIT_CHECK_EQ_U64(ON(allgather, 16, 1, 16 * K), BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ON(allgather, 32, 1, 1 * M), BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING);
+    /* reduce_scatter(_block) */
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter_block, 8, 1, 8 * K), P);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter_block, 8, 1, 8 * K + 4), 1);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter_block, 4, 1, 8 * K), 1);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 2, 128 * K - 4), P);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter_block, 16, 4, 64 * K), P);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 1, 64 * K), 1);
+    /* gather, one host */
+    UNIT_CHECK_EQ_U64(ON(gather, 8, 1, 128 * K), BUFPOOL_GATHER_LINEAR);
+    UNIT_CHECK_EQ_U64(ON(gather, 8, 1, 128 * K + 1), P);
+    UNIT_CHECK_EQ_U64(ON(gather, 8, 1, 2 * M), P);
+    UNIT_CHECK_EQ_U64(ON(gather, 16, 1, 64 * K), BUFPOOL_GATHER_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ON(gather, 16, 1, 64 * K + 1), P);
+    UNIT_CHECK_EQ_U64(ON(gather, 16, 1, 1 * M), P);
+    UNIT_CHECK_EQ_U64(ON(gather, 16, 1, 2 * M), BUFPOOL_GATHER_LINEAR);
+    /* scan, exscan at 16: recursive doubling 4K-128K (within two messages
+     * of scratch), the earlier rules outside. */
+    UNIT_CHECK_EQ_U64(ON(scan, 16, 1, 4 * K), BUFPOOL_SCAN_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ON(scan, 16, 1, 128 * K), BUFPOOL_SCAN_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ON(scan, 16, 1, 128 * K + 4), BUFPOOL_SCAN_CHAIN);
+    UNIT_CHECK_EQ_U64(ON(scan, 8, 1, 4 * K), P);
+    UNIT_CHECK_EQ_U64(ON(exscan, 16, 1, 64 * K), BUFPOOL_EXSCAN_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ON(exscan, 16, 1, 4 * K - 4), P);
+    /* A smaller scratch bound: the row's recursive doubling is handed over
+     * when two messages do not fit. */
+    bufpool_tuning_t small = dflt;
+    small.segment_size = 16 * K;
+    const bufpool_call_t call = {
+        .comm_size = 16, .count = 32 * K, .bytes = 128 * K, .span = 128 * K, .commute = true};
+    bufpool_plan_t plan;
+    bufpool_decide_scan(&call, &small, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, P);
+}
+
 int main(void)
 {
     test_hier();
@@ -342,5 +448,6 @@ int main(void)
     test_reduce_scatter();
     test_rooted();
     test_scans();
+    test_measured_rows();
     return unit_finish("test_coll_decide");
 }

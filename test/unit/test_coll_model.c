@@ -366,7 +366,7 @@ static void test_decisions(void)
 }
 
 /* One host: alltoall, gather and scatter take the model's pick unless a
- * row of the override table (coll_bufpool_decide.c, onehost_rules)
+ * measured row (coll_bufpool_decide.c, measured_rules)
  * matches; the reason says which. */
 static void test_onehost_layer(void)
 {
@@ -393,11 +393,13 @@ static void test_onehost_layer(void)
     bufpool_decide_alltoall(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK(BUFPOOL_ALLTOALL_LINEAR == plan.alg);
     UNIT_CHECK(NULL == strstr(plan.why, "cost model"));
+    /* 16 ranks, large blocks: no row (pairwise measured 1.39-1.80 x tuned
+     * there on 16 cores): the model's linear. */
     call.comm_size = 16;
     call.bytes = (64 << 10) + 1;
     bufpool_decide_alltoall(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
-    UNIT_CHECK(BUFPOOL_ALLTOALL_PAIRWISE == plan.alg);
-    UNIT_CHECK(NULL == strstr(plan.why, "cost model"));
+    UNIT_CHECK(BUFPOOL_ALLTOALL_LINEAR == plan.alg);
+    UNIT_CHECK(NULL != strstr(plan.why, "cost model"));
     call.bytes = 2 << 10;
     bufpool_decide_scatter(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK(BUFPOOL_SCATTER_BINOMIAL == plan.alg);
