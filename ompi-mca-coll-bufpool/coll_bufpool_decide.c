@@ -142,14 +142,19 @@ static const struct measured_rule measured_rules[] = {
      BUFPOOL_REDUCE_BINARY, "auto, measured (16 cores, 4 x 4 and 2 x 8): binary"},
 
     /* bcast, one host, 16 cores: at p = 8 binomial 0.77-0.95 x tuned from
-     * 32 KiB to 512 KiB (linear 0.97-1.00); at p = 16 binomial 0.99-1.05 x
-     * up to 256 KiB (linear 1.61-1.78), scatter_allgather 0.78-1.10 x at
-     * 512 KiB-2 MiB (binomial 1.76 and linear 3.4 from 1 MiB), chain 0.90
-     * x at 4 MiB (scatter_allgather 1.20). */
+     * 32 KiB to 512 KiB (linear 0.97-1.00), but auto's binomial and linear
+     * 1.02-1.26 x from 1 B to 2 KiB; at p = 16 bufpool's binomial, tuned's
+     * own algorithm there, 0.99-1.07 x forced and 1.06-1.32 x in auto's run
+     * from 1 B to 256 KiB (linear 1.61-1.78 from 16 KiB): nothing to add;
+     * scatter_allgather 0.78-1.10 x at 512 KiB-2 MiB (binomial 1.76 and
+     * linear 3.4 from 1 MiB), chain 0.90 x at 4 MiB (scatter_allgather
+     * 1.20). */
+    {BUFPOOL_COLL_bcast, ONE_HOST, 8, 15, 0, 2 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, p = 8): the previous module's is faster"},
     {BUFPOOL_COLL_bcast, ONE_HOST, 8, 15, 16 * KIB + 1, 512 * KIB, 0, BUFPOOL_BCAST_BINOMIAL,
      "auto, measured (16 cores, p = 8): binomial"},
-    {BUFPOOL_COLL_bcast, ONE_HOST, 16, ANY_RANKS, 16 * KIB + 1, 256 * KIB, 0,
-     BUFPOOL_BCAST_BINOMIAL, "auto, measured (16 cores, p = 16): binomial"},
+    {BUFPOOL_COLL_bcast, ONE_HOST, 16, ANY_RANKS, 0, 256 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, p = 16): the previous module's binomial is as fast"},
     {BUFPOOL_COLL_bcast, ONE_HOST, 16, ANY_RANKS, 256 * KIB + 1, 4 * MIB - 1, 0,
      BUFPOOL_BCAST_SCATTER_ALLGATHER, "auto, measured (16 cores, p = 16): scatter_allgather"},
     {BUFPOOL_COLL_bcast, ONE_HOST, 16, ANY_RANKS, 4 * MIB, ANY_BYTES, 0, BUFPOOL_BCAST_CHAIN,
@@ -208,20 +213,38 @@ static const struct measured_rule measured_rules[] = {
      "auto, measured (16 cores, p = 8): the previous module's is faster"},
     {BUFPOOL_COLL_gather, ONE_HOST, 16, ANY_RANKS, 64 * KIB + 1, 1 * MIB, 0, BUFPOOL_ALG_PREVIOUS,
      "auto, measured (16 cores, p = 16): the previous module's is faster"},
-    {BUFPOOL_COLL_gather, ONE_HOST, 16, ANY_RANKS, 0, 64 * KIB, 0, BUFPOOL_GATHER_BINOMIAL,
-     "auto, measured (16 cores, p = 16): binomial"},
+    {BUFPOOL_COLL_gather, ONE_HOST, 16, ANY_RANKS, 2 * KIB + 1, 64 * KIB, 0,
+     BUFPOOL_GATHER_BINOMIAL, "auto, measured (16 cores, p = 16): binomial"},
+    /* Across 2-4 hosts at p = 16 (16 cores, auto's runs): the model's
+     * gather took 1.27-1.61 x tuned up to 2 KiB on 2 x 8 (1.03-1.26 from
+     * 8 B on 4 x 4) and 1.15-1.80 x from 64 KiB to 1 MiB on 2 x 8. */
+    {BUFPOOL_COLL_gather, SEVERAL_HOSTS, 16, ANY_RANKS, 0, 2 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 4 x 4 and 2 x 8): the previous module's is faster"},
+    {BUFPOOL_COLL_gather, 2, 3, 16, ANY_RANKS, 64 * KIB, 1 * MIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 2 x 8): the previous module's is faster"},
+    /* scatter across 2-4 hosts at p = 16: 1.12-1.88 x tuned up to 2 KiB
+     * (auto's runs); alltoall there 1.32-1.87 x from 4 B to 256 B. */
+    {BUFPOOL_COLL_scatter, SEVERAL_HOSTS, 16, ANY_RANKS, 0, 2 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 4 x 4 and 2 x 8): the previous module's is faster"},
+    {BUFPOOL_COLL_alltoall, SEVERAL_HOSTS, 16, ANY_RANKS, 0, 256, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 4 x 4 and 2 x 8): the previous module's is faster"},
     /* 2 ranks: the model ties below a segment; linear measured 0.55-1.04 x
      * tuned at every size and root (2 cores, 2 and 4 ranks). */
     {BUFPOOL_COLL_gather, ONE_HOST, 2, 2, 0, ANY_BYTES, 0, BUFPOOL_GATHER_LINEAR,
      "auto, one host: 2 ranks, the model ties; linear measured"},
     {BUFPOOL_COLL_scatter, ONE_HOST, 2, 2, 0, ANY_BYTES, 0, BUFPOOL_SCATTER_LINEAR,
      "auto, one host: 2 ranks, the model ties; linear measured"},
-    /* Many ranks, small blocks: a tree saves the root p - 1 messages' own
-     * overhead, which the model does not count (not measured). */
-    {BUFPOOL_COLL_gather, ONE_HOST, 8, ANY_RANKS, 0, 2 * KIB, 0, BUFPOOL_GATHER_BINOMIAL,
-     "auto, one host: many ranks, small blocks (not measured)"},
-    {BUFPOOL_COLL_scatter, ONE_HOST, 8, ANY_RANKS, 0, 2 * KIB, 0, BUFPOOL_SCATTER_BINOMIAL,
-     "auto, one host: many ranks, small blocks (not measured)"},
+    /* Many ranks, small blocks, one host (16 cores, p = 8 and 16, auto's
+     * runs): the binomial gather 1.06-1.35 x tuned up to 1 KiB, the
+     * binomial scatter 1.05-1.24 x up to 256 B and 0.74-1.01 x from 512 B
+     * to 2 KiB (a tree spares the root p - 1 messages' overhead, which the
+     * model does not count). */
+    {BUFPOOL_COLL_gather, ONE_HOST, 8, ANY_RANKS, 0, 2 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, p = 8 and 16): the previous module's is faster"},
+    {BUFPOOL_COLL_scatter, ONE_HOST, 8, ANY_RANKS, 0, 256, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, p = 8 and 16): the previous module's is faster"},
+    {BUFPOOL_COLL_scatter, ONE_HOST, 8, ANY_RANKS, 257, 2 * KIB, 0, BUFPOOL_SCATTER_BINOMIAL,
+     "auto, measured (16 cores, p = 8 and 16): binomial"},
 
     /* scan, exscan, one host, 16 cores, p = 16: recursive doubling (two
      * messages of scratch) 0.77-0.99 x tuned from 4 KiB to 128 KiB, the

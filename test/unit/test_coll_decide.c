@@ -152,7 +152,7 @@ static void test_rooted(void)
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 64 * K, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 3, 64 * K - 1, true, false), BUFPOOL_GATHER_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 4, 64 * K, true, false), BUFPOOL_GATHER_LINEAR);
-    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 2 * K, true, false), BUFPOOL_GATHER_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 2 * K, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 2 * K + 1, true, false), BUFPOOL_GATHER_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(gather, BUFPOOL_GATHER_BINOMIAL, 2, 64 * K, true, false),
                       BUFPOOL_GATHER_BINOMIAL);
@@ -380,12 +380,18 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 128 * K), BUFPOOL_REDUCE_BINARY);
     UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 1 * M), BUFPOOL_REDUCE_BINARY);
     UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 1 * M + 4), BUFPOOL_REDUCE_RSG);
-    /* bcast, one host: binomial past small_size (to 512K at 8-15 ranks, to
-     * 256K from 16), then scatter_allgather, chain from 4M. */
+    /* bcast, one host: at 8-15 ranks back up to 2K, binomial (the 2-core
+     * rule up to small_size, then the row) to 512K; from 16 ranks back up
+     * to 256K, then scatter_allgather, chain from 4M. */
+    UNIT_CHECK_EQ_U64(ON(bcast, 8, 1, 1), P);
+    UNIT_CHECK_EQ_U64(ON(bcast, 15, 1, 2 * K), P);
+    UNIT_CHECK_EQ_U64(ON(bcast, 8, 1, 2 * K + 1), BUFPOOL_BCAST_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ON(bcast, 7, 1, 2 * K), BUFPOOL_BCAST_BINOMIAL);
     UNIT_CHECK_EQ_U64(ON(bcast, 8, 1, 512 * K), BUFPOOL_BCAST_BINOMIAL);
     UNIT_CHECK_EQ_U64(ON(bcast, 8, 1, 512 * K + 1), BUFPOOL_BCAST_LINEAR);
     UNIT_CHECK_EQ_U64(ON(bcast, 8, 1, 1 * M), BUFPOOL_BCAST_CHAIN);
-    UNIT_CHECK_EQ_U64(ON(bcast, 16, 1, 256 * K), BUFPOOL_BCAST_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ON(bcast, 16, 1, 4), P);
+    UNIT_CHECK_EQ_U64(ON(bcast, 16, 1, 256 * K), P);
     UNIT_CHECK_EQ_U64(ON(bcast, 16, 1, 256 * K + 1), BUFPOOL_BCAST_SCATTER_ALLGATHER);
     UNIT_CHECK_EQ_U64(ON(bcast, 16, 1, 4 * M - 1), BUFPOOL_BCAST_SCATTER_ALLGATHER);
     UNIT_CHECK_EQ_U64(ON(bcast, 16, 1, 4 * M), BUFPOOL_BCAST_CHAIN);
@@ -413,10 +419,29 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(gather, 8, 1, 128 * K), BUFPOOL_GATHER_LINEAR);
     UNIT_CHECK_EQ_U64(ON(gather, 8, 1, 128 * K + 1), P);
     UNIT_CHECK_EQ_U64(ON(gather, 8, 1, 2 * M), P);
+    UNIT_CHECK_EQ_U64(ON(gather, 8, 1, 1), P);
+    UNIT_CHECK_EQ_U64(ON(gather, 16, 1, 2 * K), P);
+    UNIT_CHECK_EQ_U64(ON(gather, 16, 1, 2 * K + 1), BUFPOOL_GATHER_BINOMIAL);
     UNIT_CHECK_EQ_U64(ON(gather, 16, 1, 64 * K), BUFPOOL_GATHER_BINOMIAL);
     UNIT_CHECK_EQ_U64(ON(gather, 16, 1, 64 * K + 1), P);
     UNIT_CHECK_EQ_U64(ON(gather, 16, 1, 1 * M), P);
     UNIT_CHECK_EQ_U64(ON(gather, 16, 1, 2 * M), BUFPOOL_GATHER_LINEAR);
+    /* scatter, one host, many ranks: back up to 256 B, binomial to 2K. */
+    UNIT_CHECK_EQ_U64(ON(scatter, 8, 1, 256), P);
+    UNIT_CHECK_EQ_U64(ON(scatter, 16, 1, 257), BUFPOOL_SCATTER_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ON(scatter, 16, 1, 2 * K), BUFPOOL_SCATTER_BINOMIAL);
+    /* gather, scatter, alltoall across 2-4 hosts at 16 ranks: small ones
+     * back (alltoall up to 256 B), gather 64K-1M back on 2-3 hosts. */
+    UNIT_CHECK_EQ_U64(ON(gather, 16, 4, 2 * K), P);
+    UNIT_CHECK_EQ_U64(ON(gather, 16, 2, 64 * K), P);
+    UNIT_CHECK_EQ_U64(ON(gather, 16, 3, 1 * M), P);
+    UNIT_CHECK(P != ON(gather, 16, 2, 1 * M + 1));
+    UNIT_CHECK(P != ON(gather, 16, 4, 64 * K));
+    UNIT_CHECK_EQ_U64(ON(scatter, 16, 2, 2 * K), P);
+    UNIT_CHECK(P != ON(scatter, 16, 2, 2 * K + 1));
+    UNIT_CHECK_EQ_U64(ON(alltoall, 16, 4, 256), P);
+    UNIT_CHECK(P != ON(alltoall, 16, 4, 257));
+    UNIT_CHECK(P != ON(alltoall, 16, 5, 4));
     /* scan, exscan at 16: recursive doubling 4K-128K (within two messages
      * of scratch), the earlier rules outside. */
     UNIT_CHECK_EQ_U64(ON(scan, 16, 1, 4 * K), BUFPOOL_SCAN_RECURSIVE_DOUBLING);
