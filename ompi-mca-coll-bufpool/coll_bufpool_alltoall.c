@@ -253,7 +253,10 @@ int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
     BUFPOOL_FALLBACK_UNLESS_FITS(module, alltoall, scount > rcount ? scount : rcount, sbuf, scount,
                                  sdtype, rbuf, rcount, rdtype, comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
-    const bufpool_call_t call = bufpool_block_call(rcount, rdtype, in_place, comm);
+    bufpool_call_t call = bufpool_block_call(rcount, rdtype, in_place, comm);
+    /* Different handles may have different type maps (conservative: a
+     * duplicate of the same type counts as different). */
+    call.previous_unsafe = !in_place && sdtype != rdtype;
     bufpool_plan_t plan;
 
     BUFPOOL_ENTER(module, alltoall, &call, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);

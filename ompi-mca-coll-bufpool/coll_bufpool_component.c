@@ -211,7 +211,9 @@ static int bufpool_register(void)
                  DEFAULT_MAX_REQUESTS, &COMPONENT->max_requests_text);
     register_var("min_size",
                  "Messages smaller than this (bytes per process, suffixes K, M, G) go to the "
-                 "previously selected module; 0 lets bufpool handle every size",
+                 "previously selected module, except alltoalls whose send and receive types "
+                 "differ (Open MPI's Bruck alltoall may corrupt those, open-mpi/ompi#10488); 0 "
+                 "lets bufpool handle every size",
                  OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, DEFAULT_MIN_SIZE,
                  &COMPONENT->min_size_text);
     register_var("small_size",

@@ -610,8 +610,14 @@ void bufpool_decide_alltoall(const bufpool_call_t *call, const bufpool_tuning_t 
     /* In place, linear keeps a copy of the p - 1 outgoing blocks. */
     const bool copy_fits = bytes <= plan->scratch_bound / (size_t)(p - 1);
     if (BUFPOOL_ALG_AUTO == forced) {
-        const int chosen =
+        int chosen =
             layer_choice(BUFPOOL_COLL_alltoall, BUFPOOL_MODEL_ALLTOALL, call, tuning, plan);
+        if (BUFPOOL_ALG_PREVIOUS == chosen && call->previous_unsafe) {
+            /* Correct before fast: never hand back what it may corrupt. */
+            chosen = BUFPOOL_ALLTOALL_LINEAR;
+            plan->why = "auto: send and receive types differ, which the previous module's "
+                        "Bruck alltoall may corrupt (open-mpi/ompi#10488): linear";
+        }
         if (BUFPOOL_ALG_PREVIOUS == chosen) {
             hand_over(plan, plan->why);
             return;

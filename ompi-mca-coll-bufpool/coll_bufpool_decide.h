@@ -133,6 +133,13 @@ typedef struct bufpool_call {
                       scan, exscan; else 0)                             */
     bool commute;  /* the operation is commutative (else true)        */
     bool in_place; /* MPI_IN_PLACE (allreduce, reduce_scatter, alltoall) */
+    /* The previous module may compute this call wrongly, so it must not be
+     * handed back for speed: an alltoall whose send and receive datatypes
+     * differ, which Open MPI's modified Bruck alltoall (tuned's choice for
+     * small blocks on many ranks) corrupts up to 4.1.4 (open-mpi/ompi
+     * #10488: a wrong result and writes past the receive buffer, seen here
+     * at 16 ranks). */
+    bool previous_unsafe;
 } bufpool_call_t;
 
 /* How a call runs. */

@@ -90,7 +90,7 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const mca_coll_bufpool_modul
     if (!empty_call_counted[id] && 0 == call->count) {
         return BUFPOOL_ENTRY_DONE;
     }
-    if (call->bytes < tuning->min_size) {
+    if (call->bytes < tuning->min_size && !call->previous_unsafe) {
         bufpool_plan_init(plan, tuning, BUFPOOL_ALG_PREVIOUS);
         plan->why = "below coll_bufpool_min_size";
     } else {

@@ -440,6 +440,21 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(scatter, 16, 2, 2 * K), P);
     UNIT_CHECK(P != ON(scatter, 16, 2, 2 * K + 1));
     UNIT_CHECK_EQ_U64(ON(alltoall, 16, 4, 256), P);
+    {
+        /* ... but never an alltoall whose send and receive types differ
+         * (the previous module may corrupt it): linear serves it, also
+         * below coll_bufpool_min_size, which bufpool_enter checks. */
+        const bufpool_call_t mixed = {.comm_size = 16,
+                                      .hosts = 4,
+                                      .max_ppn = 4,
+                                      .bytes = 256,
+                                      .commute = true,
+                                      .previous_unsafe = true};
+        bufpool_plan_t plan;
+        bufpool_decide_alltoall(&mixed, &dflt, BUFPOOL_ALG_AUTO, &plan);
+        UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLTOALL_LINEAR);
+        UNIT_CHECK(NULL != strstr(plan.why, "10488"));
+    }
     UNIT_CHECK(P != ON(alltoall, 16, 4, 257));
     UNIT_CHECK(P != ON(alltoall, 16, 5, 4));
     /* scan, exscan at 16: recursive doubling 4K-128K (within two messages
