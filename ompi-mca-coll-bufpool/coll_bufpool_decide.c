@@ -129,16 +129,16 @@ static const struct measured_rule measured_rules[] = {
     /* reduce, 16 cores: one host, p = 8 and 16, binary 0.99-1.24 x, rsg
      * and chain 1.5-4.2 x up to 32 KiB, rsg 0.27-0.52 x at 256-512 KiB
      * (binary 0.45-0.56); across hosts (4 x 4, 2 x 8) binary 1.35-1.61 x
-     * up to 64 KiB and 0.66-1.04 x from 128 KiB to 1 MiB, where rsg was
-     * 0.68-1.91 x. */
+     * up to 64 KiB, 0.93-1.04 x at 128 KiB (1.20-1.28 in auto's runs) and
+     * 0.66-0.83 x from 256 KiB to 1 MiB, where rsg was 0.68-1.12 x. */
     {BUFPOOL_COLL_reduce, ONE_HOST, 8, ANY_RANKS, 4 * KIB, 64 * KIB - 1, 0, BUFPOOL_ALG_PREVIOUS,
      "auto, measured (16 cores, p = 8 and 16): the previous module's is faster"},
     {BUFPOOL_COLL_reduce, ONE_HOST, 8, ANY_RANKS, 256 * KIB, 512 * KIB - 1, RULE_COMMUTATIVE_ONLY,
      BUFPOOL_REDUCE_RSG, "auto, measured (16 cores, p = 8 and 16): rsg"},
-    {BUFPOOL_COLL_reduce, SEVERAL_HOSTS, 16, ANY_RANKS, 4 * KIB, 128 * KIB - 1, 0,
+    {BUFPOOL_COLL_reduce, SEVERAL_HOSTS, 16, ANY_RANKS, 4 * KIB, 256 * KIB - 1, 0,
      BUFPOOL_ALG_PREVIOUS,
      "auto, measured (16 cores, 4 x 4 and 2 x 8): the previous module's is faster"},
-    {BUFPOOL_COLL_reduce, SEVERAL_HOSTS, 16, ANY_RANKS, 128 * KIB, 1 * MIB, RULE_COMMUTATIVE_ONLY,
+    {BUFPOOL_COLL_reduce, SEVERAL_HOSTS, 16, ANY_RANKS, 256 * KIB, 1 * MIB, RULE_COMMUTATIVE_ONLY,
      BUFPOOL_REDUCE_BINARY, "auto, measured (16 cores, 4 x 4 and 2 x 8): binary"},
 
     /* bcast, one host, 16 cores: at p = 8 binomial 0.77-0.95 x tuned from
@@ -181,7 +181,9 @@ static const struct measured_rule measured_rules[] = {
     /* reduce_scatter(_block): one host, 16 cores, pairwise 1.26-1.40 x
      * tuned at 4 KiB (p = 8, 16) and 1.27 x at 8 KiB (p = 16); across hosts
      * (4 x 4, 2 x 8, reduce_scatter) pairwise 1.8-2.7 x and the ring
-     * 1.9-4.9 x up to 64 KiB, both 0.77-1.04 x from 128 KiB. */
+     * 1.9-4.9 x up to 64 KiB; at 128-256 KiB pairwise 0.77-0.84 x, the
+     * ring (the model's pick) 0.90-1.24 x (1.64-1.88 x at 128 KiB on 2 x 8
+     * in auto's runs); from 512 KiB both 0.80-1.01 x. */
     {BUFPOOL_COLL_reduce_scatter_block, ONE_HOST, 8, ANY_RANKS, 0, 8 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
      "auto, measured (16 cores, p = 8 and 16): small input"},
     {BUFPOOL_COLL_reduce_scatter, SEVERAL_HOSTS, 16, ANY_RANKS, 0, 128 * KIB - 1, 0,
@@ -189,6 +191,12 @@ static const struct measured_rule measured_rules[] = {
     {BUFPOOL_COLL_reduce_scatter_block, SEVERAL_HOSTS, 16, ANY_RANKS, 0, 128 * KIB - 1, 0,
      BUFPOOL_ALG_PREVIOUS,
      "auto, measured (16 cores, 4 x 4 and 2 x 8, reduce_scatter's algorithms): small input"},
+    {BUFPOOL_COLL_reduce_scatter, SEVERAL_HOSTS, 16, ANY_RANKS, 128 * KIB, 256 * KIB,
+     RULE_COMMUTATIVE_ONLY, BUFPOOL_REDUCE_SCATTER_PAIRWISE,
+     "auto, measured (16 cores, 4 x 4 and 2 x 8): pairwise"},
+    {BUFPOOL_COLL_reduce_scatter_block, SEVERAL_HOSTS, 16, ANY_RANKS, 128 * KIB, 256 * KIB,
+     RULE_COMMUTATIVE_ONLY, BUFPOOL_REDUCE_SCATTER_BLOCK_PAIRWISE,
+     "auto, measured (16 cores, 4 x 4 and 2 x 8, reduce_scatter's algorithms): pairwise"},
 
     /* alltoall: the whole exchange takes 1-2 us; taking and returning a
      * pooled buffer costs 50-70 ns of it (2 cores: 1.03-1.06 x tuned at 1 B
@@ -217,15 +225,21 @@ static const struct measured_rule measured_rules[] = {
      BUFPOOL_GATHER_BINOMIAL, "auto, measured (16 cores, p = 16): binomial"},
     /* Across 2-4 hosts at p = 16 (16 cores, auto's runs): the model's
      * gather took 1.27-1.61 x tuned up to 2 KiB on 2 x 8 (1.03-1.26 from
-     * 8 B on 4 x 4) and 1.15-1.80 x from 64 KiB to 1 MiB on 2 x 8. */
+     * 8 B on 4 x 4), 1.15-1.80 x from 64 KiB to 1 MiB on 2 x 8 and
+     * 1.01-1.81 x at 64-128 KiB on 4 x 4 (0.65-0.91 x above). */
     {BUFPOOL_COLL_gather, SEVERAL_HOSTS, 16, ANY_RANKS, 0, 2 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
      "auto, measured (16 cores, 4 x 4 and 2 x 8): the previous module's is faster"},
     {BUFPOOL_COLL_gather, 2, 3, 16, ANY_RANKS, 64 * KIB, 1 * MIB, 0, BUFPOOL_ALG_PREVIOUS,
      "auto, measured (16 cores, 2 x 8): the previous module's is faster"},
+    {BUFPOOL_COLL_gather, 4, 4, 16, ANY_RANKS, 64 * KIB, 128 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 4 x 4): the previous module's is faster"},
     /* scatter across 2-4 hosts at p = 16: 1.12-1.88 x tuned up to 2 KiB
-     * (auto's runs); alltoall there 1.32-1.87 x from 4 B to 256 B. */
+     * (auto's runs), and 1.31-1.37 x at 4 KiB on 4 x 4; alltoall there
+     * 1.32-1.87 x from 4 B to 256 B. */
     {BUFPOOL_COLL_scatter, SEVERAL_HOSTS, 16, ANY_RANKS, 0, 2 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
      "auto, measured (16 cores, 4 x 4 and 2 x 8): the previous module's is faster"},
+    {BUFPOOL_COLL_scatter, 4, 4, 16, ANY_RANKS, 2 * KIB + 1, 4 * KIB, 0, BUFPOOL_ALG_PREVIOUS,
+     "auto, measured (16 cores, 4 x 4): the previous module's is faster"},
     {BUFPOOL_COLL_alltoall, SEVERAL_HOSTS, 16, ANY_RANKS, 0, 256, 0, BUFPOOL_ALG_PREVIOUS,
      "auto, measured (16 cores, 4 x 4 and 2 x 8): the previous module's is faster"},
     /* 2 ranks: the model ties below a segment; linear measured 0.55-1.04 x

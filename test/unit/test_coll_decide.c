@@ -368,7 +368,7 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 4, 64 * K), P);
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 2, 16 * M), P);
     /* reduce: one host p >= 8 hands back below 64K and takes rsg at
-     * 256K-512K; across 2-4 hosts p >= 16 hands back below 128K and takes
+     * 256K-512K; across 2-4 hosts p >= 16 hands back below 256K and takes
      * binary up to 1M. */
     UNIT_CHECK_EQ_U64(ON(reduce, 8, 1, 64 * K - 4), P);
     UNIT_CHECK_EQ_U64(ON(reduce, 8, 1, 64 * K), BUFPOOL_REDUCE_BINARY);
@@ -377,7 +377,8 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(reduce, 4, 1, 256 * K), P);
     UNIT_CHECK_EQ_U64(alg_on(BUFPOOL_COLL_reduce, 16, 1, 256 * K, false), P);
     UNIT_CHECK_EQ_U64(ON(reduce, 16, 2, 128 * K - 4), P);
-    UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 128 * K), BUFPOOL_REDUCE_BINARY);
+    UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 256 * K - 4), P);
+    UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 256 * K), BUFPOOL_REDUCE_BINARY);
     UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 1 * M), BUFPOOL_REDUCE_BINARY);
     UNIT_CHECK_EQ_U64(ON(reduce, 16, 4, 1 * M + 4), BUFPOOL_REDUCE_RSG);
     /* bcast, one host: at 8-15 ranks back up to 2K, binomial (the 2-core
@@ -414,6 +415,9 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(reduce_scatter_block, 4, 1, 8 * K), 1);
     UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 2, 128 * K - 4), P);
     UNIT_CHECK_EQ_U64(ON(reduce_scatter_block, 16, 4, 64 * K), P);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 2, 128 * K), BUFPOOL_REDUCE_SCATTER_PAIRWISE);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter_block, 16, 4, 256 * K),
+                      BUFPOOL_REDUCE_SCATTER_BLOCK_PAIRWISE);
     UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 1, 64 * K), 1);
     /* gather, one host */
     UNIT_CHECK_EQ_U64(ON(gather, 8, 1, 128 * K), BUFPOOL_GATHER_LINEAR);
@@ -436,9 +440,12 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(gather, 16, 2, 64 * K), P);
     UNIT_CHECK_EQ_U64(ON(gather, 16, 3, 1 * M), P);
     UNIT_CHECK(P != ON(gather, 16, 2, 1 * M + 1));
-    UNIT_CHECK(P != ON(gather, 16, 4, 64 * K));
+    UNIT_CHECK_EQ_U64(ON(gather, 16, 4, 128 * K), P);
+    UNIT_CHECK(P != ON(gather, 16, 4, 128 * K + 1));
+    UNIT_CHECK_EQ_U64(ON(scatter, 16, 4, 4 * K), P);
+    UNIT_CHECK(P != ON(scatter, 16, 2, 4 * K));
     UNIT_CHECK_EQ_U64(ON(scatter, 16, 2, 2 * K), P);
-    UNIT_CHECK(P != ON(scatter, 16, 2, 2 * K + 1));
+
     UNIT_CHECK_EQ_U64(ON(alltoall, 16, 4, 256), P);
     {
         /* ... but never an alltoall whose send and receive types differ
