@@ -345,17 +345,15 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
         forced = BUFPOOL_ALG_AUTO;
     }
     bufpool_plan_init(plan, tuning, forced);
+    /* A measured row's algorithm is kept, within what it serves (below). */
     const bool measured =
         BUFPOOL_ALG_AUTO == forced && measured_choice(BUFPOOL_COLL_allreduce, call, plan);
-    const int modeled = BUFPOOL_ALG_AUTO == forced && !measured
-                            ? model_choice(BUFPOOL_MODEL_ALLREDUCE, call, tuning, plan)
-                            : 0;
     if (BUFPOOL_ALG_PREVIOUS == plan->alg) {
         return; /* a measured row hands it over */
     }
-    if (measured) {
-        /* the row's algorithm, within what it serves (below) */
-    } else if (modeled) {
+    const bool decide_here = BUFPOOL_ALG_AUTO == forced && !measured;
+    const int modeled = decide_here ? model_choice(BUFPOOL_MODEL_ALLREDUCE, call, tuning, plan) : 0;
+    if (modeled) {
         /* Within what each algorithm can serve: recursive doubling holds the
          * whole message in scratch, rsag needs a commutative operation. */
         plan->alg = modeled;
@@ -370,7 +368,7 @@ void bufpool_decide_allreduce(const bufpool_call_t *call, const bufpool_tuning_t
                    (!call->commute || call->count < (size_t)call->comm_size)) {
             plan->alg = BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING;
         }
-    } else if (BUFPOOL_ALG_AUTO == forced) {
+    } else if (decide_here) {
         if (call->comm_size < 4 && call->bytes >= ALLREDUCE_PREV_MIN &&
             call->bytes < ALLREDUCE_PREV_MAX) {
             hand_over(plan, "auto: 4K-8K on fewer than 4 processes");
@@ -691,9 +689,9 @@ static void decide_scan(bufpool_coll_id_t id, const bufpool_call_t *call,
                         int rd, bufpool_plan_t *plan)
 {
     bufpool_plan_init(plan, tuning, forced);
-    if (BUFPOOL_ALG_AUTO == forced && measured_choice(id, call, plan)) {
-        /* a row's recursive doubling, within its scratch (below) */
-    } else if (BUFPOOL_ALG_AUTO == forced) {
+    /* A measured row's recursive doubling is kept, within its scratch
+     * (below). */
+    if (BUFPOOL_ALG_AUTO == forced && !measured_choice(id, call, plan)) {
         if (!serves_auto) {
             hand_over(plan, "auto: the previous module's is faster");
             return;
