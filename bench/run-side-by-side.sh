@@ -168,8 +168,8 @@ if [ "$do_build" = 1 ]; then
         (cd "$build_dir" && "$srcdir/configure") >>"$build_log" 2>&1 || die "configure failed; see $build_log"
     fi
     # In the tree's own order (Makefile.am's SUBDIRS): common/ first (the
-    # parser library coll_latency and both components link), then the
-    # components, then the benchmark; a fresh tree has none of them yet.
+    # libraries the components and coll_latency link), then the components,
+    # then the benchmark; a fresh tree has none of them yet.
     note "building common/ in $build_dir"
     make -C "$build_dir/common" >>"$build_log" 2>&1 || die "building common/ failed; see $build_log"
     # The components may not build yet (work in progress); the stock

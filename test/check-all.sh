@@ -87,8 +87,8 @@ mkdir -p "$root/main"
 
 # The README's first command (scripts/install-deps.sh, step 1, then
 # bench/run-side-by-side.sh) in its quick form: every collective at 2 and 4
-# processes, bufpool against default, adapt and basic, sizes to 4 MiB (about
-# 30 s on 2 cores).  A step here rather than in .ci/run after check-all: the
+# processes, bufpool against default, adapt and basic, sizes to 4 MiB (20-45 s
+# on 2 cores).  A step here rather than in .ci/run after check-all: the
 # README's test command then proves the first command as well, `step` prints
 # its time and `fail` names it, and the runner reuses the -Werror tree just
 # built instead of configuring a second one (so its own build is a no-op
