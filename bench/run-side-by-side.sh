@@ -167,8 +167,11 @@ if [ "$do_build" = 1 ]; then
         note "configuring in $build_dir"
         (cd "$build_dir" && "$srcdir/configure") >>"$build_log" 2>&1 || die "configure failed; see $build_log"
     fi
-    note "building coll_latency in $build_dir"
-    make -C "$build_dir/bench" coll_latency >>"$build_log" 2>&1 || die "building coll_latency failed; see $build_log"
+    # In the tree's own order (Makefile.am's SUBDIRS): common/ first (the
+    # libraries the components and coll_latency link), then the components,
+    # then the benchmark; a fresh tree has none of them yet.
+    note "building common/ in $build_dir"
+    make -C "$build_dir/common" >>"$build_log" 2>&1 || die "building common/ failed; see $build_log"
     # The components may not build yet (work in progress); the stock
     # configurations run regardless.
     if make -C "$build_dir/opal-mca-mpool-regpar" >>"$build_log" 2>&1 &&
@@ -177,6 +180,8 @@ if [ "$do_build" = 1 ]; then
     else
         note "the components did not build (see $build_log); bufpool will be skipped"
     fi
+    note "building coll_latency in $build_dir"
+    make -C "$build_dir/bench" coll_latency >>"$build_log" 2>&1 || die "building coll_latency failed; see $build_log"
 fi
 bench_bin=$build_dir/bench/coll_latency
 [ -x "$bench_bin" ] || die "$bench_bin is missing; run without --no-build or build it (make -C $build_dir/bench coll_latency)"
