@@ -156,6 +156,11 @@ OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);
  * name is missing; -1 when out of memory.  O(p x hosts). */
 int bufpool_comm_host_ids(struct ompi_communicator_t *comm, int *host, int *max_ppn);
 
+/* Report an info key coll_bufpool_<coll>_algorithm with a bad value (help
+ * topic bad-info-key). */
+void mca_coll_bufpool_bad_info_key(const char *comm_name, const char *key, const char *value,
+                                   bufpool_coll_id_t id);
+
 /* The priority as currently set (it may change at run time). */
 int mca_coll_bufpool_priority(void);
 

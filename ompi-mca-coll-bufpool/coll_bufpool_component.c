@@ -302,6 +302,23 @@ static int bufpool_register(void)
     return OMPI_SUCCESS;
 }
 
+void mca_coll_bufpool_bad_info_key(const char *comm_name, const char *key, const char *value,
+                                   bufpool_coll_id_t id)
+{
+    char names[256] = "";
+    size_t used = 0;
+    for (const char *const *n = bufpool_algorithm_names[id] + 1; NULL != *n && used < sizeof(names);
+         n++) {
+        used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+                                 n == bufpool_algorithm_names[id] + 1 ? "" : ", ", *n);
+    }
+    bufpool_params_show(&coll_pp, "bad-info-key",
+                        "coll_bufpool: communicator %s: info key %s has the invalid value \"%s\"; "
+                        "expected auto, previous or one of %s. The setting of "
+                        "coll_bufpool_%s_algorithm applies there (pid %d).",
+                        comm_name, key, value, names, bufpool_coll_names[id], (int)getpid());
+}
+
 /* ---------------------------------------------------------------------- */
 /* Checking the values, with one message per bad value. */
 

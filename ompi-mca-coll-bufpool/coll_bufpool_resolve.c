@@ -43,10 +43,10 @@ static void read_info_keys(mca_coll_bufpool_module_t *module, struct ompi_commun
                       ? BUFPOOL_ALG_AUTO
                       : bufpool_algorithm_index((bufpool_coll_id_t)id, value);
         if (alg < BUFPOOL_ALG_PREVIOUS) {
-            opal_output(0,
-                        "coll_bufpool: communicator %s: info key %s=%s is not auto, previous or "
-                        "an algorithm of %s; the setting of coll_bufpool_%s_algorithm applies",
-                        comm->c_name, key, value, bufpool_coll_names[id], bufpool_coll_names[id]);
+            /* Once per communicator (every rank when verbose). */
+            if (0 == ompi_comm_rank(comm) || COMPONENT->verbose >= 1) {
+                mca_coll_bufpool_bad_info_key(comm->c_name, key, value, (bufpool_coll_id_t)id);
+            }
             continue;
         }
         module->forced[id] = alg;
