@@ -606,13 +606,15 @@ int tune_raw_read(FILE *f, const char *stat, tune_raw_t *raw, char *err, size_t 
         while (len > 0 && ('\n' == line[len - 1] || '\r' == line[len - 1])) {
             line[--len] = '\0';
         }
-        /* mpirun may prefix nothing, but a wrapper might: find the tag. */
+        /* A "bpt" line, at the start or after mpirun's --tag-output prefix
+         * ("[1,0]<stdout>:"). */
         const char *at = strstr(line, "bpt ");
-        if (at != line) {
+        if (NULL == at ||
+            (at != line && ':' != at[-1] && !(at - line >= 2 && ' ' == at[-1] && ':' == at[-2]))) {
             continue;
         }
-        const char kind = line[4];
-        const char *rest = line + 5;
+        const char kind = at[4];
+        const char *rest = at + 5;
         while (' ' == *rest) {
             rest++;
         }
@@ -654,7 +656,7 @@ int tune_raw_read(FILE *f, const char *stat, tune_raw_t *raw, char *err, size_t 
                 break;
             case 'W':
             case 'N':
-                rc = add_note(raw, line + 4);
+                rc = add_note(raw, at + 4);
                 break;
             case 'D':
                 raw->complete = true;

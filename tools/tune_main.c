@@ -509,10 +509,20 @@ static int decide(const main_options *o, double margin)
         }
         print_choices(stdout, raw.points, rows, nrows);
         print_gains(stdout, raw.points, raw.npoints, &s);
+        size_t wrong = 0;
+        for (size_t i = 0; i < raw.nnotes; i++) {
+            wrong += 'W' == raw.notes[i][0];
+        }
+        if (wrong > 0) {
+            printf(
+                "\nWARNING: %zu batch(es) gave a wrong result or an MPI error (listed at the top);"
+                "\neach configuration was left out where it failed.  Please report them.\n",
+                wrong);
+        }
         fflush(stdout);
         rc = write_atomically(o->output, text, len);
         if (0 == rc) {
-            printf("\nWrote %s (%ld rows).  Use it with:\n  mpirun --mca coll_bufpool_rules_file "
+            printf("\nWrote %s (%ld row(s)).  Use it with:\n  mpirun --mca coll_bufpool_rules_file "
                    "%s ...\n",
                    o->output, nrows, o->output);
         }

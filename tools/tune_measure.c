@@ -420,16 +420,24 @@ static void progress_line(progress *pr, const char *coll, int p, int hosts, size
     fflush(stderr);
 }
 
-/* For testing only: BUFPOOL_TUNE_TEST_CRASH=COLL:CONFIG makes the last
- * rank of the communicator abort when that configuration starts, as an
- * algorithm that crashes would (test/tune/tune_errors.sh). */
-static void crash_if_asked(const char *coll, const char *cfg, int rank, int p)
+/* For testing only (test/tune/tune_errors.sh): whether the environment
+ * variable name holds COLL:CONFIG.  Every rank reads the same value. */
+static bool test_hook(const char *name, const char *coll, const char *cfg)
 {
-    const char *at = getenv("BUFPOOL_TUNE_TEST_CRASH");
+    const char *at = getenv(name);
     char want[96];
     snprintf(want, sizeof(want), "%s:%s", coll, cfg);
-    if (NULL != at && 0 == strcmp(at, want) && rank == p - 1) {
-        fprintf(stderr, "bufpool-tune-measure: BUFPOOL_TUNE_TEST_CRASH=%s: aborting\n", at);
+    return NULL != at && 0 == strcmp(at, want);
+}
+
+/* BUFPOOL_TUNE_TEST_CRASH=COLL:CONFIG: the last rank of the communicator
+ * aborts when that configuration starts, as an algorithm that crashes
+ * would. */
+static void crash_if_asked(const char *coll, const char *cfg, int rank, int p)
+{
+    if (test_hook("BUFPOOL_TUNE_TEST_CRASH", coll, cfg) && rank == p - 1) {
+        fprintf(stderr, "bufpool-tune-measure: BUFPOOL_TUNE_TEST_CRASH=%s:%s: aborting\n", coll,
+                cfg);
         abort();
     }
 }
@@ -502,6 +510,9 @@ static void run_collective(bufpool_coll_id_t id, MPI_Comm sub, MPI_Comm sync, in
                 raw("R %s %d %zu %s %d", coll, p, size, cfg[c].name, rep);
                 crash_if_asked(coll, cfg[c].name, ps.args.rank, p);
                 point_result r = measure_point(&ps, &cfg[c].bc, iters, warmup, (*seed)++);
+                if (test_hook("BUFPOOL_TUNE_TEST_WRONG", coll, cfg[c].name)) {
+                    r.wrong = 1; /* as a failed data check would report it */
+                }
                 raw("M %s %d %d %d %zu %zu %s %d %ld %.4f %.4f %.0f %.0f %.0f", coll, p, hosts, ppn,
                     size, bytes, cfg[c].name, rep, iters, r.avg_us, r.p50_us, r.wrong, r.own_calls,
                     r.fallbacks);

@@ -305,7 +305,8 @@ static void test_raw(void)
         "bpt M allreduce 2 1 2 1024 1024 previous 0 100 10.0 9.0 0 nan nan\n"
         "bpt M allreduce 2 1 2 1024 1024 previous/aa 0 100 10.0 9.5 0 nan nan\n"
         "bpt M allreduce 2 1 2 1024 1024 rsag 0 100 8.0 7.0 0 200 0\n"
-        "bpt M allreduce 2 1 2 1024 1024 ring 0 100 8.0 7.0 0 100 100\n"
+        "[1,0]<stdout>:bpt M allreduce 2 1 2 1024 1024 ring 0 100 8.0 7.0 0 100 100\n"
+        "echo bpt M gather 2 1 2 64 64 previous 0 100 1 1 0 0 0\n" /* not a tag: ignored */
         "bpt M allreduce 2 1 2 1024 1024 recursive_doubling 0 100 8.0 7.0 0 0 0\n"
         "bpt M allreduce 2 1 2 1024 1024 previous 1 100 10.0 9.0 0 nan nan\n"
         "bpt M allreduce 2 1 2 1024 1024 rsag 1 100 8.0 7.0 5 200 0\n"

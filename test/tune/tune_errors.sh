@@ -101,6 +101,28 @@ else
 fi
 unset BUFPOOL_TUNE_TEST_CRASH
 
+# A wrong result (BUFPOOL_TUNE_TEST_WRONG marks a configuration's batches
+# as a failed data check would): said at once and at the end, that
+# configuration measured no further at that point and chosen nowhere; the
+# file is still written.
+if BUFPOOL_TUNE_TEST_WRONG=bcast:chain "$tune" --np 2 -c bcast --sizes 1K,64K --reps 2 \
+    --batch-ms 1 -o "$work/w.rules" --raw "$work/w.raw" >"$work/stdout" 2>"$work/stderr"; then
+    expect_grep "$work/stderr" '^bufpool-tune: WRONG RESULT: bcast at 2 ranks, 1K, chain: ' "wrong result: said at once"
+    expect_grep "$work/stderr" '^\[1/2\] bcast p=2 1K: .* chain WRONG ' "wrong result: in the progress line"
+    expect_grep "$work/stdout" '^  bcast 2 ranks 64K chain: wrong result \(left out at this point\)' "wrong result: listed in the report"
+    expect_grep "$work/stdout" '^WARNING: 2 batch\(es\) gave a wrong result' "wrong result: warned at the end"
+    n=$(grep -c '^bpt M bcast .* chain ' "$work/w.raw")
+    [ "$n" = 2 ] && pass "wrong result: chain measured once per point, then left out" ||
+        fail "wrong result: chain measured $n times"
+    grep -q 'alg=chain' "$work/w.rules" && fail "wrong result: a row chose chain" ||
+        pass "wrong result: no row chose chain"
+else
+    fail "a run with a wrong result failed: $(tail -n 5 "$work/stderr")"
+fi
+
+# --timeout stops a job that takes too long, and nothing is written.
+expect_fail 3 "FAILED: the job did not finish within --timeout 2 s" -- --np 2 --timeout 2
+
 # A rules file the component refuses is reported (the check tune_quick.sh
 # relies on to say the component loaded its file without error).
 printf 'bufpool-rules 1\nbcast ranks=2 bytes=16..1K-1 alg=ring\n' >"$work/bad.rules"

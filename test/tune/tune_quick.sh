@@ -66,7 +66,7 @@ expect_grep "$work/progress.txt" '^\[44/44\] exscan p=2 1M: ' "progress: last po
 expect_grep "$work/report.txt" '^bufpool takes [0-9]+ of 44 points' "report: summary line"
 expect_grep "$work/report.txt" '^allreduce, 2 ranks on 1 host\(s\), at most 2 per host:$' "report: per collective and size"
 expect_grep "$work/report.txt" '^Expected gains where bufpool takes a point' "report: gains table"
-expect_grep "$work/report.txt" "^Wrote $out \\([0-9]+ rows\\)" "report: the file written"
+expect_grep "$work/report.txt" "^Wrote $out \\([0-9]+ row\\(s\\)\\)" "report: the file written"
 ls "$work"/quick.rules.tmp.* >/dev/null 2>&1 && fail "a temporary file was left behind" || pass "no temporary file left"
 
 # Rows: one per run of equal choices; every row measured, with the ratio,
