@@ -444,7 +444,7 @@ static void crash_if_asked(const char *coll, const char *cfg, int rank, int p)
 
 static void run_collective(bufpool_coll_id_t id, MPI_Comm sub, MPI_Comm sync, int p, int hosts,
                            int ppn, const tune_options *o, const bufpool_tuning_t *tuning,
-                           progress *pr, unsigned *seed)
+                           progress *pr)
 {
     const coll_desc *cd = &bench_collectives[id];
     const char *coll = bufpool_coll_names[id];
@@ -509,7 +509,13 @@ static void run_collective(bufpool_coll_id_t id, MPI_Comm sub, MPI_Comm sync, in
                 }
                 raw("R %s %d %zu %s %d", coll, p, size, cfg[c].name, rep);
                 crash_if_asked(coll, cfg[c].name, ps.args.rank, p);
-                point_result r = measure_point(&ps, &cfg[c].bc, iters, warmup, (*seed)++);
+                /* The data of the check: the same on every rank of the
+                 * communicator (ranks outside the earlier, smaller ones
+                 * measured nothing there), different for every batch. */
+                const unsigned seed =
+                    1U + (((unsigned)p * 64U + (unsigned)id) * 64U + (unsigned)si) * 1024U +
+                    (unsigned)rep * (unsigned)TUNE_MAX_CFGS + (unsigned)c;
+                point_result r = measure_point(&ps, &cfg[c].bc, iters, warmup, seed);
                 if (test_hook("BUFPOOL_TUNE_TEST_WRONG", coll, cfg[c].name)) {
                     r.wrong = 1; /* as a failed data check would report it */
                 }
@@ -687,7 +693,6 @@ int main(int argc, char **argv)
         "previous module, its A/A copy and every algorithm, %d repetitions of ~%g ms batches\n",
         pr.total, o.reps, o.batch_ms);
 
-    unsigned seed = 1;
     for (int i = 0; i < o.nranks; i++) {
         const int p = o.ranks[i];
         int hosts, ppn;
@@ -704,7 +709,7 @@ int main(int argc, char **argv)
             for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
                 if (o.colls[id]) {
                     run_collective((bufpool_coll_id_t)id, sub, sync, p, hosts, ppn, &o, &tuning,
-                                   &pr, &seed);
+                                   &pr);
                 }
             }
             MPI_Comm_free(&sync);

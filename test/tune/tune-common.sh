@@ -37,18 +37,19 @@ expect_grep() {
 }
 
 # The component's size maps of MPI_COMM_WORLD under rules file $1, from a
-# 2-rank job at coll_bufpool_verbose 3 (written to $2; the job's whole
-# output to $2.job).  Extra mpirun arguments: $MAPS_MPIRUN (default: the
+# job of ${3:-2} ranks at coll_bufpool_verbose 3 (written to $2; the job's
+# whole output to $2.job).  Extra mpirun arguments: $MAPS_MPIRUN (default: the
 # build tree's mpirun through test/mpi/run-mpi-test.sh).
 component_maps() {
+    maps_np=${3:-2}
     if [ -n "${MAPS_MPIRUN:-}" ]; then
         # shellcheck disable=SC2086 # the wrapper's words
         OMPI_MCA_mca_base_component_path=${OMPI_SYSTEM_COMPONENT_DIR:-}:$top_builddir/components \
-            $MAPS_MPIRUN -np 2 --mca coll_bufpool_rules_file "$1" --mca coll_bufpool_verbose 3 \
+            $MAPS_MPIRUN -np "$maps_np" --mca coll_bufpool_rules_file "$1" --mca coll_bufpool_verbose 3 \
             "$measure" --collectives bcast --sizes 4 --reps 1 --quiet >"$2.job" 2>&1
     else
         BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $1 --mca coll_bufpool_verbose 3" \
-            sh "$top_srcdir/test/mpi/run-mpi-test.sh" 2 "$measure" --collectives bcast --sizes 4 \
+            sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$maps_np" "$measure" --collectives bcast --sizes 4 \
             --reps 1 --quiet >"$2.job" 2>&1
     fi
     rc=$?
@@ -58,15 +59,15 @@ component_maps() {
     return $rc
 }
 
-# check_rows RULES RAW MAPS: every point measured at 2 ranks in RAW (its
-# "bpt M" lines) is decided, in the component's size maps MAPS of a
-# 2-rank communicator, by a row of RULES, and the choice printed is that
-# row's.
+# check_rows RULES RAW MAPS [NP]: every point measured at NP (default 2)
+# ranks in RAW (its "bpt M" lines) is decided, in the component's size maps
+# MAPS of an NP-rank communicator, by a row of RULES, and the choice
+# printed is that row's.
 check_rows() {
-    awk -v rules="$1" -v raw="$2" '
+    awk -v rules="$1" -v raw="$2" -v np="${4:-2}" '
         FILENAME == rules { row[FNR] = $0; next }
         FILENAME == raw {
-            if ($1 == "bpt" && $2 == "M" && $4 == 2) point[$3 " " $8] = 1
+            if ($1 == "bpt" && $2 == "M" && $4 == np) point[$3 " " $8] = 1
             next
         }
         # the maps: "coll[, class] LO..HI: choice (auto, rules FILE:LINE (...))"
@@ -121,7 +122,7 @@ check_rows() {
                 checked++
             }
             if (checked == 0) { print "no measured point"; bad = 1 }
-            printf "%d measured points checked against the component'"'"'s maps\n", checked
+            printf "%d measured points at %d ranks checked against the component'"'"'s maps\n", checked, np
             exit bad
         }' "$1" "$2" "$3"
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
-# bufpool-tune --quick on 2 ranks of this machine (test/tune/tune.inc):
-# asserts results, never times.  The rules file must carry its header,
+# bufpool-tune --quick on 2 ranks of this machine, then a smaller run on 4
+# (communicators of 2 and 4 ranks; test/tune/tune.inc): asserts results,
+# never times.  The rules file must carry its header,
 # hold a row for every (collective, size) point measured, parse in
 # bench/coll_model and load in the component (a job with
 # coll_bufpool_rules_file prints no error, and its size maps at
@@ -105,6 +106,33 @@ if check_rows "$out" "$raw" "$work/maps.txt"; then
     pass "the file's rows decide every measured point in the component"
 else
     fail "rows of the file do not decide (above)"
+fi
+
+# Two communicator sizes (4 ranks, oversubscribed here): the first 2 ranks,
+# then all 4, every rank checking the same data; rows 2..3 and 4; the
+# component at 4 ranks decides the 4-rank points by the 4-rank rows.
+out4=$work/four.rules
+raw4=$work/four.txt
+if "$tune" --np 4 -c allreduce,bcast,reduce_scatter_block --sizes 1K,64K --reps 2 --batch-ms 1 \
+    -o "$out4" --raw "$raw4" >"$work/report4.txt" 2>"$work/progress4.txt"; then
+    pass "bufpool-tune --np 4 (communicators of 2 and 4 ranks)"
+    expect_grep "$raw4" '^bpt C 2 1 2$' "4 ranks: the 2-rank communicator"
+    expect_grep "$raw4" '^bpt C 4 1 4$' "4 ranks: the 4-rank communicator"
+    grep -q '^bpt W' "$raw4" && fail "4 ranks: wrong results: $(grep '^bpt W' "$raw4" | head -n 3)" ||
+        pass "4 ranks: every batch's data check"
+    for coll in allreduce bcast reduce_scatter_block; do
+        expect_grep "$out4" "^$coll ranks=2\.\.3 hosts=1 " "4 ranks: $coll rows for 2..3 ranks"
+        expect_grep "$out4" "^$coll ranks=4 hosts=1 " "4 ranks: $coll rows for 4 ranks"
+    done
+    component_maps "$out4" "$work/maps4.txt" 4 || fail "the 4-rank job with the rules file failed"
+    if check_rows "$out4" "$raw4" "$work/maps4.txt" 4; then
+        pass "4 ranks: the file's rows decide every 4-rank point in the component"
+    else
+        fail "4 ranks: rows of the file do not decide (above)"
+    fi
+else
+    tail -n 20 "$work/progress4.txt"
+    fail "bufpool-tune --np 4 failed"
 fi
 
 [ $status = 0 ] && echo "PASS: tune_quick" || echo "FAIL: tune_quick"
