@@ -305,6 +305,7 @@ static void write_rules(FILE *f, const tune_raw_t *raw, const main_options *o, d
         }
     }
     fprintf(f, "\n# Communicators: the first p ranks of MPI_COMM_WORLD, p =");
+    const char *sep = "";
     for (size_t i = 0; i < n; i++) {
         if (0 == i || pts[i].ranks > pts[i - 1].ranks) {
             bool seen = false;
@@ -312,8 +313,9 @@ static void write_rules(FILE *f, const tune_raw_t *raw, const main_options *o, d
                 seen |= pts[j].ranks == pts[i].ranks;
             }
             if (!seen) {
-                fprintf(f, " %d (%d host(s), %d per host at most)", pts[i].ranks, pts[i].hosts,
-                        pts[i].ppn);
+                fprintf(f, "%s %d (%d host(s), %d per host at most)", sep, pts[i].ranks,
+                        pts[i].hosts, pts[i].ppn);
+                sep = ",";
             }
         }
     }
