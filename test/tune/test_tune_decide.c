@@ -166,12 +166,18 @@ static void test_sizes(void)
     static const struct {
         size_t v;
         const char *text;
-    } cases[] = {{0, "0"},         {3, "3"},
-                 {16, "16"},       {1023, "1K-1"},
-                 {1024, "1K"},     {1025, "1K+1"},
-                 {1536, "1536"},   {65535, "64K-1"},
-                 {(size_t)2 << 20, "2M"}, {((size_t)2 << 20) - 1, "2M-1"},
-                 {(size_t)3 << 30, "3G"}, {((size_t)1 << 30) + 1, "1G+1"}};
+    } cases[] = {{0, "0"},
+                 {3, "3"},
+                 {16, "16"},
+                 {1023, "1K-1"},
+                 {1024, "1K"},
+                 {1025, "1K+1"},
+                 {1536, "1536"},
+                 {65535, "64K-1"},
+                 {(size_t)2 << 20, "2M"},
+                 {((size_t)2 << 20) - 1, "2M-1"},
+                 {(size_t)3 << 30, "3G"},
+                 {((size_t)1 << 30) + 1, "1G+1"}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char buf[32];
         tune_format_size(cases[i].v, buf, sizeof(buf));
@@ -286,8 +292,8 @@ static void test_rows(void)
     UNIT_CHECK(-1 == tune_verify_rules(text, len, "t.rules", pts, n, err, sizeof(err)));
     UNIT_CHECK(NULL != strstr(err, "expected rsag"));
     /* A file the parser refuses is reported. */
-    UNIT_CHECK(-1 == tune_verify_rules("bufpool-rules 1\nbcast alg=nope\n", 31, "t.rules", pts,
-                                       0, err, sizeof(err)));
+    UNIT_CHECK(-1 == tune_verify_rules("bufpool-rules 1\nbcast alg=nope\n", 31, "t.rules", pts, 0,
+                                       err, sizeof(err)));
     UNIT_CHECK(NULL != strstr(err, "t.rules:2"));
     free(rows);
 }
@@ -329,9 +335,9 @@ static void test_raw(void)
     UNIT_CHECK(BUFPOOL_COLL_allreduce == pt->coll && 2 == pt->ranks && 1024 == pt->bytes &&
                2 == pt->nreps && 5 == pt->ncfg);
     UNIT_CHECK(9.0 == pt->cfg[0].t[0] && 7.0 == pt->cfg[2].t[0]); /* p50 */
-    UNIT_CHECK(pt->cfg[2].wrong && !pt->cfg[2].handed_back);     /* rsag: 5 wrong */
-    UNIT_CHECK(pt->cfg[3].handed_back);                          /* ring: fallbacks */
-    UNIT_CHECK(pt->cfg[4].handed_back);                          /* rd: never served */
+    UNIT_CHECK(pt->cfg[2].wrong && !pt->cfg[2].handed_back);      /* rsag: 5 wrong */
+    UNIT_CHECK(pt->cfg[3].handed_back);                           /* ring: fallbacks */
+    UNIT_CHECK(pt->cfg[4].handed_back);                           /* rd: never served */
     UNIT_CHECK(!pt->cfg[0].handed_back && !pt->cfg[1].handed_back);
     tune_decide_point(pt, 0.03);
     UNIT_CHECK(BUFPOOL_ALG_PREVIOUS == pt->v.alg && TUNE_NONE_SERVED == pt->v.why);
@@ -368,8 +374,8 @@ static void test_args(void)
     int ranks[TUNE_MAX_RANKS];
     UNIT_CHECK(23 == tune_parse_sizes("4..16M", 1 << 30, sizes, TUNE_MAX_SIZES, err, sizeof(err)));
     UNIT_CHECK(4 == sizes[0] && ((size_t)16 << 20) == sizes[22]);
-    UNIT_CHECK(4 == tune_parse_sizes("64K,1K,1K,3..5", 1 << 30, sizes, TUNE_MAX_SIZES, err,
-                                     sizeof(err)));
+    UNIT_CHECK(
+        4 == tune_parse_sizes("64K,1K,1K,3..5", 1 << 30, sizes, TUNE_MAX_SIZES, err, sizeof(err)));
     UNIT_CHECK(3 == sizes[0] && 5 == sizes[1] && 1024 == sizes[2] && 65536 == sizes[3]);
     static const char *const bad_sizes[] = {"", "0", "16..4", "4..abc", "2G", "1..", "x"};
     for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
