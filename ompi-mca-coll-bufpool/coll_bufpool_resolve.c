@@ -25,9 +25,12 @@ static const bool takes_op[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_scan] = true,           [BUFPOOL_COLL_exscan] = true,
 };
 
-/* The communicator's info key coll_bufpool_<coll>_algorithm, for running
- * one algorithm on one communicator (bufpool-tune and the benchmarks
- * compare them in one job): auto, an algorithm of coll, or previous. */
+/* The communicator's info keys coll_bufpool_<coll>_algorithm, then
+ * coll_bufpool_algorithm ("COLL:ALG,..."; the only one that fits
+ * MPI_MAX_INFO_KEY for reduce_scatter and reduce_scatter_block), for
+ * running one algorithm on one communicator (bufpool-tune and the
+ * benchmarks compare them in one job): auto, an algorithm of coll, or
+ * previous. */
 static void read_info_keys(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
 {
     if (NULL == comm->super.s_info) {
@@ -50,6 +53,12 @@ static void read_info_keys(mca_coll_bufpool_module_t *module, struct ompi_commun
             continue;
         }
         module->forced[id] = alg;
+    }
+    char list[256], err[256];
+    if (bufpool_info_get(comm->super.s_info, BUFPOOL_ALGORITHM_INFO_KEY, list, sizeof(list)) &&
+        0 != bufpool_algorithm_list_parse(list, module->forced, err, sizeof(err))) {
+        opal_output(0, "coll_bufpool: communicator %s: info key %s=%s: %s; the key is ignored",
+                    comm->c_name, BUFPOOL_ALGORITHM_INFO_KEY, list, err);
     }
 }
 

@@ -47,6 +47,43 @@ int bufpool_algorithm_index(bufpool_coll_id_t coll, const char *name)
     return -2;
 }
 
+int bufpool_algorithm_list_parse(const char *text, int forced[BUFPOOL_NCOLLS], char *err,
+                                 size_t errlen)
+{
+    int out[BUFPOOL_NCOLLS];
+    memcpy(out, forced, sizeof(out));
+    for (const char *p = text; '\0' != *p;) {
+        const size_t len = strcspn(p, ",");
+        const char *colon = memchr(p, ':', len);
+        char coll[64], alg[64];
+        if (NULL == colon || (size_t)(colon - p) >= sizeof(coll) ||
+            len - (size_t)(colon - p) - 1 >= sizeof(alg)) {
+            snprintf(err, errlen, "'%.*s' is not COLLECTIVE:ALGORITHM", (int)len, p);
+            return -1;
+        }
+        snprintf(coll, sizeof(coll), "%.*s", (int)(colon - p), p);
+        snprintf(alg, sizeof(alg), "%.*s", (int)(len - (size_t)(colon - p) - 1), colon + 1);
+        int id = 0;
+        while (id < BUFPOOL_NCOLLS && 0 != strcmp(coll, bufpool_coll_names[id])) {
+            id++;
+        }
+        if (BUFPOOL_NCOLLS == id) {
+            snprintf(err, errlen, "'%s' is not a collective of bufpool", coll);
+            return -1;
+        }
+        const int a = bufpool_algorithm_index((bufpool_coll_id_t)id, alg);
+        if (a < BUFPOOL_ALG_PREVIOUS) {
+            snprintf(err, errlen, "'%s' is not auto, previous or an algorithm of %s", alg, coll);
+            return -1;
+        }
+        out[id] = a;
+        p += len;
+        p += ',' == *p;
+    }
+    memcpy(forced, out, sizeof(out));
+    return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Parsing. */
 

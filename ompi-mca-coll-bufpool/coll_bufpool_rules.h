@@ -97,6 +97,19 @@ int bufpool_rules_append(bufpool_rules_t *dst, const bufpool_rules_t *src);
  * BUFPOOL_ALG_PREVIOUS, "auto" BUFPOOL_ALG_AUTO), or -2 when unknown. */
 int bufpool_algorithm_index(bufpool_coll_id_t coll, const char *name);
 
+/* One info key for every collective's algorithm on one communicator:
+ * "COLL:ALG[,COLL:ALG...]" (ALG an algorithm of COLL, auto or previous).
+ * coll_bufpool_<coll>_algorithm serves as an info key too, but for
+ * reduce_scatter (37 characters) and reduce_scatter_block (43) it is
+ * longer than Open MPI's MPI_MAX_INFO_KEY (36), and MPI_Info_set refuses
+ * it. */
+#define BUFPOOL_ALGORITHM_INFO_KEY "coll_bufpool_algorithm"
+
+/* Parses such a list into forced[coll] (all or nothing): returns 0, or -1
+ * with the reason in err and forced unchanged. */
+int bufpool_algorithm_list_parse(const char *text, int forced[BUFPOOL_NCOLLS], char *err,
+                                 size_t errlen);
+
 /* What a communicator and a call class look like to the rules. */
 typedef struct bufpool_shape {
     int ranks;

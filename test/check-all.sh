@@ -4,7 +4,9 @@
 #   1. installs the dependencies (Debian 12, as root; skip with
 #      BUFPOOL_SKIP_DEPS=1),
 #   2. builds with -Wall -Wextra -Werror and runs `make check` (unit tests of
-#      the pool and the registration engine, MPI tests at 1-8 processes),
+#      the pool and the registration engine, MPI tests at 1-8 processes,
+#      bufpool-tune's quick form on 2 ranks and on 2 emulated hosts: its
+#      rules file loaded by the component, test/tune/),
 #   3. runs the README's first command in its quick form on that build tree
 #      (bench/run-side-by-side.sh --quick: every collective at 2 and 4
 #      processes, bufpool against default, adapt and basic, sizes to 4 MiB)

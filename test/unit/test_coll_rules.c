@@ -340,9 +340,44 @@ static void test_default_rules(void)
     }
 }
 
+/* The info key coll_bufpool_algorithm: a list, all or nothing. */
+static void test_algorithm_list(void)
+{
+    int forced[BUFPOOL_NCOLLS] = {0};
+    char err[256];
+    UNIT_CHECK(strlen(BUFPOOL_ALGORITHM_INFO_KEY) < 36); /* MPI_MAX_INFO_KEY of Open MPI */
+    UNIT_CHECK(0 == bufpool_algorithm_list_parse("reduce_scatter_block:ring,bcast:previous,"
+                                                 "allreduce:rsag",
+                                                 forced, err, sizeof(err)));
+    UNIT_CHECK(BUFPOOL_REDUCE_SCATTER_BLOCK_RING == forced[BUFPOOL_COLL_reduce_scatter_block]);
+    UNIT_CHECK(BUFPOOL_ALG_PREVIOUS == forced[BUFPOOL_COLL_bcast]);
+    UNIT_CHECK(BUFPOOL_ALLREDUCE_RSAG == forced[BUFPOOL_COLL_allreduce]);
+    UNIT_CHECK(BUFPOOL_ALG_AUTO == forced[BUFPOOL_COLL_reduce]);
+    UNIT_CHECK(0 == bufpool_algorithm_list_parse("allreduce:auto", forced, err, sizeof(err)));
+    UNIT_CHECK(BUFPOOL_ALG_AUTO == forced[BUFPOOL_COLL_allreduce]);
+    UNIT_CHECK(0 == bufpool_algorithm_list_parse("", forced, err, sizeof(err)));
+    /* A bad entry anywhere changes nothing. */
+    static const char *const bad[] = {"bcast",  "bcast:ring", "allreduce:rsag,nope:ring",
+                                      ":chain", "reduce:",    "scan:chain,,"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int before[BUFPOOL_NCOLLS];
+        memcpy(before, forced, sizeof(before));
+        UNIT_CHECK(-1 == bufpool_algorithm_list_parse(bad[i], forced, err, sizeof(err)));
+        UNIT_CHECK(0 == memcmp(before, forced, sizeof(before)));
+    }
+    /* A trailing comma ends the list. */
+    UNIT_CHECK(0 == bufpool_algorithm_list_parse("scan:chain,", forced, err, sizeof(err)));
+    UNIT_CHECK(BUFPOOL_SCAN_CHAIN == forced[BUFPOOL_COLL_scan]);
+    UNIT_CHECK(
+        0 != bufpool_algorithm_list_parse("allreduce:rsag,nope:ring", forced, err, sizeof(err)) &&
+        NULL != strstr(err, "'nope' is not a collective"));
+    UNIT_CHECK(BUFPOOL_ALG_AUTO == forced[BUFPOOL_COLL_allreduce]);
+}
+
 int main(void)
 {
     test_accepts();
+    test_algorithm_list();
     test_rejects();
     test_matching();
     test_sizemaps();
