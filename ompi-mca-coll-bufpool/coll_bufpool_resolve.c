@@ -18,12 +18,28 @@
 #define COMPONENT (&mca_coll_bufpool_component)
 
 /* Collectives whose calls differ by operation (the others are data
- * movement: every call is in the commutative classes). */
+ * movement: every call is in the commutative classes), and those whose
+ * entry passes MPI_IN_PLACE to the decision (reduce's is the root's alone;
+ * bcast, allgather, gather and scatter decide the same either way).  The
+ * classes a collective does not use share the map of those it does. */
 static const bool takes_op[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_allreduce] = true,      [BUFPOOL_COLL_reduce] = true,
     [BUFPOOL_COLL_reduce_scatter] = true, [BUFPOOL_COLL_reduce_scatter_block] = true,
     [BUFPOOL_COLL_scan] = true,           [BUFPOOL_COLL_exscan] = true,
 };
+static const bool takes_in_place[BUFPOOL_NCOLLS] = {
+    [BUFPOOL_COLL_allreduce] = true,      [BUFPOOL_COLL_alltoall] = true,
+    [BUFPOOL_COLL_reduce_scatter] = true, [BUFPOOL_COLL_reduce_scatter_block] = true,
+    [BUFPOOL_COLL_scan] = true,           [BUFPOOL_COLL_exscan] = true,
+};
+
+/* The class whose map a collective's call of class cls reads. */
+static int class_used(int id, int cls)
+{
+    const bool commutative = !takes_op[id] || 0 != (cls & BUFPOOL_CLASS(true, false));
+    const bool in_place = takes_in_place[id] && 0 != (cls & BUFPOOL_CLASS(false, true));
+    return BUFPOOL_CLASS(commutative, in_place);
+}
 
 /* The communicator's info keys coll_bufpool_<coll>_algorithm, then
  * coll_bufpool_algorithm ("COLL:ALG,..."; the only one that fits
@@ -103,11 +119,15 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
                 ompi_comm_size(comm), module->hosts > 1 ? module->hosts : 1, module->max_ppn);
     static const char *const class_names[BUFPOOL_NCLASSES] = {
         "non-commutative", "non-commutative in place", "", "in place"};
+    /* Commutative classes first: data movement has only those (its other
+     * two point at them). */
+    static const int order[BUFPOOL_NCLASSES] = {2, 3, 0, 1};
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
-        for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
-            bool printed = false; /* data movement shares the commutative maps */
-            for (int earlier = 0; earlier < cls; earlier++) {
-                printed |= module->map[id][earlier] == module->map[id][cls];
+        for (int k = 0; k < BUFPOOL_NCLASSES; k++) {
+            const int cls = order[k];
+            bool printed = false;
+            for (int earlier = 0; earlier < k; earlier++) {
+                printed |= module->map[id][order[earlier]] == module->map[id][cls];
             }
             if (printed) {
                 continue;
@@ -148,8 +168,8 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
         const int forced = bufpool_forced_for((bufpool_coll_id_t)id, module->forced[id],
                                               module->hosts, tuning, &note);
         for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
-            if (!takes_op[id] && cls < BUFPOOL_CLASS(true, false)) {
-                offset[id][cls] = SIZE_MAX; /* the commutative class's map, below */
+            if (class_used(id, cls) != cls) {
+                offset[id][cls] = SIZE_MAX; /* the map of the class it uses, below */
                 continue;
             }
             const bufpool_shape_t shape = shape_of(module, cls);
@@ -164,9 +184,7 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
     }
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
-            const size_t at = SIZE_MAX != offset[id][cls]
-                                  ? offset[id][cls]
-                                  : offset[id][cls | BUFPOOL_CLASS(true, false)];
+            const size_t at = offset[id][class_used(id, cls)];
             module->map[id][cls] = module->map_mem + at;
         }
     }
