@@ -79,6 +79,27 @@ typedef struct mca_coll_bufpool_component {
     uint64_t scratch_plain_allocs;
     /* Most requests one request set (bufpool_reqs_t) held at once. */
     uint64_t requests_peak;
+
+    /* Nonblocking and persistent forms (coll_bufpool_nb.c):
+     * coll_bufpool_nonblocking, coll_bufpool_persistent (on|off) and the
+     * tasks' stack size, coll_bufpool_nb_stack_size. */
+    char *nonblocking_text;
+    char *persistent_text;
+    char *nb_stack_size_text;
+    bool nonblocking;
+    bool persistent;
+    size_t nb_stack_size;
+    /* Their counters: MPI_I<coll> served and handed back, MPI_<coll>_init
+     * served (persistent requests bufpool runs) and handed back, MPI_Start
+     * of bufpool's persistent requests, the most tasks in flight at once
+     * and the stacks ever mapped for them. */
+    uint64_t icalls[BUFPOOL_NCOLLS];
+    uint64_t ifallbacks[BUFPOOL_NCOLLS];
+    uint64_t init_calls[BUFPOOL_NCOLLS];
+    uint64_t init_fallbacks[BUFPOOL_NCOLLS];
+    uint64_t persistent_starts;
+    uint64_t nb_tasks_peak;
+    uint64_t nb_stacks_mapped;
 } mca_coll_bufpool_component_t;
 
 BUFPOOL_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;
@@ -91,6 +112,15 @@ typedef struct mca_coll_bufpool_module {
     mca_coll_base_module_t *prev_##name##_module;
     BUFPOOL_FOREACH_COLL(BUFPOOL_PREV_MEMBERS)
 #undef BUFPOOL_PREV_MEMBERS
+    /* The previous module's nonblocking and persistent functions
+     * (coll_bufpool_nb.c). */
+#define BUFPOOL_PREV_NB_MEMBERS(name)                                                              \
+    mca_coll_base_module_i##name##_fn_t prev_i##name;                                              \
+    mca_coll_base_module_t *prev_i##name##_module;                                                 \
+    mca_coll_base_module_##name##_init_fn_t prev_##name##_init;                                    \
+    mca_coll_base_module_t *prev_##name##_init_module;
+    BUFPOOL_FOREACH_COLL(BUFPOOL_PREV_NB_MEMBERS)
+#undef BUFPOOL_PREV_NB_MEMBERS
     /* Requests of the sends of one call.  MPI forbids two collectives at
      * once on one communicator, so the module can keep them from call to
      * call instead of allocating per call. */
@@ -170,6 +200,12 @@ typedef enum {
 bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const mca_coll_bufpool_module_t *module,
                               const bufpool_call_t *call, struct ompi_communicator_t *comm,
                               bufpool_plan_t *plan);
+/* The same for another form of the collective: name in the explanation
+ * ("iallreduce", "allreduce_init"), a served call counted in served[id]. */
+bufpool_entry_t bufpool_enter_form(bufpool_coll_id_t id, const char *name, uint64_t *served,
+                                   const mca_coll_bufpool_module_t *module,
+                                   const bufpool_call_t *call, struct ompi_communicator_t *comm,
+                                   bufpool_plan_t *plan);
 
 /* In an entry point: bufpool_enter, then return at once when the call is
  * done or goes to the previous module (called with the entry's arguments,

@@ -17,6 +17,7 @@
 #include "opal/util/proc.h"
 
 #include "bufpool_params.h"
+#include "coll_bufpool_nb.h"
 #include "regpar_size.h"
 
 static int bufpool_register(void);
@@ -48,8 +49,12 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
 #define DEFAULT_MIN_SIZE       "0"
 #define DEFAULT_SMALL_SIZE     "16K"
 #define DEFAULT_MAX_REQUESTS   BUFPOOL_STR(BUFPOOL_MAX_REQUESTS_DEFAULT)
-#define BUFPOOL_STR(x)         BUFPOOL_STR_(x)
-#define BUFPOOL_STR_(x)        #x
+/* A task's stack: the deepest use measured over the test suite's
+ * nonblocking and persistent runs was 20 KiB (coll_bufpool_nb_stack_bytes_peak),
+ * so 256K leaves a wide margin for user operations and PML calls. */
+#define DEFAULT_NB_STACK_SIZE "256K"
+#define BUFPOOL_STR(x)        BUFPOOL_STR_(x)
+#define BUFPOOL_STR_(x)       #x
 
 #define NAMES(...)                                                                                 \
     (const char *const[])                                                                          \
@@ -242,6 +247,26 @@ static int bufpool_register(void)
                  "(allreduce hier, auto's cost model); empty, the default: the real host names",
                  OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, "", &COMPONENT->test_host_map_text);
 
+    register_var("nonblocking",
+                 "Let bufpool run the nonblocking collectives (MPI_Iallreduce, ...) of the "
+                 "collectives it runs, with the same algorithms, plans and scratch bound as the "
+                 "blocking ones (on|off); off leaves them to the previously selected module "
+                 "(libnbc) at no cost",
+                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "on", &COMPONENT->nonblocking_text);
+    register_var("persistent",
+                 "Let bufpool run the persistent collectives (MPI_Allreduce_init, ...; "
+                 "MPIX_Allreduce_init on Open MPI 4.1) of the collectives it runs, scratch kept "
+                 "from MPI_Start to MPI_Start and returned at MPI_Request_free (on|off); off "
+                 "leaves them to the previously selected module (libnbc) at no cost",
+                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "on", &COMPONENT->persistent_text);
+    register_var("nb_stack_size",
+                 "Bytes of the stack each nonblocking or persistent collective runs on while in "
+                 "flight (suffixes K, M, G), from 64K to 64M, below a guard page. Stacks are "
+                 "mapped once and reused; only the pages touched use memory "
+                 "(coll_bufpool_nb_stack_bytes_peak shows the deepest use)",
+                 OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, DEFAULT_NB_STACK_SIZE,
+                 &COMPONENT->nb_stack_size_text);
+
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         const char *coll = mca_coll_bufpool_coll_names[id];
         bufpool_coll_params_t *p = &COMPONENT->coll[id];
@@ -273,7 +298,38 @@ static int bufpool_register(void)
                  "disabled collective is not installed and not counted)",
                  coll);
         register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->fallbacks[id]);
+
+        snprintf(name, sizeof(name), "i%s_calls", coll);
+        snprintf(help, sizeof(help), "Calls to MPI_I%s served by bufpool's own algorithms", coll);
+        register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->icalls[id]);
+        snprintf(name, sizeof(name), "i%s_fallbacks", coll);
+        snprintf(help, sizeof(help),
+                 "Calls to MPI_I%s handed to the previously selected module (for the reasons "
+                 "of coll_bufpool_%s_fallbacks)",
+                 coll, coll);
+        register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->ifallbacks[id]);
+        snprintf(name, sizeof(name), "%s_init_calls", coll);
+        snprintf(help, sizeof(help),
+                 "Persistent MPI_%s_init requests served by bufpool's own algorithms (their "
+                 "starts: coll_bufpool_persistent_starts)",
+                 coll);
+        register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->init_calls[id]);
+        snprintf(name, sizeof(name), "%s_init_fallbacks", coll);
+        snprintf(help, sizeof(help),
+                 "Persistent MPI_%s_init requests handed to the previously selected module", coll);
+        register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->init_fallbacks[id]);
     }
+    register_pvar("persistent_starts", "MPI_Start of persistent collectives that bufpool runs",
+                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->persistent_starts);
+    register_pvar("nb_tasks_peak",
+                  "High-water mark of nonblocking and persistent collectives of bufpool in "
+                  "flight at once (past their first slice)",
+                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &COMPONENT->nb_tasks_peak);
+    register_pvar("nb_stacks_mapped",
+                  "Stacks mapped for nonblocking and persistent collectives (they are reused: "
+                  "a steady state maps none)",
+                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->nb_stacks_mapped);
+    bufpool_nb_register_pvars();
     register_pvar("scratch_bytes_in_use", "Scratch bytes bufpool's collectives hold now",
                   MCA_BASE_PVAR_CLASS_SIZE, &COMPONENT->scratch_bytes_in_use);
     register_pvar("scratch_bytes_peak",
@@ -444,6 +500,13 @@ static void check_params(void)
     }
     check_model_links();
     check_test_host_map();
+    COMPONENT->nonblocking =
+        bufpool_params_bool(&coll_pp, "nonblocking", COMPONENT->nonblocking_text, true);
+    COMPONENT->persistent =
+        bufpool_params_bool(&coll_pp, "persistent", COMPONENT->persistent_text, true);
+    COMPONENT->nb_stack_size = (size_t)bufpool_params_size(
+        &coll_pp, "nb_stack_size", COMPONENT->nb_stack_size_text, DEFAULT_NB_STACK_SIZE,
+        (uint64_t)64 << 10, (uint64_t)64 << 20, "a size from 64K to 64M");
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         char param[64];
@@ -464,6 +527,7 @@ static int bufpool_open(void)
     COMPONENT->mpool = NULL;
     COMPONENT->ext = NULL;
     check_params();
+    bufpool_nb_open();
     return OMPI_SUCCESS;
 }
 
@@ -486,6 +550,22 @@ static void print_report(void)
                  (unsigned long long)COMPONENT->fallbacks[id]);
         opal_output(0, "%s", line);
     }
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        char form[40];
+        if (0 != COMPONENT->icalls[id] || 0 != COMPONENT->ifallbacks[id]) {
+            snprintf(form, sizeof(form), "i%s", mca_coll_bufpool_coll_names[id]);
+            opal_output(0, "  %-22s %12llu calls %12llu fallbacks", form,
+                        (unsigned long long)COMPONENT->icalls[id],
+                        (unsigned long long)COMPONENT->ifallbacks[id]);
+        }
+        if (0 != COMPONENT->init_calls[id] || 0 != COMPONENT->init_fallbacks[id]) {
+            snprintf(form, sizeof(form), "%s_init", mca_coll_bufpool_coll_names[id]);
+            opal_output(0, "  %-22s %12llu calls %12llu fallbacks", form,
+                        (unsigned long long)COMPONENT->init_calls[id],
+                        (unsigned long long)COMPONENT->init_fallbacks[id]);
+        }
+    }
+    bufpool_nb_report();
 }
 
 static int bufpool_close(void)
@@ -493,6 +573,7 @@ static int bufpool_close(void)
     if (COMPONENT->verbose >= 1) {
         print_report();
     }
+    bufpool_nb_close();
     OBJ_DESTRUCT(&COMPONENT->pool_lock);
     free(priority_parsed_text);
     priority_parsed_text = NULL;

@@ -23,8 +23,8 @@ static const bool empty_call_counted[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_gather] = true, [BUFPOOL_COLL_scatter] = true,
 };
 
-static void explain(bufpool_coll_id_t id, const bufpool_plan_t *plan, size_t bytes,
-                    struct ompi_communicator_t *comm)
+static void explain(bufpool_coll_id_t id, const char *name, const bufpool_plan_t *plan,
+                    size_t bytes, struct ompi_communicator_t *comm)
 {
     const char *alg =
         plan->alg < 0 ? "previous module" : mca_coll_bufpool_algorithm_names[id][plan->alg];
@@ -37,13 +37,12 @@ static void explain(bufpool_coll_id_t id, const bufpool_plan_t *plan, size_t byt
     }
     /* Framework verbosity, as the other coll components log theirs. */
     opal_output_verbose(20, ompi_coll_base_framework.framework_output,
-                        "coll:bufpool: %s of %zu bytes per rank on %s (%d ranks): %s (%s)",
-                        mca_coll_bufpool_coll_names[id], bytes, comm->c_name, ompi_comm_size(comm),
-                        alg, why);
+                        "coll:bufpool: %s of %zu bytes per rank on %s (%d ranks): %s (%s)", name,
+                        bytes, comm->c_name, ompi_comm_size(comm), alg, why);
     if (COMPONENT->verbose >= 2) {
         opal_output(0, "coll_bufpool: %s of %zu bytes per rank on %s (%d ranks, rank %d): %s (%s)",
-                    mca_coll_bufpool_coll_names[id], bytes, comm->c_name, ompi_comm_size(comm),
-                    ompi_comm_rank(comm), alg, why);
+                    name, bytes, comm->c_name, ompi_comm_size(comm), ompi_comm_rank(comm), alg,
+                    why);
     }
 }
 
@@ -79,6 +78,15 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const mca_coll_bufpool_modul
                               const bufpool_call_t *in_call, struct ompi_communicator_t *comm,
                               bufpool_plan_t *plan)
 {
+    return bufpool_enter_form(id, mca_coll_bufpool_coll_names[id], COMPONENT->calls, module,
+                              in_call, comm, plan);
+}
+
+bufpool_entry_t bufpool_enter_form(bufpool_coll_id_t id, const char *name, uint64_t *served,
+                                   const mca_coll_bufpool_module_t *module,
+                                   const bufpool_call_t *in_call, struct ompi_communicator_t *comm,
+                                   bufpool_plan_t *plan)
+{
     const bufpool_tuning_t *tuning = &COMPONENT->tuning;
     /* The hosts the communicator spans were counted once, when the module
      * was enabled; every decision sees them. */
@@ -96,10 +104,10 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const mca_coll_bufpool_modul
     } else {
         bufpool_decide[id](call, tuning, COMPONENT->coll[id].algorithm, plan);
     }
-    explain(id, plan, call->bytes, comm);
+    explain(id, name, plan, call->bytes, comm);
     if (plan->alg < 0) {
         return BUFPOOL_ENTRY_PREVIOUS;
     }
-    bufpool_count_call(id);
+    (void)__atomic_fetch_add(&served[id], 1, __ATOMIC_RELAXED);
     return empty_call_counted[id] && 0 == call->bytes ? BUFPOOL_ENTRY_DONE : BUFPOOL_ENTRY_RUN;
 }

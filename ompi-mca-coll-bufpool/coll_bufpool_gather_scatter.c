@@ -55,6 +55,7 @@
  * only after everything is posted.
  */
 #include "coll_bufpool_pack.h"
+#include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -244,7 +245,7 @@ static int slot_reqs_wait(slot_reqs_t *s, int slot)
 {
     int rc = OMPI_SUCCESS;
     if (s->n[slot] > 0) {
-        rc = ompi_request_wait_all((size_t)s->n[slot], s->req[slot], MPI_STATUSES_IGNORE);
+        rc = bufpool_wait_all((size_t)s->n[slot], s->req[slot]);
         s->n[slot] = 0;
     }
     return rc;
@@ -294,7 +295,7 @@ static int gather_up(const tree_t *t, const bufpool_view_t *mine, struct ompi_co
             const int i = (int)(u % (size_t)depth);
             unit_t x;
             unit_of(t, v, u, &x);
-            rc = ompi_request_wait(&sent[i], MPI_STATUS_IGNORE); /* unit u - depth left */
+            rc = bufpool_wait(&sent[i]); /* unit u - depth left */
             if (OMPI_SUCCESS != rc) {
                 break;
             }
@@ -306,8 +307,8 @@ static int gather_up(const tree_t *t, const bufpool_view_t *mine, struct ompi_co
                 for (int k = 0; k < nkids && OMPI_SUCCESS == rc; k++) {
                     size_t at, len = unit_part(t, &x, kids[k], &at);
                     if (0 != len) {
-                        rc = MCA_PML_CALL(irecv(slot + at, len, MPI_BYTE, rank_of(t, kids[k]), tag,
-                                                comm, slot_reqs_next(&recvs, i)));
+                        rc = bufpool_irecv(slot + at, len, MPI_BYTE, rank_of(t, kids[k]), tag, comm,
+                                           slot_reqs_next(&recvs, i));
                     }
                 }
                 if (OMPI_SUCCESS == rc && 0 != own) {
@@ -323,14 +324,14 @@ static int gather_up(const tree_t *t, const bufpool_view_t *mine, struct ompi_co
             const int i = (int)(done % (size_t)depth);
             rc = slot_reqs_wait(&recvs, i);
             if (OMPI_SUCCESS == rc) {
-                rc = MCA_PML_CALL(isend(out[i].ptr, out[i].count, out[i].dtype, parent, tag,
-                                        MCA_PML_BASE_SEND_STANDARD, comm, &sent[i]));
+                rc = bufpool_isend(out[i].ptr, out[i].count, out[i].dtype, parent, tag, comm,
+                                   &sent[i]);
             }
         }
     }
     rc = slot_reqs_wait_every(&recvs, depth, rc);
     for (int i = 0; i < depth; i++) {
-        int wait_rc = ompi_request_wait(&sent[i], MPI_STATUS_IGNORE);
+        int wait_rc = bufpool_wait(&sent[i]);
         rc = OMPI_SUCCESS != rc ? rc : wait_rc;
     }
     bufpool_slots_put(&slots);
@@ -558,9 +559,8 @@ static int scatter_down(const tree_t *t, const bufpool_view_t *mine,
         for (int k = 0; k < nkids && OMPI_SUCCESS == rc; k++) {
             size_t at, len = unit_part(t, &x, kids[k], &at);
             if (0 != len) {
-                rc = MCA_PML_CALL(isend((char *)where + at, len, MPI_BYTE, rank_of(t, kids[k]), tag,
-                                        MCA_PML_BASE_SEND_STANDARD, comm,
-                                        slot_reqs_next(&sends, i)));
+                rc = bufpool_isend((char *)where + at, len, MPI_BYTE, rank_of(t, kids[k]), tag,
+                                   comm, slot_reqs_next(&sends, i));
             }
         }
         size_t own = unit_own(t, &x, v);
@@ -701,9 +701,30 @@ typedef struct rooted_args {
     struct ompi_datatype_t *mine_dtype;
 } rooted_args_t;
 
-static int rooted_run(bool gather, const rooted_args_t *a, const bufpool_plan_t *plan, size_t bytes,
-                      int root, struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+static rooted_args_t rooted_args(bool gather, const bufpool_args_t *a)
 {
+    return gather ? (rooted_args_t){a->rbuf,         a->rcount, a->rdtype,
+                                    (void *)a->sbuf, a->scount, a->sdtype}
+                  : (rooted_args_t){a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype};
+}
+
+bufpool_call_t bufpool_rooted_call(bool gather, const bufpool_args_t *a,
+                                   struct ompi_communicator_t *comm)
+{
+    const rooted_args_t r = rooted_args(gather, a);
+    /* Only the root's arguments for all are significant. */
+    const bool is_root = ompi_comm_rank(comm) == a->root;
+    return bufpool_block_call(is_root ? r.all_count : r.mine_count,
+                              is_root ? r.all_dtype : r.mine_dtype, false, comm);
+}
+
+int bufpool_run_rooted(bool gather, const bufpool_args_t *args, const bufpool_call_t *call,
+                       const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                       mca_coll_bufpool_module_t *module)
+{
+    const rooted_args_t r = rooted_args(gather, args), *a = &r;
+    const size_t bytes = call->bytes;
+    const int root = args->root;
     const int tag = gather ? MCA_COLL_BASE_TAG_GATHER : MCA_COLL_BASE_TAG_SCATTER;
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     const bool is_root = rank == root;
@@ -714,10 +735,8 @@ static int rooted_run(bool gather, const rooted_args_t *a, const bufpool_plan_t 
             return linear_root(a->all, a->all_count, a->all_dtype, have_mine ? a->mine : NULL,
                                a->mine_count, a->mine_dtype, gather, tag, root, plan, module, comm);
         }
-        return gather ? MCA_PML_CALL(send(a->mine, a->mine_count, a->mine_dtype, root, tag,
-                                          MCA_PML_BASE_SEND_STANDARD, comm))
-                      : MCA_PML_CALL(recv(a->mine, a->mine_count, a->mine_dtype, root, tag, comm,
-                                          MPI_STATUS_IGNORE));
+        return gather ? bufpool_send(a->mine, a->mine_count, a->mine_dtype, root, tag, comm)
+                      : bufpool_recv(a->mine, a->mine_count, a->mine_dtype, root, tag, comm);
     }
     bufpool_view_t mine;
     if (have_mine) {
@@ -746,13 +765,14 @@ static int rooted(bool gather, const void *sbuf, bufpool_count_t scount,
     mca_coll_base_module_gather_fn_t prev = gather ? module->prev_gather : module->prev_scatter;
     mca_coll_base_module_t *prev_module =
         gather ? module->prev_gather_module : module->prev_scatter_module;
-    const rooted_args_t a =
-        gather ? (rooted_args_t){rbuf, rcount, rdtype, (void *)sbuf, scount, sdtype}
-               : (rooted_args_t){sbuf, scount, sdtype, rbuf, rcount, rdtype};
-    /* Only the root's arguments for all are significant. */
-    const bool is_root = ompi_comm_rank(comm) == root;
-    const bufpool_call_t call = bufpool_block_call(
-        is_root ? a.all_count : a.mine_count, is_root ? a.all_dtype : a.mine_dtype, false, comm);
+    const bufpool_args_t a = {.sbuf = sbuf,
+                              .scount = (int)scount,
+                              .sdtype = sdtype,
+                              .rbuf = rbuf,
+                              .rcount = (int)rcount,
+                              .rdtype = rdtype,
+                              .root = root};
+    const bufpool_call_t call = bufpool_describe(id, &a, comm);
     bufpool_plan_t plan;
 
     /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
@@ -765,7 +785,7 @@ static int rooted(bool gather, const void *sbuf, bufpool_count_t scount,
             bufpool_count_fallback(id);
             return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module);
         default:
-            return rooted_run(gather, &a, &plan, call.bytes, root, comm, module);
+            return bufpool_run_rooted(gather, &a, &call, &plan, comm, module);
     }
 }
 

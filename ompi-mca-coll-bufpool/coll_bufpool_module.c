@@ -5,6 +5,7 @@
  */
 #include "coll_bufpool.h"
 #include "coll_bufpool_hier.h"
+#include "coll_bufpool_nb.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,13 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     module->prev_##name##_module = NULL;
     BUFPOOL_FOREACH_COLL(BUFPOOL_CLEAR_PREV)
 #undef BUFPOOL_CLEAR_PREV
+#define BUFPOOL_CLEAR_PREV_NB(name)                                                                \
+    module->prev_i##name = NULL;                                                                   \
+    module->prev_i##name##_module = NULL;                                                          \
+    module->prev_##name##_init = NULL;                                                             \
+    module->prev_##name##_init_module = NULL;
+    BUFPOOL_FOREACH_COLL(BUFPOOL_CLEAR_PREV_NB)
+#undef BUFPOOL_CLEAR_PREV_NB
     module->req_cache = NULL;
     module->req_cache_cap = 0;
     module->aux_req_cache = NULL;
@@ -37,6 +45,7 @@ static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
     }
     BUFPOOL_FOREACH_COLL(BUFPOOL_RELEASE_PREV)
 #undef BUFPOOL_RELEASE_PREV
+    bufpool_nb_module_destruct(module);
     free(module->req_cache);
     free(module->aux_req_cache);
     bufpool_hier_topo_free(module->hier);
@@ -164,6 +173,7 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         return OMPI_ERROR;
     }
     module->hosts = bufpool_comm_hosts(comm, &module->max_ppn);
+    bufpool_nb_module_enable(module, comm);
 #if BUFPOOL_MODULE_INSTALLS_ITSELF
     /* Open MPI 6: nothing copies our functions into the communicator; we
      * put them there ourselves (the previous ones are saved above). */
@@ -192,6 +202,7 @@ static int bufpool_module_disable(mca_coll_base_module_t *base, struct ompi_comm
     }
     BUFPOOL_FOREACH_COLL(BUFPOOL_RESTORE_PREV)
 #undef BUFPOOL_RESTORE_PREV
+    bufpool_nb_module_disable(module, comm);
     return OMPI_SUCCESS;
 }
 #endif
@@ -231,6 +242,7 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
         COMPONENT->coll[BUFPOOL_COLL_##name].enabled ? mca_coll_bufpool_##name : NULL;
     BUFPOOL_FOREACH_COLL(BUFPOOL_INSTALL)
 #undef BUFPOOL_INSTALL
+    bufpool_nb_module_query(module);
 
     opal_output_verbose(10, ompi_coll_base_framework.framework_output,
                         "coll:bufpool:comm_query (%s): offered with priority %d", comm->c_name,

@@ -36,6 +36,7 @@
  *   halving and ring are as fast (0.8-1.2, noise): hand over.
  */
 #include "coll_bufpool_reduce_scatter.h"
+#include "coll_bufpool_run.h"
 
 #include <string.h>
 
@@ -395,9 +396,8 @@ static int ring_post(const ring_step_t *st, struct ompi_datatype_t *dtype, bufpo
         if (j < rnseg) {
             char *at = ring_seg(st->rdirect, st->rslots, st, j);
             size_t n = rs_seg_count(st->rcount, st->per, j);
-            rc = NULL != rreq
-                     ? MCA_PML_CALL(irecv(at, n, dtype, st->from, st->tag, reqs->comm, &rreq[j]))
-                     : bufpool_reqs_recv(reqs, at, n, dtype, st->from, st->tag);
+            rc = NULL != rreq ? bufpool_irecv(at, n, dtype, st->from, st->tag, reqs->comm, &rreq[j])
+                              : bufpool_reqs_recv(reqs, at, n, dtype, st->from, st->tag);
         }
         if (OMPI_SUCCESS == rc && j < snseg) {
             rc = bufpool_reqs_send(reqs, ring_seg(st->sdirect, st->sslots, st, j),
@@ -482,7 +482,7 @@ int bufpool_ring_reduce_scatter(const bufpool_rs_stream_t *s, struct ompi_commun
             const char *mine =
                 src + (ptrdiff_t)bufpool_blocks_disp(blocks, rb) * full.extent + chunk_off;
             for (size_t j = 0; j < rnseg; j++) {
-                int wait_rc = ompi_request_wait(&rreq[j], MPI_STATUS_IGNORE);
+                int wait_rc = bufpool_wait(&rreq[j]);
                 rc = OMPI_SUCCESS != rc ? rc : wait_rc;
                 if (OMPI_SUCCESS != rc) {
                     continue; /* complete the others */
@@ -713,8 +713,7 @@ int bufpool_rhalving_reduce_scatter(const bufpool_rs_stream_t *s, void *result,
              * overwrites). */
             rc = rh_exchange(&r, rank + 1, 0, p, 0, 0);
             if (OMPI_SUCCESS == rc && me.len > 0) {
-                rc = MCA_PML_CALL(
-                    recv(res, me.len, s->dtype, rank + 1, s->tag, comm, MPI_STATUS_IGNORE));
+                rc = bufpool_recv(res, me.len, s->dtype, rank + 1, s->tag, comm);
             }
             continue;
         }
@@ -744,8 +743,8 @@ int bufpool_rhalving_reduce_scatter(const bufpool_rs_stream_t *s, void *result,
             rh_cursor_t other;
             rh_cursor_at(&r, rank - 1, &other);
             if (other.len > 0) {
-                rc = MCA_PML_CALL(send(r.acc + (ptrdiff_t)other.woff * extent, other.len, s->dtype,
-                                       rank - 1, s->tag, MCA_PML_BASE_SEND_STANDARD, comm));
+                rc = bufpool_send(r.acc + (ptrdiff_t)other.woff * extent, other.len, s->dtype,
+                                  rank - 1, s->tag, comm);
             }
         }
         if (OMPI_SUCCESS == rc) {
@@ -850,30 +849,59 @@ static int reduce_scatter_run(const void *sbuf, void *rbuf, const bufpool_blocks
     return rc;
 }
 
+/* MPI_Reduce_scatter's blocks (a->rcounts) or MPI_Reduce_scatter_block's
+ * (a->count each). */
+static bufpool_blocks_t rs_blocks(bufpool_coll_id_t id, const bufpool_args_t *a,
+                                  struct ompi_communicator_t *comm)
+{
+    const int size = ompi_comm_size(comm);
+    if (BUFPOOL_COLL_reduce_scatter_block == id) {
+        return (bufpool_blocks_t){.n = size, .counts = NULL, .total = a->count * (size_t)size};
+    }
+    size_t total = 0;
+    for (int b = 0; b < size; b++) {
+        total += (size_t)a->rcounts[b];
+    }
+    return (bufpool_blocks_t){.n = size, .counts = a->rcounts, .total = total};
+}
+
+bufpool_call_t bufpool_reduce_scatter_call(bufpool_coll_id_t id, const bufpool_args_t *a,
+                                           struct ompi_communicator_t *comm)
+{
+    /* Some blocks may be empty; only an empty message is nothing to do. */
+    const bufpool_blocks_t blocks = rs_blocks(id, a, comm);
+    return bufpool_reduction_call(blocks.total, a->dtype, a->op, MPI_IN_PLACE == a->sbuf, comm);
+}
+
+int bufpool_run_reduce_scatter(bufpool_coll_id_t id, const bufpool_args_t *a,
+                               const bufpool_call_t *call, const bufpool_plan_t *plan,
+                               struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+{
+    (void)call;
+    const bufpool_blocks_t blocks = rs_blocks(id, a, comm);
+    return reduce_scatter_run(a->sbuf, a->rbuf, &blocks, a->dtype, a->op,
+                              BUFPOOL_COLL_reduce_scatter_block == id
+                                  ? MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK
+                                  : MCA_COLL_BASE_TAG_REDUCE_SCATTER,
+                              plan, comm, module);
+}
+
 int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts_t rcounts,
                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                     struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const int size = ompi_comm_size(comm);
-    size_t total = 0;
     bufpool_plan_t plan;
     /* The engines take int counts; Open MPI 6's size_t ones go below us. */
     const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
     if (NULL == counts) {
         return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     }
-
-    /* Some blocks may be empty; only an empty message is nothing to do. */
-    for (int b = 0; b < size; b++) {
-        total += (size_t)counts[b];
-    }
-    const bufpool_call_t call =
-        bufpool_reduction_call(total, dtype, op, MPI_IN_PLACE == sbuf, comm);
+    const bufpool_args_t a = {
+        .sbuf = sbuf, .rbuf = rbuf, .rcounts = counts, .dtype = dtype, .op = op};
+    const bufpool_call_t call = bufpool_describe(BUFPOOL_COLL_reduce_scatter, &a, comm);
     BUFPOOL_ENTER(module, reduce_scatter, &call, &plan, sbuf, rbuf, rcounts, dtype, op, comm);
-    const bufpool_blocks_t blocks = {.n = size, .counts = counts, .total = total};
-    return reduce_scatter_run(sbuf, rbuf, &blocks, dtype, op, MCA_COLL_BASE_TAG_REDUCE_SCATTER,
-                              &plan, comm, module);
+    return bufpool_run_reduce_scatter(BUFPOOL_COLL_reduce_scatter, &a, &call, &plan, comm, module);
 }
 
 int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_count_t rcount,
@@ -884,14 +912,15 @@ int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce_scatter_block, rcount, sbuf, rbuf, rcount, dtype,
                                  op, comm);
-    const int size = ompi_comm_size(comm);
-    const size_t total = (size_t)(rcount > 0 ? rcount : 0) * (size_t)size;
-    const bufpool_call_t call =
-        bufpool_reduction_call(total, dtype, op, MPI_IN_PLACE == sbuf, comm);
+    const bufpool_args_t a = {.sbuf = sbuf,
+                              .rbuf = rbuf,
+                              .count = rcount > 0 ? (size_t)rcount : 0,
+                              .dtype = dtype,
+                              .op = op};
+    const bufpool_call_t call = bufpool_describe(BUFPOOL_COLL_reduce_scatter_block, &a, comm);
     bufpool_plan_t plan;
 
     BUFPOOL_ENTER(module, reduce_scatter_block, &call, &plan, sbuf, rbuf, rcount, dtype, op, comm);
-    const bufpool_blocks_t blocks = {.n = size, .counts = NULL, .total = total};
-    return reduce_scatter_run(sbuf, rbuf, &blocks, dtype, op,
-                              MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, &plan, comm, module);
+    return bufpool_run_reduce_scatter(BUFPOOL_COLL_reduce_scatter_block, &a, &call, &plan, comm,
+                                      module);
 }

@@ -52,6 +52,7 @@
  *     so only a forced coll_bufpool_<scan|exscan>_algorithm runs it.
  */
 #include "coll_bufpool_pipeline.h"
+#include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -320,6 +321,18 @@ static int scan_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
 
 /* Scan and exscan share their entry (and their signature, so that the
  * previous module's function is called through one pointer type). */
+int bufpool_run_scan(bool exclusive, const bufpool_args_t *a, const bufpool_plan_t *plan,
+                     struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+{
+    if ((exclusive ? BUFPOOL_EXSCAN_RECURSIVE_DOUBLING : BUFPOOL_SCAN_RECURSIVE_DOUBLING) ==
+        plan->alg) {
+        return scan_recursive_doubling(a->sbuf, a->rbuf, a->count, a->dtype, a->op, comm,
+                                       exclusive);
+    }
+    return (exclusive ? exscan_chain : scan_chain)(a->sbuf, a->rbuf, a->count, a->dtype, a->op,
+                                                   plan, comm, module);
+}
+
 static int scan_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_count_t count,
                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
@@ -329,8 +342,12 @@ static int scan_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_cou
     mca_coll_base_module_scan_fn_t prev = exclusive ? module->prev_exscan : module->prev_scan;
     mca_coll_base_module_t *prev_module =
         exclusive ? module->prev_exscan_module : module->prev_scan_module;
-    const size_t n = count > 0 ? (size_t)count : 0;
-    const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
+    const bufpool_args_t a = {.sbuf = sbuf,
+                              .rbuf = rbuf,
+                              .count = count > 0 ? (size_t)count : 0,
+                              .dtype = dtype,
+                              .op = op};
+    const bufpool_call_t call = bufpool_describe(id, &a, comm);
     bufpool_plan_t plan;
 
     /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
@@ -343,13 +360,8 @@ static int scan_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_cou
             bufpool_count_fallback(id);
             return prev(sbuf, rbuf, count, dtype, op, comm, prev_module);
         default:
-            break;
+            return bufpool_run_scan(exclusive, &a, &plan, comm, module);
     }
-    if ((exclusive ? BUFPOOL_EXSCAN_RECURSIVE_DOUBLING : BUFPOOL_SCAN_RECURSIVE_DOUBLING) ==
-        plan.alg) {
-        return scan_recursive_doubling(sbuf, rbuf, n, dtype, op, comm, exclusive);
-    }
-    return (exclusive ? exscan_chain : scan_chain)(sbuf, rbuf, n, dtype, op, &plan, comm, module);
 }
 
 int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count,
