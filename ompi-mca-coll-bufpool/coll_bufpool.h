@@ -91,8 +91,9 @@ typedef struct mca_coll_bufpool_component {
     size_t nb_stack_size;
     /* Their counters: MPI_I<coll> served and handed back, MPI_<coll>_init
      * served (persistent requests bufpool runs) and handed back, MPI_Start
-     * of bufpool's persistent requests, the most tasks in flight at once
-     * and the stacks ever mapped for them. */
+     * of bufpool's persistent requests, the most tasks in flight at once,
+     * the stacks ever mapped for them and the times the progress callback
+     * was registered. */
     uint64_t icalls[BUFPOOL_NCOLLS];
     uint64_t ifallbacks[BUFPOOL_NCOLLS];
     uint64_t init_calls[BUFPOOL_NCOLLS];
@@ -100,6 +101,7 @@ typedef struct mca_coll_bufpool_component {
     uint64_t persistent_starts;
     uint64_t nb_tasks_peak;
     uint64_t nb_stacks_mapped;
+    uint64_t nb_progress_registrations;
 } mca_coll_bufpool_component_t;
 
 BUFPOOL_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;

@@ -329,6 +329,11 @@ static int bufpool_register(void)
                   "Stacks mapped for nonblocking and persistent collectives (they are reused: "
                   "a steady state maps none)",
                   MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->nb_stacks_mapped);
+    register_pvar("nb_progress_registrations",
+                  "Times bufpool's progress callback was registered with Open MPI (it stays "
+                  "while nonblocking or persistent collectives are in flight, and goes after "
+                  "1024 idle progress calls)",
+                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->nb_progress_registrations);
     bufpool_nb_register_pvars();
     register_pvar("scratch_bytes_in_use", "Scratch bytes bufpool's collectives hold now",
                   MCA_BASE_PVAR_CLASS_SIZE, &COMPONENT->scratch_bytes_in_use);

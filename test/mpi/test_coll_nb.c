@@ -22,6 +22,8 @@
  * datatype and operation between MPI_<Coll>_init and MPI_Start; and what it
  * must not: MPI_Request_free or MPI_Cancel of an active request, which
  * must return an error (and the operation still complete), not hang.
+ * And that bufpool's progress callback is registered once for a loop of
+ * MPI_Iallreduce + MPI_Wait, and unregistered once idle.
  */
 #include "collcheck.h"
 #include "pvar_util.h"
@@ -314,6 +316,71 @@ static void free_active(cc_form form)
     free(out);
 }
 
+/* The progress callback: registered once for a loop of small nonblocking
+ * calls, not at every call, and gone once nothing has been in flight for a
+ * while (MPI_Iprobe progresses). */
+static void progress_registration(void)
+{
+    unsigned long long before = 0, after = 0, registered = 1;
+    cc_comm world;
+    cc_comm_wrap(MPI_COMM_WORLD, "world", &world);
+    /* 2 KiB: bufpool's recursive doubling at every size (auto hands 4-8
+     * KiB at 2 and 3 processes back). */
+    enum { N = 512 };
+    cc_case c = {.coll = CC_ALLREDUCE,
+                 .type = "MPI_INT",
+                 .op = "MPI_SUM",
+                 .count = N,
+                 .root = -1,
+                 .comm = &world,
+                 .thread = -1,
+                 .form = CC_FORM_NONBLOCKING};
+    int in[N], out[N];
+    for (int i = 0; i < N; i++) {
+        in[i] = cc_world_rank + i;
+    }
+    const int calls = 200;
+    unsigned long long served0 = 0, served1 = 0;
+    (void)pvar_util_read("coll_bufpool_iallreduce_calls", &served0);
+    /* Idle first, so that the loop starts unregistered. */
+    for (int k = 0; k < 5000; k++) {
+        int flag;
+        MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    }
+    (void)pvar_util_read("coll_bufpool_nb_progress_registrations", &before);
+    for (int k = 0; k < calls; k++) {
+        MPI_Request req;
+        cc_check_mpi(&c, MPI_Iallreduce(in, out, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req),
+                     "MPI_Iallreduce");
+        cc_check_mpi(&c, MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait");
+    }
+    check_sum(&c, out, N, cc_world_size, "progress registration loop");
+    (void)pvar_util_read("coll_bufpool_iallreduce_calls", &served1);
+    enum pvar_status st = pvar_util_read("coll_bufpool_nb_progress_registrations", &after);
+    if (served1 - served0 != (unsigned long long)calls) {
+        cc_fail(&c, "bufpool served %llu of the %d MPI_Iallreduce calls", served1 - served0, calls);
+    } else if (st != PVAR_OK) {
+        cc_fail(&c, "coll_bufpool_nb_progress_registrations: %s", pvar_util_status_string(st));
+    } else if (after - before > calls / 10) {
+        cc_fail(&c, "the progress callback was registered %llu times for %d calls", after - before,
+                calls);
+    }
+    for (int k = 0; k < 5000; k++) {
+        int flag;
+        MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    }
+    st = pvar_util_read("coll_bufpool_nb_progress_registered", &registered);
+    if (st != PVAR_OK) {
+        cc_fail(&c, "coll_bufpool_nb_progress_registered: %s", pvar_util_status_string(st));
+    } else if (registered != 0) {
+        cc_fail(&c, "the progress callback is still registered after 5000 idle progress calls");
+    } else if (cc_world_rank == 0) {
+        printf("progress callback: registered %llu times in %d calls, unregistered when idle\n",
+               after - before, calls);
+    }
+    cc_case_done();
+}
+
 int main(int argc, char **argv)
 {
     if (cc_init(&argc, &argv, MPI_THREAD_SINGLE, NULL)) {
@@ -359,6 +426,7 @@ int main(int argc, char **argv)
             } else if (cc_world_rank == 0) {
                 printf("coll_bufpool_nb_tasks_peak: %llu\n", peak);
             }
+            progress_registration();
         }
         for (int i = 0; i < NCOMMS; i++) {
             cc_comm_free(&comms[i]);
