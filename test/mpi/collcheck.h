@@ -403,7 +403,9 @@ void cc_pending_complete(cc_pending *p, unsigned how);
 /* After completion: the persistent restart, the checks, and free p. */
 void cc_pending_finish(cc_pending *p);
 /* Start's tail: the form's MPI error check, and MPI_Start of a persistent
- * request. */
+ * request unless cc_persistent_defer_start (the caller then starts it, with
+ * MPI_Startall for instance). */
+extern bool cc_persistent_defer_start;
 cc_pending *cc_pending_new(cc_form form, const cc_case *c, cc_buffer *recv,
                            void (*finish)(cc_pending *p), void *kind);
 void cc_pending_issued(cc_pending *p, int err);

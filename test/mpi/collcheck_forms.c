@@ -48,10 +48,12 @@ static const char *call_name(const cc_pending *p)
     return name;
 }
 
+bool cc_persistent_defer_start;
+
 void cc_pending_issued(cc_pending *p, int err)
 {
     cc_check_mpi(p->c, err, call_name(p));
-    if (p->form == CC_FORM_PERSISTENT) {
+    if (p->form == CC_FORM_PERSISTENT && !cc_persistent_defer_start) {
         cc_check_mpi(p->c, MPI_Start(&p->req), "MPI_Start");
     }
 }

@@ -127,6 +127,8 @@ static void run_round(round_t round, int it, const cc_comm *comms)
     cc_pending *pend[NSTEPS];
     int n = 0;
     const int p = comms[0].size;
+    /* The persistent round starts its requests together. */
+    cc_persistent_defer_start = round == ROUND_PERSISTENT;
     for (size_t k = 0; k < NSTEPS; k++) {
         const cc_step_kind *st = &steps[(k + (size_t)it) % NSTEPS];
         if (!cc_coll_selected(st->coll)) {
@@ -157,6 +159,17 @@ static void run_round(round_t round, int it, const cc_comm *comms)
         }
     }
     (void)p;
+    cc_persistent_defer_start = false;
+    if (round == ROUND_PERSISTENT && n > 0) {
+        MPI_Request reqs[NSTEPS];
+        for (int i = 0; i < n; i++) {
+            reqs[i] = pend[i]->req;
+        }
+        cc_check_mpi(pend[0]->c, MPI_Startall(n, reqs), "MPI_Startall");
+        for (int i = 0; i < n; i++) {
+            pend[i]->req = reqs[i];
+        }
+    }
     if (n > 0) {
         complete_all(pend, n, (unsigned)it + (unsigned)round);
     }
