@@ -139,6 +139,17 @@ void bufpool_nb_open(void)
 {
     OBJ_CONSTRUCT(&nb.lock, opal_mutex_t);
     nb.constructed = true;
+    /* One stack mapped now, at MPI_Init, kept for reuse: a nonblocking
+     * collective then still runs when the system later refuses new
+     * mappings (Open MPI 4.1 creates every communicator with an
+     * MPI_Iallreduce of the parent, which bufpool serves: without it, one
+     * failing mmap made MPI_Comm_split fail in fault_sweep.sh).  Untouched
+     * pages cost no memory. */
+    if ((COMPONENT->nonblocking || COMPONENT->persistent) &&
+        0 == bufpool_fiber_stack_map(&nb.free_stacks[0], COMPONENT->nb_stack_size)) {
+        nb.nfree_stacks = 1;
+        (void)__atomic_fetch_add(&COMPONENT->nb_stacks_mapped, 1, __ATOMIC_RELAXED);
+    }
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         snprintf(form_names[FORM_NONBLOCKING][id], sizeof(form_names[0][0]), "i%s",
                  mca_coll_bufpool_coll_names[id]);
