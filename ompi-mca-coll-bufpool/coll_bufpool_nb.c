@@ -385,18 +385,26 @@ static void task_complete(bufpool_task_t *t)
 static int bufpool_nb_progress(void)
 {
     int completed = 0;
+    /* Nothing in flight: one load (the common case once idle). */
+    if (0 == __atomic_load_n(&nb.active, __ATOMIC_RELAXED)) {
+        progress_idle();
+        return 0;
+    }
     /* From inside a task (a PML call it made may progress): the task is
      * running already, and so is whoever resumed it. */
     if (NULL != bufpool_task_current()) {
         return 0;
     }
-    if (0 == __atomic_load_n(&nb.active, __ATOMIC_RELAXED)) {
-        progress_idle();
-        return 0;
+    /* One thread at a time resumes tasks: a trylock when threads may call
+     * progress at once, a plain flag otherwise (the atomic exchange was
+     * most of this callback's cost while a task waits, measured with perf
+     * on a 2-rank MPI_Ibcast loop). */
+    const bool threads = opal_using_threads();
+    if (threads ? 0 != __atomic_exchange_n(&nb.progressing, 1, __ATOMIC_ACQUIRE)
+                : 0 != nb.progressing) {
+        return 0; /* another thread (or an outer call) resumes them */
     }
-    if (0 != __atomic_exchange_n(&nb.progressing, 1, __ATOMIC_ACQUIRE)) {
-        return 0; /* another thread resumes them */
-    }
+    nb.progressing = 1;
     OPAL_THREAD_LOCK(&nb.lock);
     for (bufpool_task_t *t = nb.head, *next; NULL != t; t = next) {
         if (!task_ready(t)) {
@@ -418,7 +426,11 @@ static int bufpool_nb_progress(void)
         }
     }
     OPAL_THREAD_UNLOCK(&nb.lock);
-    __atomic_store_n(&nb.progressing, 0, __ATOMIC_RELEASE);
+    if (threads) {
+        __atomic_store_n(&nb.progressing, 0, __ATOMIC_RELEASE);
+    } else {
+        nb.progressing = 0;
+    }
     return completed;
 }
 
