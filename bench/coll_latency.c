@@ -71,7 +71,11 @@ static int run_collective(const bench_options *opt, int coll_index, bench_config
         return 0;
     }
 
-    point_setup ps = {.cd = cd, .coll_index = coll_index, .sync = sync};
+    point_setup ps = {.cd = cd,
+                      .form = opt->form,
+                      .test_calls = opt->test_calls,
+                      .coll_index = coll_index,
+                      .sync = sync};
     ps.args.rank = rank;
     ps.args.nprocs = p;
     size_t send_max = cd->send_bytes(max_size, p, rank);
@@ -113,17 +117,17 @@ static int run_collective(const bench_options *opt, int coll_index, bench_config
                     *any_failure = 1;
                 }
                 if (NULL != csv) {
-                    csv_row(csv, opt->tag, cd, &configs[c], p, size, rep, &r);
+                    csv_row(csv, opt->tag, cd, opt->form, &configs[c], p, size, rep, &r);
                 }
             }
         }
     }
 
     for (int c = 0; c < nconfigs; c++) {
-        print_table_header(cd, &configs[c], p);
+        print_table_header(cd, opt->form, &configs[c], p);
         for (int si = 0; si < nsizes; si++) {
             const point_result *reps = &results[((size_t)si * nconfigs + c) * opt->repeat];
-            print_table_row(sizes[si], median_rep(reps, opt->repeat), &configs[c]);
+            print_table_row(sizes[si], median_rep(reps, opt->repeat), opt->form, &configs[c]);
         }
     }
     fflush(stdout);
@@ -185,7 +189,7 @@ int main(int argc, char **argv)
         return 1 == rc ? 0 : 2;
     }
 
-    mpit_open();
+    mpit_open(opt.form);
     /* The harness's own barriers and reductions stay off bufpool, so its
      * counters only count the measured calls. */
     MPI_Comm sync_comm;

@@ -17,6 +17,11 @@
 #define COLL_LATENCY_H
 
 #include <mpi.h>
+/* Open MPI 4.1's persistent collectives are the pcollreq extension's
+ * MPIX_<Coll>_init; from 5.0 they are MPI-4's MPI_<Coll>_init in mpi.h. */
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+#include <mpi-ext.h>
+#endif
 #include <stddef.h>
 #include <stdio.h>
 
@@ -30,6 +35,16 @@ void root_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ------------------------------------------------------------------------ */
 /* Options (coll_latency_options.c)                                          */
 
+/* How each collective is called (-F): MPI_<Coll>; MPI_I<coll> + MPI_Wait;
+ * MPI_Start + MPI_Wait of a persistent request made before the point's
+ * warm-up and freed after its check; or OSU's overlap measure, MPI_I<coll>,
+ * computation for the pure communication time, MPI_Wait. */
+typedef enum { FORM_BLOCKING, FORM_NONBLOCKING, FORM_PERSISTENT, FORM_OVERLAP } bench_form;
+
+/* The collective's name in the tables and CSV for a form: allreduce,
+ * iallreduce, allreduce_init, iallreduce_overlap. */
+const char *form_coll_name(bench_form form, const char *coll, char *buf, size_t len);
+
 typedef struct {
     const char *collectives; /* comma list or "all" */
     const char *configs;     /* comma list */
@@ -41,6 +56,8 @@ typedef struct {
     const char *csv_path;
     const char *tag;        /* free text copied into every CSV row (e.g. job round) */
     const char *world_name; /* label of the "world" configuration in the output */
+    bench_form form;
+    int test_calls; /* overlap: MPI_Test calls spread over the computation */
 } bench_options;
 
 /* Returns 0 to run, 1 to stop quietly (help), 2 on a bad option. */
@@ -75,6 +92,8 @@ struct coll_desc {
     long (*verify)(const coll_args *a, unsigned seed); /* returns wrong elements */
     /* Bytes per rank a bandwidth-optimal algorithm moves (see floor_bytes). */
     double beta_factor, gamma_factor, beta_blocks;
+    /* MPI_I<coll>, or (persistent) MPI_<Coll>_init (MPIX_ on Open MPI 4.1). */
+    int (*start)(const coll_args *a, MPI_Comm comm, int persistent, MPI_Request *req);
 };
 
 extern const coll_desc bench_collectives[]; /* NUM_COLLECTIVES of them */
@@ -91,7 +110,7 @@ double floor_bytes(const coll_desc *cd, size_t size, int nprocs);
 
 /* Opens MPI_T and one handle per pool and bufpool counter, for the whole
  * run; mpit_close ends it. */
-void mpit_open(void);
+void mpit_open(bench_form form);
 void mpit_close(void);
 
 /* An integer or size-string control variable; -1 if absent. */
@@ -142,10 +161,16 @@ typedef struct {
     double regs;         /* pool registrations, all ranks */
     double scratch_peak; /* bufpool scratch high-water, worst rank */
     double own_calls, fallbacks;
+    /* -F overlap, averaged over ranks: MPI_I<coll> + MPI_Wait alone, the
+     * computation alone, and the overlap percentage 100 (1 - (overall -
+     * compute) / comm); avg_us etc. are then the overall times. */
+    double comm_us, compute_us, overlap_pct;
 } point_result;
 
 typedef struct {
     const coll_desc *cd;
+    bench_form form;
+    int test_calls;
     int coll_index;
     coll_args args;
     char *floor_src, *floor_dst;
@@ -171,10 +196,10 @@ const point_result *median_rep(const point_result *reps, int n);
 /* Output (coll_latency_report.c)                                            */
 
 void print_preamble(const bench_options *opt, int nprocs);
-void print_table_header(const coll_desc *cd, const bench_config *cfg, int nprocs);
-void print_table_row(size_t size, const point_result *r, const bench_config *cfg);
+void print_table_header(const coll_desc *cd, bench_form form, const bench_config *cfg, int nprocs);
+void print_table_row(size_t size, const point_result *r, bench_form form, const bench_config *cfg);
 void csv_header(FILE *csv);
-void csv_row(FILE *csv, const char *tag, const coll_desc *cd, const bench_config *cfg, int nprocs,
-             size_t size, int rep, const point_result *r);
+void csv_row(FILE *csv, const char *tag, const coll_desc *cd, bench_form form,
+             const bench_config *cfg, int nprocs, size_t size, int rep, const point_result *r);
 
 #endif /* COLL_LATENCY_H */

@@ -344,6 +344,36 @@ static size_t bytes_block_of_vector(size_t size, int nprocs, int rank)
     return size / (size_t)nprocs + sizeof(float);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Nonblocking and persistent forms: the same arguments as the calls above  */
+
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define PERSISTENT(name) MPIX_##name##_init
+#else
+#define PERSISTENT(name) MPI_##name##_init
+#endif
+
+/* MPI_I<coll> (persistent 0) or MPI_<Coll>_init (persistent 1). */
+#define START(name, iname, ...)                                                                    \
+    static int start_##name(const coll_args *a, MPI_Comm comm, int persistent, MPI_Request *req)   \
+    {                                                                                              \
+        return persistent ? PERSISTENT(iname)(__VA_ARGS__, comm, MPI_INFO_NULL, req)               \
+                          : MPI_I##name(__VA_ARGS__, comm, req);                                   \
+    }
+START(allreduce, Allreduce, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM)
+START(reduce, Reduce, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM, 0)
+START(bcast, Bcast, a->sendbuf, a->count, MPI_CHAR, 0)
+START(allgather, Allgather, a->sendbuf, a->count, MPI_CHAR, a->recvbuf, a->count, MPI_CHAR)
+START(reduce_scatter, Reduce_scatter, a->sendbuf, a->recvbuf, a->rcounts, MPI_FLOAT, MPI_SUM)
+START(reduce_scatter_block, Reduce_scatter_block, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT,
+      MPI_SUM)
+START(alltoall, Alltoall, a->sendbuf, a->count, MPI_CHAR, a->recvbuf, a->count, MPI_CHAR)
+START(gather, Gather, a->sendbuf, a->count, MPI_CHAR, a->recvbuf, a->count, MPI_CHAR, 0)
+START(scatter, Scatter, a->sendbuf, a->count, MPI_CHAR, a->recvbuf, a->count, MPI_CHAR, 0)
+START(scan, Scan, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM)
+START(exscan, Exscan, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM)
+#undef START
+
 /*
  * Copy floor factors: the per-rank bandwidth term of the best known
  * algorithm (Chan, Heimlich, Purkayastha, van de Geijn, "Collective
@@ -357,26 +387,28 @@ static size_t bytes_block_of_vector(size_t size, int nprocs, int rank)
  */
 const coll_desc bench_collectives[] = {
     {"allreduce", 1, call_allreduce, count_floats, bytes_one, bytes_one, fill_reduction,
-     verify_allreduce, 2, 1, 0},
+     verify_allreduce, 2, 1, 0, start_allreduce},
     {"reduce", 1, call_reduce, count_floats, bytes_one, bytes_one, fill_reduction, verify_reduce, 1,
-     1, 0},
-    {"bcast", 0, call_bcast, count_bytes, bytes_one, bytes_none, fill_bcast, verify_bcast, 0, 0, 0},
+     1, 0, start_reduce},
+    {"bcast", 0, call_bcast, count_bytes, bytes_one, bytes_none, fill_bcast, verify_bcast, 0, 0, 0,
+     start_bcast},
     {"allgather", 0, call_allgather, count_bytes, bytes_one, bytes_all, fill_own_block,
-     verify_every_block, 0, 0, 1},
+     verify_every_block, 0, 0, 1, start_allgather},
     {"reduce_scatter", 1, call_reduce_scatter, count_floats, bytes_one, bytes_block_of_vector,
-     fill_reduce_scatter, verify_reduce_scatter, 1, 1, 0},
+     fill_reduce_scatter, verify_reduce_scatter, 1, 1, 0, start_reduce_scatter},
     {"reduce_scatter_block", 1, call_reduce_scatter_block, count_float_blocks, bytes_one,
-     bytes_block_of_vector, fill_reduce_scatter_block, verify_reduce_scatter_block, 1, 1, 0},
+     bytes_block_of_vector, fill_reduce_scatter_block, verify_reduce_scatter_block, 1, 1, 0,
+     start_reduce_scatter_block},
     {"alltoall", 0, call_alltoall, count_bytes, bytes_all, bytes_all, fill_alltoall,
-     verify_alltoall, 0, 0, 1},
+     verify_alltoall, 0, 0, 1, start_alltoall},
     {"gather", 0, call_gather, count_bytes, bytes_one, bytes_all_at_root, fill_gather,
-     verify_gather, 0, 0, 1},
+     verify_gather, 0, 0, 1, start_gather},
     {"scatter", 0, call_scatter, count_bytes, bytes_all_at_root, bytes_one, fill_scatter,
-     verify_scatter, 0, 0, 1},
-    {"scan", 1, call_scan, count_floats, bytes_one, bytes_one, fill_reduction, verify_scan, 1, 1,
-     0},
+     verify_scatter, 0, 0, 1, start_scatter},
+    {"scan", 1, call_scan, count_floats, bytes_one, bytes_one, fill_reduction, verify_scan, 1, 1, 0,
+     start_scan},
     {"exscan", 1, call_exscan, count_floats, bytes_one, bytes_one, fill_reduction, verify_exscan, 1,
-     1, 0},
+     1, 0, start_exscan},
 };
 _Static_assert(sizeof(bench_collectives) / sizeof(bench_collectives[0]) == NUM_COLLECTIVES,
                "NUM_COLLECTIVES counts the table");

@@ -65,16 +65,59 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The computation of the overlap measure: busy for `seconds`, with
+ * test_calls MPI_Test of req spread evenly over it (0: none, as OSU's
+ * default), so that only what the collective's first call posted, and
+ * what the transport moves by itself, can overlap it. */
+static void compute_for(double seconds, int test_calls, MPI_Request *req)
+{
+    const double t0 = MPI_Wtime();
+    int tests = 0;
+    double now;
+    while ((now = MPI_Wtime()) - t0 < seconds) {
+        if (tests < test_calls && now - t0 >= seconds * (tests + 1) / (test_calls + 1)) {
+            int flag;
+            if (NULL != req && MPI_REQUEST_NULL != *req) {
+                (void)MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+            }
+            tests++;
+        }
+    }
+}
+
+/* One call of the collective in the point's form (overlap: compute_s of
+ * computation between the start and the wait; 0: none). */
+static int call_once(const point_setup *ps, const bench_config *cfg, MPI_Request *persistent,
+                     double compute_s)
+{
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc;
+    switch (ps->form) {
+        case FORM_NONBLOCKING:
+        case FORM_OVERLAP:
+            rc = ps->cd->start(&ps->args, cfg->comm, 0, &req);
+            if (MPI_SUCCESS == rc && compute_s > 0) {
+                compute_for(compute_s, ps->test_calls, &req);
+            }
+            return MPI_SUCCESS == rc ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+        case FORM_PERSISTENT:
+            rc = MPI_Start(persistent);
+            return MPI_SUCCESS == rc ? MPI_Wait(persistent, MPI_STATUS_IGNORE) : rc;
+        default:
+            return ps->cd->call(&ps->args, cfg->comm);
+    }
+}
+
 /* samples, when given, receives each call's duration (for the median). */
 static int run_calls(const point_setup *ps, const bench_config *cfg, long calls, double *elapsed,
-                     double *samples)
+                     double *samples, MPI_Request *persistent, double compute_s)
 {
     double total = 0.0;
     for (long i = 0; i < calls; i++) {
         double t0 = MPI_Wtime();
         if (cfg->is_floor) {
             copy_floor_once(ps->floor_dst, ps->floor_src, ps->floor_bytes);
-        } else if (MPI_SUCCESS != ps->cd->call(&ps->args, cfg->comm)) {
+        } else if (MPI_SUCCESS != call_once(ps, cfg, persistent, compute_s)) {
             return -1;
         }
         double t1 = MPI_Wtime();
@@ -96,25 +139,60 @@ static double delta(double after, double before)
 point_result measure_point(const point_setup *ps, const bench_config *cfg, long iters, long warmup,
                            unsigned check_seed)
 {
-    point_result r = {.iterations = iters};
+    point_result r = {.iterations = iters, .comm_us = NAN, .compute_us = NAN, .overlap_pct = NAN};
     double elapsed = 0.0;
     int failed = 0;
+    MPI_Request persistent = MPI_REQUEST_NULL;
+    counters made_before = {0}, made_after = {0};
+    if (FORM_PERSISTENT == ps->form && !cfg->is_floor) {
+        /* Made (and decided) once per point: who serves it is known here. */
+        made_before = counters_sample(ps->coll_index, cfg->uses_bufpool);
+        failed |= MPI_SUCCESS != ps->cd->start(&ps->args, cfg->comm, 1, &persistent);
+        made_after = counters_sample(ps->coll_index, cfg->uses_bufpool);
+    }
     MPI_Barrier(ps->sync);
-    failed |= run_calls(ps, cfg, warmup, &elapsed, NULL);
+    if (!failed) {
+        failed |= run_calls(ps, cfg, warmup, &elapsed, NULL, &persistent, 0);
+    }
+    double comm_s = 0.0, compute_s = 0.0;
+    if (FORM_OVERLAP == ps->form && !failed) {
+        /* OSU: the pure communication time, then a computation of that
+         * length timed alone, then both together. */
+        MPI_Barrier(ps->sync);
+        failed |= run_calls(ps, cfg, iters, &elapsed, NULL, NULL, 0);
+        comm_s = elapsed / (double)iters;
+        const long n = iters < 10 ? iters : 10;
+        double t0 = MPI_Wtime();
+        for (long i = 0; i < n; i++) {
+            compute_for(comm_s, 0, NULL);
+        }
+        compute_s = (MPI_Wtime() - t0) / (double)n;
+    }
     MPI_Barrier(ps->sync);
     counters before = counters_sample(ps->coll_index, cfg->uses_bufpool);
-    failed |= run_calls(ps, cfg, iters, &elapsed, ps->samples);
+    if (!failed) {
+        failed |= run_calls(ps, cfg, iters, &elapsed, ps->samples, &persistent, comm_s);
+    }
     counters after = counters_sample(ps->coll_index, cfg->uses_bufpool);
+    if (FORM_PERSISTENT == ps->form && !cfg->is_floor) {
+        after.own_calls = made_after.own_calls;
+        after.fallbacks = made_after.fallbacks;
+        before.own_calls = made_before.own_calls;
+        before.fallbacks = made_before.fallbacks;
+    }
 
     long wrong = 0;
     if (!cfg->is_floor && !failed) {
         ps->cd->fill(&ps->args, check_seed);
         MPI_Barrier(ps->sync);
-        if (MPI_SUCCESS != ps->cd->call(&ps->args, cfg->comm)) {
+        if (MPI_SUCCESS != call_once(ps, cfg, &persistent, 0)) {
             failed = 1;
         } else {
             wrong = ps->cd->verify(&ps->args, check_seed);
         }
+    }
+    if (MPI_REQUEST_NULL != persistent) {
+        failed |= MPI_SUCCESS != MPI_Request_free(&persistent);
     }
     if (failed) {
         wrong = LONG_MAX / 4; /* an MPI error is a failed check, never a number */
@@ -136,6 +214,17 @@ point_result measure_point(const point_setup *ps, const bench_config *cfg, long 
     r.avg_us = lat_sum / ps->args.nprocs;
     r.min_us = lat_min;
     r.max_us = lat_max;
+    if (FORM_OVERLAP == ps->form && !cfg->is_floor) {
+        /* Each rank's own overlap, as OSU computes it, averaged. */
+        const double overall = elapsed / (double)iters;
+        double pct = comm_s > 0 ? 100.0 * (1.0 - (overall - compute_s) / comm_s) : 0.0;
+        pct = pct < 0 ? 0 : (pct > 100 ? 100 : pct);
+        double mine[3] = {comm_s * 1e6, compute_s * 1e6, pct}, all[3];
+        MPI_Allreduce(mine, all, 3, MPI_DOUBLE, MPI_SUM, ps->sync);
+        r.comm_us = all[0] / ps->args.nprocs;
+        r.compute_us = all[1] / ps->args.nprocs;
+        r.overlap_pct = all[2] / ps->args.nprocs;
+    }
 
     /* A counter absent on every rank (NaN) stays NaN through MPI_SUM and MPI_MAX. */
     enum { SUMS = 6, MAXES = 2 };

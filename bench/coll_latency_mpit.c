@@ -54,8 +54,15 @@ typedef struct {
 
 static bufpool_probes probes;
 
-void mpit_open(void)
+void mpit_open(bench_form form)
 {
+    /* The form's counters: persistent requests are decided (and counted)
+     * at init, so their served calls are the starts. */
+    static const char *const calls[] = {"coll_bufpool_%s_calls", "coll_bufpool_i%s_calls",
+                                        "coll_bufpool_%s_init_calls", "coll_bufpool_i%s_calls"};
+    static const char *const fallbacks[] = {
+        "coll_bufpool_%s_fallbacks", "coll_bufpool_i%s_fallbacks", "coll_bufpool_%s_init_fallbacks",
+        "coll_bufpool_i%s_fallbacks"};
     mpit_ready = PVAR_OK == pvar_util_init();
     probes.slabs_mapped = probe_open("mpool_regpar_slabs_mapped");
     probes.direct_allocs = probe_open("mpool_regpar_direct_allocs");
@@ -63,9 +70,9 @@ void mpit_open(void)
     probes.scratch_peak = probe_open("coll_bufpool_scratch_bytes_peak");
     for (int k = 0; k < NUM_COLLECTIVES; k++) {
         char name[128];
-        snprintf(name, sizeof(name), "coll_bufpool_%s_calls", bench_collectives[k].name);
+        snprintf(name, sizeof(name), calls[form], bench_collectives[k].name);
         probes.own_calls[k] = probe_open(name);
-        snprintf(name, sizeof(name), "coll_bufpool_%s_fallbacks", bench_collectives[k].name);
+        snprintf(name, sizeof(name), fallbacks[form], bench_collectives[k].name);
         probes.fallbacks[k] = probe_open(name);
     }
 }

@@ -46,6 +46,13 @@ static void usage(const char *prog)
         "  -t, --tag TEXT            copy TEXT into the CSV tag column\n"
         "  -n, --world-name NAME     label the world configuration NAME in tables and CSV\n"
         "                            (job mode: the configuration this mpirun selected)\n"
+        "  -F, --form FORM           blocking (default): MPI_<Coll>; nonblocking: MPI_I<coll>\n"
+        "                            + MPI_Wait; persistent: MPI_Start + MPI_Wait of an\n"
+        "                            MPI_<Coll>_init request made before the point's warm-up;\n"
+        "                            overlap: OSU's measure, MPI_I<coll>, computation as long\n"
+        "                            as the pure communication, MPI_Wait (overlap %%)\n"
+        "      --test-calls N        overlap: MPI_Test calls spread over the computation\n"
+        "                            (default 0, as OSU's)\n"
         "  -f, --full                accepted for OSU compatibility (columns are always full)\n"
         "  -h, --help                this message\n",
         prog, BUDGET_MIN_ITERS, BUDGET_MIN_WARMUP);
@@ -92,7 +99,7 @@ static int parse_size_range(const char *text, bench_options *opt)
 
 int options_parse(int argc, char **argv, bench_options *opt)
 {
-    enum { OPT_ITER_LARGE = 256, OPT_WARMUP_LARGE };
+    enum { OPT_ITER_LARGE = 256, OPT_WARMUP_LARGE, OPT_TEST_CALLS };
     static const struct option long_options[] = {
         {"collective", required_argument, NULL, 'c'},
         {"configs", required_argument, NULL, 'C'},
@@ -107,6 +114,8 @@ int options_parse(int argc, char **argv, bench_options *opt)
         {"csv", required_argument, NULL, 'o'},
         {"tag", required_argument, NULL, 't'},
         {"world-name", required_argument, NULL, 'n'},
+        {"form", required_argument, NULL, 'F'},
+        {"test-calls", required_argument, NULL, OPT_TEST_CALLS},
         {"full", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -127,7 +136,7 @@ int options_parse(int argc, char **argv, bench_options *opt)
     };
     int c;
     long repeat = 1;
-    while (-1 != (c = getopt_long(argc, argv, "c:C:m:i:x:b:r:M:o:t:n:fh", long_options, NULL))) {
+    while (-1 != (c = getopt_long(argc, argv, "c:C:m:i:x:b:r:M:o:t:n:F:fh", long_options, NULL))) {
         const char *bad = NULL;
         switch (c) {
             case 'c':
@@ -193,6 +202,28 @@ int options_parse(int argc, char **argv, bench_options *opt)
                     bad = "-n wants a short label (1-15 characters, no commas, quotes or spaces)";
                 }
                 break;
+            case 'F':
+                if (0 == strcmp(optarg, "blocking")) {
+                    opt->form = FORM_BLOCKING;
+                } else if (0 == strcmp(optarg, "nonblocking")) {
+                    opt->form = FORM_NONBLOCKING;
+                } else if (0 == strcmp(optarg, "persistent")) {
+                    opt->form = FORM_PERSISTENT;
+                } else if (0 == strcmp(optarg, "overlap")) {
+                    opt->form = FORM_OVERLAP;
+                } else {
+                    bad = "-F wants blocking, nonblocking, persistent or overlap";
+                }
+                break;
+            case OPT_TEST_CALLS: {
+                long n;
+                if (0 != parse_count(optarg, 0, &n) || n > 1000000) {
+                    bad = "--test-calls wants a number from 0 to 1000000";
+                } else {
+                    opt->test_calls = (int)n;
+                }
+                break;
+            }
             case 'f':
                 break;
             case 'h':

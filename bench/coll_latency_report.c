@@ -32,6 +32,12 @@ void print_preamble(const bench_options *opt, int nprocs)
                 "%ld/%ld (small/large), large budget %zu bytes, %d repetition(s)\n",
                 nprocs, opt->min_size, opt->max_size, opt->iterations, opt->iterations_large,
                 opt->warmup, opt->warmup_large, opt->large_budget, opt->repeat);
+    static const char *const forms[] = {
+        "blocking (MPI_<Coll>)", "nonblocking (MPI_I<coll> + MPI_Wait)",
+        "persistent (MPI_Start + MPI_Wait; the request made before the warm-up)",
+        "overlap (MPI_I<coll>, computation as long as the pure communication, MPI_Wait)"};
+    root_printf("# form: %s%s\n", forms[opt->form],
+                FORM_OVERLAP == opt->form && opt->test_calls > 0 ? ", with MPI_Test calls" : "");
     double depth = cvar_read_number("coll_bufpool_pipeline_depth");
     double segment = cvar_read_number("coll_bufpool_segment_size");
     if (depth > 0 && segment > 0) {
@@ -89,20 +95,33 @@ static const char *served_by(const point_result *r, const bench_config *cfg)
     return r->fallbacks > 0 ? "fallback" : "other";
 }
 
-void print_table_header(const coll_desc *cd, const bench_config *cfg, int nprocs)
+const char *form_coll_name(bench_form form, const char *coll, char *buf, size_t len)
 {
-    root_printf("\n# coll_latency MPI_%s latency, %d processes, configuration %s\n", cd->name,
-                nprocs, cfg->name);
+    static const char *const pattern[] = {"%s", "i%s", "%s_init", "i%s_overlap"};
+    snprintf(buf, len, pattern[form], coll);
+    return buf;
+}
+
+void print_table_header(const coll_desc *cd, bench_form form, const bench_config *cfg, int nprocs)
+{
+    char name[64];
+    root_printf("\n# coll_latency MPI_%s latency, %d processes, configuration %s\n",
+                form_coll_name(form, cd->name, name, sizeof(name)), nprocs, cfg->name);
     root_printf("%-*s", 10, "# Size");
     root_printf("%*s%*s%*s", FIELD_WIDTH, "Avg Latency(us)", FIELD_WIDTH, "Min Latency(us)",
                 FIELD_WIDTH, "Max Latency(us)");
     root_printf("%*s", 12, "Iterations");
     root_printf("%*s", FIELD_WIDTH, "P50 Latency(us)");
-    root_printf("%12s%10s%14s%12s%12s%14s%10s\n", "Check", "MinFlt", "RSSGrow(KiB)", "SysAllocs",
+    root_printf("%12s%10s%14s%12s%12s%14s%10s", "Check", "MinFlt", "RSSGrow(KiB)", "SysAllocs",
                 "NewRegs", "ScratchPeak", "Served");
+    if (FORM_OVERLAP == form) {
+        root_printf("%*s%*s%*s", FIELD_WIDTH, "Pure Comm(us)", FIELD_WIDTH, "Compute(us)",
+                    FIELD_WIDTH, "Overlap(%)");
+    }
+    root_printf("\n");
 }
 
-void print_table_row(size_t size, const point_result *r, const bench_config *cfg)
+void print_table_row(size_t size, const point_result *r, bench_form form, const bench_config *cfg)
 {
     char chk[32], flt[32], rss[32], sys[32], regs[32], peak[32];
     format_number(flt, sizeof(flt), r->minflt);
@@ -115,20 +134,26 @@ void print_table_row(size_t size, const point_result *r, const bench_config *cfg
                 FLOAT_PRECISION, r->min_us, FIELD_WIDTH, FLOAT_PRECISION, r->max_us);
     root_printf("%*ld", 12, r->iterations);
     root_printf("%*.*f", FIELD_WIDTH, FLOAT_PRECISION, r->p50_us);
-    root_printf("%12s%10s%14s%12s%12s%14s%10s\n", check_text(r, cfg, chk, sizeof(chk)), flt, rss,
-                sys, regs, peak, served_by(r, cfg));
+    root_printf("%12s%10s%14s%12s%12s%14s%10s", check_text(r, cfg, chk, sizeof(chk)), flt, rss, sys,
+                regs, peak, served_by(r, cfg));
+    if (FORM_OVERLAP == form) {
+        root_printf("%*.*f%*.*f%*.*f", FIELD_WIDTH, FLOAT_PRECISION, r->comm_us, FIELD_WIDTH,
+                    FLOAT_PRECISION, r->compute_us, FIELD_WIDTH, FLOAT_PRECISION, r->overlap_pct);
+    }
+    root_printf("\n");
 }
 
 void csv_header(FILE *csv)
 {
     fprintf(csv, "tag,np,collective,config,size,rep,avg_us,min_us,max_us,iterations,check,"
                  "minflt,rss_growth_kib,sys_allocs,new_regs,scratch_peak,own_calls,fallbacks,"
-                 "served,p50_us\n");
+                 "served,p50_us,comm_us,compute_us,overlap_pct\n");
 }
 
-void csv_row(FILE *csv, const char *tag, const coll_desc *cd, const bench_config *cfg, int nprocs,
-             size_t size, int rep, const point_result *r)
+void csv_row(FILE *csv, const char *tag, const coll_desc *cd, bench_form form,
+             const bench_config *cfg, int nprocs, size_t size, int rep, const point_result *r)
 {
+    char name[64];
     char chk[32], v[6][32];
     format_number(v[0], sizeof(v[0]), r->minflt);
     format_number(v[1], sizeof(v[1]), r->rss_growth);
@@ -138,9 +163,14 @@ void csv_row(FILE *csv, const char *tag, const coll_desc *cd, const bench_config
     format_number(v[5], sizeof(v[5]), r->own_calls);
     char fb[32];
     format_number(fb, sizeof(fb), r->fallbacks);
-    fprintf(csv, "%s,%d,%s,%s,%zu,%d,%.3f,%.3f,%.3f,%ld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.3f\n", tag,
-            nprocs, cd->name, cfg->name, size, rep, r->avg_us, r->min_us, r->max_us, r->iterations,
-            check_text(r, cfg, chk, sizeof(chk)), v[0], v[1], v[2], v[3], v[4], v[5], fb,
-            served_by(r, cfg), r->p50_us);
+    char ov[3][32];
+    snprintf(ov[0], sizeof(ov[0]), isnan(r->comm_us) ? "n/a" : "%.3f", r->comm_us);
+    snprintf(ov[1], sizeof(ov[1]), isnan(r->compute_us) ? "n/a" : "%.3f", r->compute_us);
+    snprintf(ov[2], sizeof(ov[2]), isnan(r->overlap_pct) ? "n/a" : "%.1f", r->overlap_pct);
+    fprintf(csv, "%s,%d,%s,%s,%zu,%d,%.3f,%.3f,%.3f,%ld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.3f,%s,%s,%s\n",
+            tag, nprocs, form_coll_name(form, cd->name, name, sizeof(name)), cfg->name, size, rep,
+            r->avg_us, r->min_us, r->max_us, r->iterations, check_text(r, cfg, chk, sizeof(chk)),
+            v[0], v[1], v[2], v[3], v[4], v[5], fb, served_by(r, cfg), r->p50_us, ov[0], ov[1],
+            ov[2]);
     fflush(csv);
 }

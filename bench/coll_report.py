@@ -34,7 +34,21 @@ LAT = "avg_us"
 
 
 def base_collective(name):
-    return name[4:] if name.startswith("osu_") else name
+    """allreduce for allreduce, osu_allreduce and coll_latency -F's forms:
+    iallreduce, allreduce_init, iallreduce_overlap."""
+    if name.startswith("osu_"):
+        return name[4:]
+    if name.endswith("_overlap"):
+        name = name[:-len("_overlap")]
+    if name.endswith("_init"):
+        return name[:-len("_init")]
+    if name.startswith("i") and name[1:] in ALL_COLLECTIVES:
+        return name[1:]
+    return name
+
+
+ALL_COLLECTIVES = ("allreduce reduce bcast allgather reduce_scatter reduce_scatter_block "
+                   "alltoall gather scatter scan exscan").split()
 
 
 def target_ratio(collective, size):
@@ -117,6 +131,7 @@ def summarize(rows):
             "new_regs": worst("new_regs"),
             "scratch_peak": worst("scratch_peak"),
             "served": "/".join(sorted({r["served"] for r in reps})),
+            "overlap_pct": med("overlap_pct") if "overlap_pct" in reps[0] else None,
         }
     return summary
 
@@ -197,7 +212,8 @@ def target_lines(summary, nps, collectives, meta, have_bufpool):
     cells = []
     for np_ in nps:
         peaks = [rec["scratch_peak"] for (n, c, cfg, size), rec in summary.items()
-                 if n == np_ and c == "allreduce" and cfg == "bufpool" and size == 64 << 20
+                 if n == np_ and base_collective(c) == "allreduce" and cfg == "bufpool"
+                 and size == 64 << 20
                  and rec["scratch_peak"] is not None]
         if not peaks:
             cells.append("not measured (no 64 MiB bufpool allreduce point with the pvar)")
@@ -229,6 +245,30 @@ def target_lines(summary, nps, collectives, meta, have_bufpool):
             cells.append(f"**not met** at {len(bad)}/{len(measured)} points (e.g. {first})")
     lines.append("| zero new system allocations and registrations in the timed loop | "
                  + " | ".join(cells) + " |")
+
+    # coll_latency -F overlap: OSU's overlap percentage, bufpool against
+    # the default (libnbc) from 64 KiB (issue 20's target).
+    cells = []
+    for np_ in nps:
+        pairs = []
+        for (n, c, cfg, size), rec in summary.items():
+            if n != np_ or cfg != "bufpool" or not c.endswith("_overlap") or size < 64 << 10:
+                continue
+            other = summary.get((n, c, "default", size))
+            if rec.get("overlap_pct") is not None and other and \
+                    other.get("overlap_pct") is not None:
+                pairs.append((c, size, rec["overlap_pct"], other["overlap_pct"]))
+        if not pairs:
+            cells.append("not measured")
+            continue
+        short = [(c, sz, a_, b_) for c, sz, a_, b_ in pairs if a_ < b_]
+        if not short:
+            cells.append(f"**met** at all {len(pairs)} points")
+        else:
+            c, sz, a_, b_ = min(short, key=lambda t: t[2] - t[3])
+            cells.append(f"**not met** at {len(short)}/{len(pairs)} points; worst {a_:.0f} % "
+                         f"against {b_:.0f} % ({c} {human_size(sz)})")
+    lines.append("| overlap ≥ default's from 64 KiB (-F overlap) | " + " | ".join(cells) + " |")
 
     cells = []
     for np_ in nps:
@@ -482,11 +522,10 @@ def main():
     summary = summarize(rows)
     meta = read_meta(args.meta)
     nps = sorted({r["np"] for r in rows})
-    order = [c.strip() for c in "allreduce reduce bcast allgather reduce_scatter "
-             "reduce_scatter_block alltoall gather scatter scan exscan".split()]
+    order = ALL_COLLECTIVES
     seen = {r["collective"] for r in rows}
-    collectives = [c for c in order if c in seen] + \
-        [f"osu_{c}" for c in order if f"osu_{c}" in seen]
+    forms = ["{}", "i{}", "{}_init", "i{}_overlap", "osu_{}"]
+    collectives = [f.format(c) for f in forms for c in order if f.format(c) in seen]
     configs = args.configs.split() or sorted({r["config"] for r in rows})
     failures_path = os.path.join(args.out, "failures.txt")
     failures = open(failures_path).read() if os.path.exists(failures_path) else ""

@@ -34,6 +34,10 @@ Usage: $0 [options]
                        --with-ompi=/opt/ompi5 runs against Open MPI 5
   --no-build           use the build tree as it is
   --out DIR            results directory (default: ./results/side-by-side-<date>)
+  --form FORM          blocking (default), nonblocking, persistent or overlap: how
+                       coll_latency calls each collective (its -F; see docs/benchmarks.md);
+                       with nonblocking, persistent and overlap "default" is libnbc
+  --test-calls N       overlap: MPI_Test calls spread over the computation (default 0)
   --stat avg|p50       latency shown and compared: OSU's mean (avg, default) or each rank's
                        median call (p50; robust when other work shares the machine)
   --timeout SECONDS    per-job limit (default 1800); a hung job is killed and reported
@@ -71,6 +75,8 @@ out_dir=""
 job_timeout=1800
 extra_mpirun_args=""
 stat=avg
+form=blocking
+test_calls=0
 mh_hosts=""
 mh_ppn=1
 mh_shape=""
@@ -91,6 +97,8 @@ while [ $# -gt 0 ]; do
         --out) out_dir=${2:?--out needs a directory}; shift ;;
         --timeout) job_timeout=${2:?--timeout needs seconds}; shift ;;
         --stat) stat=${2:?--stat needs avg or p50}; shift ;;
+        --form) form=${2:?--form needs a form}; shift ;;
+        --test-calls) test_calls=${2:?--test-calls needs a number}; shift ;;
         --mpirun-args) extra_mpirun_args=${2?--mpirun-args needs a string}; shift ;;
         --hosts) mh_hosts=${2:?--hosts needs a number}; shift ;;
         --ppn) mh_ppn=${2:?--ppn needs a number}; shift ;;
@@ -113,6 +121,10 @@ rounds=${rounds:-$rounds_default}
 
 case $mode in injob | job) ;; *) die "--mode must be injob or job, not '$mode'" ;; esac
 case $stat in avg | p50) ;; *) die "--stat must be avg or p50, not '$stat'" ;; esac
+case $form in blocking | nonblocking | persistent | overlap) ;; *) die "--form must be blocking, nonblocking, persistent or overlap, not '$form'" ;; esac
+[[ $test_calls =~ ^[0-9]+$ ]] || die "--test-calls must be a number >= 0"
+[ "$form" = blocking ] || [ -z "$osu_dir" ] || die "--osu runs the blocking OSU binaries only"
+bench_iters="$bench_iters -F $form --test-calls $test_calls"
 [[ $rounds =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1..99, not '$rounds'"
 [[ $job_timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
 [[ $max_size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--max-size must look like 65536, 64K or 64M, not '$max_size'"

@@ -77,19 +77,38 @@ typedef struct mca_coll_bufpool_component {
     mca_mpool_base_module_t *mpool;    /* NULL: plain malloc       */
     const mca_mpool_regpar_ext_t *ext; /* NULL if mpool is not ours */
 
-    /* Counters behind the MPI_T variables.  Calls served and handed back
+    /* Counters behind the MPI_T variables.  Calls served and handed back,
+     * per form (BUFPOOL_FORM_*: MPI_<coll>, MPI_I<coll>, MPI_<coll>_init),
      * are counted per module (bufpool_module_count); the component links
      * its live modules and keeps the counts of those destroyed. */
     opal_mutex_t modules_lock;
     struct mca_coll_bufpool_module *modules;
-    uint64_t retired_calls[BUFPOOL_NCOLLS];
-    uint64_t retired_fallbacks[BUFPOOL_NCOLLS];
+    uint64_t retired_calls[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
+    uint64_t retired_fallbacks[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
     uint64_t scratch_bytes_in_use;
     uint64_t scratch_bytes_peak;
     uint64_t scratch_requests;
     uint64_t scratch_plain_allocs;
     /* Most requests one request set (bufpool_reqs_t) held at once. */
     uint64_t requests_peak;
+
+    /* Nonblocking and persistent forms (coll_bufpool_nb.c):
+     * coll_bufpool_nonblocking, coll_bufpool_persistent (on|off) and the
+     * tasks' stack size, coll_bufpool_nb_stack_size. */
+    char *nonblocking_text;
+    char *persistent_text;
+    char *nb_stack_size_text;
+    bool nonblocking;
+    bool persistent;
+    size_t nb_stack_size;
+    /* Their own counters (their calls served and handed back are the
+     * modules' counters of their form): MPI_Start of bufpool's persistent
+     * requests, the most tasks in flight at once, the stacks ever mapped
+     * for them and the times the progress callback was registered. */
+    uint64_t persistent_starts;
+    uint64_t nb_tasks_peak;
+    uint64_t nb_stacks_mapped;
+    uint64_t nb_progress_registrations;
 } mca_coll_bufpool_component_t;
 
 BUFPOOL_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;
@@ -107,7 +126,7 @@ typedef struct mca_coll_bufpool_module {
      * forced algorithms and min_size: per collective and call class, the
      * byte ranges and their choices (bufpool_sizemap_find).  A call whose
      * range says "previous" goes there at once. */
-    const bufpool_range_t *map[BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
+    const bufpool_range_t *map[BUFPOOL_NFORMS][BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
     bufpool_range_t *map_mem;
     /* The algorithm forced per collective on this communicator
      * (coll_bufpool_<coll>_algorithm, or its info key), or auto. */
@@ -119,14 +138,23 @@ typedef struct mca_coll_bufpool_module {
     /* Calls served and handed back.  A communicator runs one collective at
      * a time (MPI orders them), so plain increments suffice; MPI_T sums
      * them through the component's list of modules. */
-    uint64_t calls[BUFPOOL_NCOLLS];
-    uint64_t fallbacks[BUFPOOL_NCOLLS];
+    uint64_t calls[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
+    uint64_t fallbacks[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
     struct mca_coll_bufpool_module *next_module, *prev_module;
 #define BUFPOOL_PREV_MEMBERS(name)                                                                 \
     mca_coll_base_module_##name##_fn_t prev_##name;                                                \
     mca_coll_base_module_t *prev_##name##_module;
     BUFPOOL_FOREACH_COLL(BUFPOOL_PREV_MEMBERS)
 #undef BUFPOOL_PREV_MEMBERS
+    /* The previous module's nonblocking and persistent functions
+     * (coll_bufpool_nb.c). */
+#define BUFPOOL_PREV_NB_MEMBERS(name)                                                              \
+    mca_coll_base_module_i##name##_fn_t prev_i##name;                                              \
+    mca_coll_base_module_t *prev_i##name##_module;                                                 \
+    mca_coll_base_module_##name##_init_fn_t prev_##name##_init;                                    \
+    mca_coll_base_module_t *prev_##name##_init_module;
+    BUFPOOL_FOREACH_COLL(BUFPOOL_PREV_NB_MEMBERS)
+#undef BUFPOOL_PREV_NB_MEMBERS
     /* Requests of the sends of one call.  MPI forbids two collectives at
      * once on one communicator, so the module can keep them from call to
      * call instead of allocating per call. */
@@ -183,38 +211,41 @@ static inline void bufpool_module_count(uint64_t *counter)
     __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
-/* A counter summed over the live modules and the destroyed ones. */
-uint64_t mca_coll_bufpool_count_total(bool fallbacks, bufpool_coll_id_t id);
+/* A counter of form (BUFPOOL_FORM_*) summed over the live modules and the
+ * destroyed ones. */
+uint64_t mca_coll_bufpool_count_total(bool fallbacks, int form, bufpool_coll_id_t id);
 
-/* Say where a call of bytes goes (alg, or the previous module) and why, at
- * coll_bufpool_verbose >= 2 and at the coll framework's verbosity >= 20. */
-void bufpool_explain(bufpool_coll_id_t id, int alg, const char *why, size_t bytes,
+/* Say where a call of bytes in form goes (alg, or the previous module) and
+ * why, at coll_bufpool_verbose >= 2 and at the coll framework's verbosity
+ * >= 20. */
+void bufpool_explain(bufpool_coll_id_t id, int form, int alg, const char *why, size_t bytes,
                      struct ompi_communicator_t *comm);
 /* The reason a size map's choice gives for handing a call back. */
 const char *bufpool_choice_why(bufpool_coll_id_t id, const bufpool_choice_t *choice);
 
 /* The range of this communicator's size map that holds a call of bytes in
- * class cls (BUFPOOL_CLASS). */
+ * form (BUFPOOL_FORM_*) and class cls (BUFPOOL_CLASS). */
 static inline const bufpool_range_t *bufpool_range(const mca_coll_bufpool_module_t *module,
-                                                   bufpool_coll_id_t id, int cls, size_t bytes)
+                                                   int form, bufpool_coll_id_t id, int cls,
+                                                   size_t bytes)
 {
-    return bufpool_sizemap_find(module->map[id][cls], bytes);
+    return bufpool_sizemap_find(module->map[form][id][cls], bytes);
 }
 
 /* The whole path of a call bufpool does not serve: true (counted, and
  * explained when asked) when range hands it to the previous module; the
- * caller then returns BUFPOOL_PREVIOUS(...). */
-static inline bool bufpool_hands_back(mca_coll_bufpool_module_t *module, bufpool_coll_id_t id,
-                                      const bufpool_range_t *range, size_t bytes,
-                                      struct ompi_communicator_t *comm)
+ * caller then calls the previous module's function. */
+static inline bool bufpool_hands_back(mca_coll_bufpool_module_t *module, int form,
+                                      bufpool_coll_id_t id, const bufpool_range_t *range,
+                                      size_t bytes, struct ompi_communicator_t *comm)
 {
     if (BUFPOOL_ALG_PREVIOUS != range->choice.alg) {
         return false;
     }
-    bufpool_module_count(&module->fallbacks[id]);
+    bufpool_module_count(&module->fallbacks[form][id]);
     if (OPAL_UNLIKELY(module->explain)) {
-        bufpool_explain(id, BUFPOOL_ALG_PREVIOUS, bufpool_choice_why(id, &range->choice), bytes,
-                        comm);
+        bufpool_explain(id, form, BUFPOOL_ALG_PREVIOUS, bufpool_choice_why(id, &range->choice),
+                        bytes, comm);
     }
     return true;
 }
@@ -232,11 +263,12 @@ static inline bool bufpool_hands_back(mca_coll_bufpool_module_t *module, bufpool
 static inline bool bufpool_quick_hand_back(mca_coll_bufpool_module_t *module, bufpool_coll_id_t id,
                                            int cls, size_t bytes)
 {
-    if (BUFPOOL_ALG_PREVIOUS != bufpool_range(module, id, cls, bytes)->choice.alg ||
+    if (BUFPOOL_ALG_PREVIOUS !=
+            bufpool_range(module, BUFPOOL_FORM_BLOCKING, id, cls, bytes)->choice.alg ||
         module->explain) {
         return false;
     }
-    bufpool_module_count(&module->fallbacks[id]);
+    bufpool_module_count(&module->fallbacks[BUFPOOL_FORM_BLOCKING][id]);
     return true;
 }
 
@@ -257,15 +289,17 @@ static inline bool bufpool_quick_hand_back(mca_coll_bufpool_module_t *module, bu
  * return the previous module's function on the entry's arguments
  * (__VA_ARGS__). */
 #define BUFPOOL_RANGE_OR_PREVIOUS(range_var, module, name, cls, bytes, ...)                        \
-    const bufpool_range_t *range_var = bufpool_range(module, BUFPOOL_COLL_##name, cls, bytes);     \
-    if (bufpool_hands_back(module, BUFPOOL_COLL_##name, range_var, bytes, comm)) {                 \
+    const bufpool_range_t *range_var =                                                             \
+        bufpool_range(module, BUFPOOL_FORM_BLOCKING, BUFPOOL_COLL_##name, cls, bytes);             \
+    if (bufpool_hands_back(module, BUFPOOL_FORM_BLOCKING, BUFPOOL_COLL_##name, range_var, bytes,   \
+                           comm)) {                                                                \
         return BUFPOOL_PREVIOUS(module, name, __VA_ARGS__);                                        \
     }
 
-/* The choice for a call of bytes in class cls read from the rules in place,
- * without min_size (the slow path of a call that must not be handed back
- * whatever its range says: coll_bufpool_alltoall.c). */
-bufpool_choice_t bufpool_module_choose(const mca_coll_bufpool_module_t *module,
+/* The choice for a call of bytes in form and class cls read from the rules
+ * in place, without min_size (the slow path of a call that must not be
+ * handed back whatever its range says: an alltoall of different types). */
+bufpool_choice_t bufpool_module_choose(const mca_coll_bufpool_module_t *module, int form,
                                        bufpool_coll_id_t id, int cls, size_t bytes);
 
 /* The previous module's function for the call (its arguments without the
@@ -275,7 +309,7 @@ bufpool_choice_t bufpool_module_choose(const mca_coll_bufpool_module_t *module,
 
 /* Hand the call to the previously selected module and count it. */
 #define BUFPOOL_FALLBACK(bp_module, name, ...)                                                     \
-    (bufpool_module_count(&(bp_module)->fallbacks[BUFPOOL_COLL_##name]),                           \
+    (bufpool_module_count(&(bp_module)->fallbacks[BUFPOOL_FORM_BLOCKING][BUFPOOL_COLL_##name]),    \
      BUFPOOL_PREVIOUS(bp_module, name, __VA_ARGS__))
 
 /* ---------------------------------------------------------------------- */
@@ -287,14 +321,18 @@ typedef enum {
     BUFPOOL_ENTRY_DONE      /* nothing to move: return OMPI_SUCCESS         */
 } bufpool_entry_t;
 
-/* A call its size map did not hand back: the collective's plan function
- * (coll_bufpool_decide.c) finishes the range's choice with the call's own
- * constraints into plan, which may still hand the call over when the
- * algorithm cannot serve it.  At coll_bufpool_verbose >= 2 the outcome is
- * printed, and at the coll framework's verbosity >= 20 it is logged there.
- * The call is counted, served or handed back (a served empty bcast,
+/* An empty reduction or scan (count 0): done at once, counted nowhere. */
+bool bufpool_call_is_empty(bufpool_coll_id_t id, const bufpool_call_t *call);
+
+/* A call its size map did not hand back, in form (BUFPOOL_FORM_*): the
+ * collective's plan function (coll_bufpool_decide.c) finishes the range's
+ * choice with the call's own constraints into plan, which may still hand
+ * the call over when the algorithm cannot serve it.  At
+ * coll_bufpool_verbose >= 2 the outcome is printed, and at the coll
+ * framework's verbosity >= 20 it is logged there.  The call is counted in
+ * its form's counters, served or handed back (a served empty bcast,
  * gather, scatter, allgather or alltoall is then done). */
-bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, mca_coll_bufpool_module_t *module,
+bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, int form, mca_coll_bufpool_module_t *module,
                               const bufpool_call_t *call, const bufpool_choice_t *choice,
                               struct ompi_communicator_t *comm, bufpool_plan_t *plan);
 
@@ -304,7 +342,8 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, mca_coll_bufpool_module_t *m
  * falls through with plan filled when bufpool runs it. */
 #define BUFPOOL_ENTER(module, name, call, range, plan, ...)                                        \
     do {                                                                                           \
-        switch (bufpool_enter(BUFPOOL_COLL_##name, module, call, &(range)->choice, comm, plan)) {  \
+        switch (bufpool_enter(BUFPOOL_COLL_##name, BUFPOOL_FORM_BLOCKING, module, call,            \
+                              &(range)->choice, comm, plan)) {                                     \
             case BUFPOOL_ENTRY_DONE:                                                               \
                 return OMPI_SUCCESS;                                                               \
             case BUFPOOL_ENTRY_PREVIOUS:                                                           \
@@ -319,6 +358,28 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, mca_coll_bufpool_module_t *m
 static inline size_t bufpool_bytes(const struct ompi_datatype_t *dtype, bufpool_count_t count)
 {
     return count > 0 ? dtype->super.size * (size_t)count : 0;
+}
+
+/* Elements of a reduce_scatter's whole input (some blocks may be empty). */
+static inline size_t bufpool_counts_total(const int *counts, int size)
+{
+    size_t total = 0;
+    for (int b = 0; b < size; b++) {
+        total += (size_t)counts[b];
+    }
+    return total;
+}
+
+/* Bytes of one block of a gather or scatter: only the root's arguments for
+ * all the blocks are significant. */
+static inline size_t bufpool_rooted_bytes(bool gather, bufpool_count_t scount,
+                                          const struct ompi_datatype_t *sdtype,
+                                          bufpool_count_t rcount,
+                                          const struct ompi_datatype_t *rdtype, int root,
+                                          struct ompi_communicator_t *comm)
+{
+    return (ompi_comm_rank(comm) == root) == gather ? bufpool_bytes(rdtype, rcount)
+                                                    : bufpool_bytes(sdtype, scount);
 }
 
 /* The call of a reduction or scan of count elements (in_place: sbuf is

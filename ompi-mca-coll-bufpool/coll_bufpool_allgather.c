@@ -24,6 +24,7 @@
  */
 #include "coll_bufpool_pack.h"
 #include "coll_bufpool_xchg.h"
+#include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -59,24 +60,21 @@ static int ag_first_step(const ag_call_t *c, struct ompi_communicator_t *comm, i
     ompi_request_t *rreq = MPI_REQUEST_NULL, *sreq = MPI_REQUEST_NULL;
     int rc;
 
-    rc = MCA_PML_CALL(
-        irecv(ag_block(c, from), (size_t)c->rcount, c->rdtype, from, TAG, comm, &rreq));
+    rc = bufpool_irecv(ag_block(c, from), (size_t)c->rcount, c->rdtype, from, TAG, comm, &rreq);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     if (c->bytes <= BUFPOOL_INLINE_SEND_MAX) {
-        rc = MCA_PML_CALL(
-            send(own, own_count, own_dtype, to, TAG, MCA_PML_BASE_SEND_STANDARD, comm));
+        rc = bufpool_send(own, own_count, own_dtype, to, TAG, comm);
     } else {
-        rc = MCA_PML_CALL(
-            isend(own, own_count, own_dtype, to, TAG, MCA_PML_BASE_SEND_STANDARD, comm, &sreq));
+        rc = bufpool_isend(own, own_count, own_dtype, to, TAG, comm, &sreq);
     }
     const bool overlap = c->bytes <= BUFPOOL_OVERLAP_COPY_MAX;
     if (OMPI_SUCCESS == rc && overlap) {
         rc = ag_copy_own(c);
     }
-    int recv_rc = ompi_request_wait(&rreq, MPI_STATUS_IGNORE);
-    int send_rc = ompi_request_wait(&sreq, MPI_STATUS_IGNORE);
+    int recv_rc = bufpool_wait(&rreq);
+    int send_rc = bufpool_wait(&sreq);
     if (OMPI_SUCCESS == rc && !overlap) {
         rc = ag_copy_own(c);
     }
@@ -137,6 +135,20 @@ static int allgather_direct(const ag_call_t *c, mca_coll_bufpool_module_t *modul
     return bufpool_linear_exchange(&x, module, comm);
 }
 
+int bufpool_run_allgather(const bufpool_args_t *a, const bufpool_call_t *call,
+                          const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                          mca_coll_bufpool_module_t *module)
+{
+    ag_call_t c;
+    bufpool_xchg_call_init(&c, a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype, call,
+                           plan, comm);
+    if (BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING == plan->alg) {
+        return allgather_recursive_doubling(&c, comm);
+    }
+    return BUFPOOL_ALLGATHER_DIRECT == plan->alg ? allgather_direct(&c, module, comm)
+                                                 : allgather_ring(&c, comm);
+}
+
 static BUFPOOL_NOINLINE int allgather_slow(const void *sbuf, bufpool_count_t scount,
                                            struct ompi_datatype_t *sdtype, void *rbuf,
                                            bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
@@ -146,22 +158,17 @@ static BUFPOOL_NOINLINE int allgather_slow(const void *sbuf, bufpool_count_t sco
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, allgather, scount > rcount ? scount : rcount, sbuf, scount,
                                  sdtype, rbuf, rcount, rdtype, comm);
-    const size_t bytes = bufpool_bytes(rdtype, rcount);
-    BUFPOOL_RANGE_OR_PREVIOUS(range, module, allgather, BUFPOOL_CLASS(true, false), bytes, sbuf,
-                              scount, sdtype, rbuf, rcount, rdtype, comm);
-    const bufpool_call_t call = bufpool_block_call(rcount, rdtype, false, comm);
-    bufpool_plan_t plan;
-
-    BUFPOOL_ENTER(module, allgather, &call, range, &plan, sbuf, scount, sdtype, rbuf, rcount,
-                  rdtype, comm);
-    ag_call_t c;
-    bufpool_xchg_call_init(&c, sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, &call, &plan,
-                           comm);
-    if (BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING == plan.alg) {
-        return allgather_recursive_doubling(&c, comm);
-    }
-    return BUFPOOL_ALLGATHER_DIRECT == plan.alg ? allgather_direct(&c, module, comm)
-                                                : allgather_ring(&c, comm);
+    const bufpool_args_t a = {.sbuf = sbuf,
+                              .scount = (int)scount,
+                              .sdtype = sdtype,
+                              .rbuf = rbuf,
+                              .rcount = (int)rcount,
+                              .rdtype = rdtype};
+    bool hand_back;
+    const int rc = bufpool_serve(BUFPOOL_COLL_allgather, &a, comm, module, &hand_back);
+    return hand_back ? BUFPOOL_PREVIOUS(module, allgather, sbuf, scount, sdtype, rbuf, rcount,
+                                        rdtype, comm)
+                     : rc;
 }
 
 int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,

@@ -30,6 +30,7 @@
  */
 #include "coll_bufpool_hier.h"
 #include "coll_bufpool_reduce_scatter.h"
+#include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -52,26 +53,23 @@ static int rd_xfer(const bufpool_rd_parts_t *parts, int dst, int src, bool into_
             return bufpool_sendrecv(parts->buf[0], parts->count[0], dtype, dst, into,
                                     parts->count[0], dtype, src, tag, comm);
         }
-        return src >= 0 ? MCA_PML_CALL(
-                              recv(into, parts->count[0], dtype, src, tag, comm, MPI_STATUS_IGNORE))
-                        : MCA_PML_CALL(send(parts->buf[0], parts->count[0], dtype, dst, tag,
-                                            MCA_PML_BASE_SEND_STANDARD, comm));
+        return src >= 0 ? bufpool_recv(into, parts->count[0], dtype, src, tag, comm)
+                        : bufpool_send(parts->buf[0], parts->count[0], dtype, dst, tag, comm);
     }
     ompi_request_t *req[2 * BUFPOOL_MAX_DEPTH];
     int n = 0, rc = OMPI_SUCCESS;
     for (int i = 0; i < parts->n && OMPI_SUCCESS == rc; i++) {
         if (src >= 0) {
-            rc = MCA_PML_CALL(irecv(into_buf ? parts->buf[i] : parts->tmp[i], parts->count[i],
-                                    dtype, src, tag, comm, &req[n]));
+            rc = bufpool_irecv(into_buf ? parts->buf[i] : parts->tmp[i], parts->count[i], dtype,
+                               src, tag, comm, &req[n]);
             n += OMPI_SUCCESS == rc;
         }
         if (OMPI_SUCCESS == rc && dst >= 0) {
-            rc = MCA_PML_CALL(isend(parts->buf[i], parts->count[i], dtype, dst, tag,
-                                    MCA_PML_BASE_SEND_STANDARD, comm, &req[n]));
+            rc = bufpool_isend(parts->buf[i], parts->count[i], dtype, dst, tag, comm, &req[n]);
             n += OMPI_SUCCESS == rc;
         }
     }
-    int wait_rc = ompi_request_wait_all(n, req, MPI_STATUSES_IGNORE);
+    int wait_rc = bufpool_wait_all(n, req);
     return OMPI_SUCCESS == rc ? wait_rc : rc;
 }
 
@@ -241,6 +239,20 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
 
 /* ---------------------------------------------------------------------- */
 
+int bufpool_run_allreduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
+                          struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+{
+    if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg) {
+        return allreduce_recursive_doubling(a->sbuf, a->rbuf, a->count, a->dtype, a->op, comm);
+    }
+    if (BUFPOOL_ALLREDUCE_HIER == plan->alg) {
+        return bufpool_allreduce_hier(a->sbuf, a->rbuf, a->count, a->dtype, a->op, plan, comm,
+                                      module);
+    }
+    /* rsag and ring share the reduce-scatter stream's description. */
+    return allreduce_rsag(a->sbuf, a->rbuf, a->count, a->dtype, a->op, plan, comm, module);
+}
+
 static BUFPOOL_NOINLINE int allreduce_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
                                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                            struct ompi_communicator_t *comm,
@@ -251,23 +263,11 @@ static BUFPOOL_NOINLINE int allreduce_slow(const void *sbuf, void *rbuf, bufpool
     if (count <= 0) {
         return OMPI_SUCCESS;
     }
-    const size_t bytes = bufpool_bytes(dtype, count);
-    BUFPOOL_RANGE_OR_PREVIOUS(range, module, allreduce,
-                              BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf), bytes,
-                              sbuf, rbuf, count, dtype, op, comm);
-    const size_t n = (size_t)count;
-    const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
-    bufpool_plan_t plan;
-
-    BUFPOOL_ENTER(module, allreduce, &call, range, &plan, sbuf, rbuf, count, dtype, op, comm);
-    if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan.alg) {
-        return allreduce_recursive_doubling(sbuf, rbuf, n, dtype, op, comm);
-    }
-    if (BUFPOOL_ALLREDUCE_HIER == plan.alg) {
-        return bufpool_allreduce_hier(sbuf, rbuf, n, dtype, op, &plan, comm, module);
-    }
-    /* rsag and ring share the reduce-scatter stream's description. */
-    return allreduce_rsag(sbuf, rbuf, n, dtype, op, &plan, comm, module);
+    const bufpool_args_t a = {
+        .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)count, .dtype = dtype, .op = op};
+    bool hand_back;
+    const int rc = bufpool_serve(BUFPOOL_COLL_allreduce, &a, comm, module, &hand_back);
+    return hand_back ? BUFPOOL_PREVIOUS(module, allreduce, sbuf, rbuf, count, dtype, op, comm) : rc;
 }
 
 int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t count,

@@ -31,6 +31,7 @@
  */
 #include "coll_bufpool_pack.h"
 #include "coll_bufpool_xchg.h"
+#include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -151,8 +152,8 @@ typedef struct inplace_seg {
 static int inplace_finish(const bufpool_view_t *block, inplace_seg_t *s, size_t off, size_t len,
                           void *recv_slot)
 {
-    int rc = ompi_request_wait(&s->recv, MPI_STATUS_IGNORE);
-    int send_rc = ompi_request_wait(&s->send, MPI_STATUS_IGNORE);
+    int rc = bufpool_wait(&s->recv);
+    int send_rc = bufpool_wait(&s->send);
     if (OMPI_SUCCESS == rc && s->bounced) {
         rc = bufpool_view_unpack(block, off, len, recv_slot);
     }
@@ -214,14 +215,12 @@ static int alltoall_inplace(const a2a_call_t *c, const bufpool_plan_t *plan,
                 }
                 s->bounced = bufpool_view_recv_piece(&block, off, len, in, &piece);
                 s->send = MPI_REQUEST_NULL;
-                rc = MCA_PML_CALL(
-                    irecv(piece.ptr, piece.count, piece.dtype, peer, TAG, comm, &s->recv));
+                rc = bufpool_irecv(piece.ptr, piece.count, piece.dtype, peer, TAG, comm, &s->recv);
                 if (OMPI_SUCCESS != rc) {
                     break;
                 }
                 started++;
-                rc = MCA_PML_CALL(isend(out, len, MPI_BYTE, peer, TAG, MCA_PML_BASE_SEND_STANDARD,
-                                        comm, &s->send));
+                rc = bufpool_isend(out, len, MPI_BYTE, peer, TAG, comm, &s->send);
                 continue;
             }
             size_t k = finished, off = k * seg, len = bytes - off < seg ? bytes - off : seg;
@@ -234,8 +233,8 @@ static int alltoall_inplace(const a2a_call_t *c, const bufpool_plan_t *plan,
          * slots go back. */
         for (; finished < started; finished++) {
             inplace_seg_t *s = &segs[finished % (size_t)window];
-            (void)ompi_request_wait(&s->recv, MPI_STATUS_IGNORE);
-            (void)ompi_request_wait(&s->send, MPI_STATUS_IGNORE);
+            (void)bufpool_wait(&s->recv);
+            (void)bufpool_wait(&s->send);
         }
     }
     bufpool_slots_put(&slots);
@@ -243,6 +242,21 @@ static int alltoall_inplace(const a2a_call_t *c, const bufpool_plan_t *plan,
 }
 
 /* ---------------------------------------------------------------------- */
+
+int bufpool_run_alltoall(const bufpool_args_t *a, const bufpool_call_t *call,
+                         const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                         mca_coll_bufpool_module_t *module)
+{
+    const bool in_place = MPI_IN_PLACE == a->sbuf;
+    a2a_call_t c;
+    bufpool_xchg_call_init(&c, a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype, call,
+                           plan, comm);
+    if (BUFPOOL_ALLTOALL_LINEAR == plan->alg) {
+        return in_place ? alltoall_inplace_linear(&c, module, comm)
+                        : alltoall_linear(&c, module, comm);
+    }
+    return in_place ? alltoall_inplace(&c, plan, comm) : alltoall_pairwise(&c, module, comm);
+}
 
 static BUFPOOL_NOINLINE int alltoall_slow(const void *sbuf, bufpool_count_t scount,
                                           struct ompi_datatype_t *sdtype, void *rbuf,
@@ -253,37 +267,17 @@ static BUFPOOL_NOINLINE int alltoall_slow(const void *sbuf, bufpool_count_t scou
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, alltoall, scount > rcount ? scount : rcount, sbuf, scount,
                                  sdtype, rbuf, rcount, rdtype, comm);
-    const bool in_place = MPI_IN_PLACE == sbuf;
-    const size_t bytes = bufpool_bytes(rdtype, rcount);
-    const int cls = BUFPOOL_CLASS(true, in_place);
-    /* Different handles may have different type maps (conservative: a
-     * duplicate of the same type counts as different).  Such a call is never
-     * handed back for speed or below min_size: its choice is read from the
-     * rules in place, and the plan serves it with linear where they say
-     * "previous". */
-    const bool previous_unsafe = !in_place && sdtype != rdtype;
-    const bufpool_range_t *range = bufpool_range(module, BUFPOOL_COLL_alltoall, cls, bytes);
-    bufpool_range_t unsafe_range;
-    if (OPAL_UNLIKELY(previous_unsafe) && BUFPOOL_ALG_PREVIOUS == range->choice.alg) {
-        unsafe_range.choice = bufpool_module_choose(module, BUFPOOL_COLL_alltoall, cls, bytes);
-        range = &unsafe_range;
-    } else if (bufpool_hands_back(module, BUFPOOL_COLL_alltoall, range, bytes, comm)) {
-        return BUFPOOL_PREVIOUS(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    }
-    bufpool_call_t call = bufpool_block_call(rcount, rdtype, in_place, comm);
-    call.previous_unsafe = previous_unsafe;
-    bufpool_plan_t plan;
-
-    BUFPOOL_ENTER(module, alltoall, &call, range, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                  comm);
-    a2a_call_t c;
-    bufpool_xchg_call_init(&c, sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, &call, &plan,
-                           comm);
-    if (BUFPOOL_ALLTOALL_LINEAR == plan.alg) {
-        return in_place ? alltoall_inplace_linear(&c, module, comm)
-                        : alltoall_linear(&c, module, comm);
-    }
-    return in_place ? alltoall_inplace(&c, &plan, comm) : alltoall_pairwise(&c, module, comm);
+    const bufpool_args_t a = {.sbuf = sbuf,
+                              .scount = (int)scount,
+                              .sdtype = sdtype,
+                              .rbuf = rbuf,
+                              .rcount = (int)rcount,
+                              .rdtype = rdtype};
+    bool hand_back;
+    const int rc = bufpool_serve(BUFPOOL_COLL_alltoall, &a, comm, module, &hand_back);
+    return hand_back ? BUFPOOL_PREVIOUS(module, alltoall, sbuf, scount, sdtype, rbuf, rcount,
+                                        rdtype, comm)
+                     : rc;
 }
 
 int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
@@ -292,7 +286,7 @@ int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
                               mca_coll_base_module_t *base)
 {
     /* An exchange of different datatypes always takes the slow path, which
-     * never hands it back (below). */
+     * never hands it back for speed (bufpool_args_range). */
     const bool in_place = MPI_IN_PLACE == sbuf;
     BUFPOOL_ENTRY_POINT(alltoall, in_place || sdtype == rdtype, BUFPOOL_CLASS(true, in_place),
                         bufpool_bytes(rdtype, rcount), sbuf, scount, sdtype, rbuf, rcount, rdtype,

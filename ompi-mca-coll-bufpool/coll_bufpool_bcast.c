@@ -48,6 +48,7 @@
  *     its predecessor has sent it.
  */
 #include "coll_bufpool_pack.h"
+#include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -78,7 +79,7 @@ static int bcast_binomial(void *buf, int count, struct ompi_datatype_t *dtype, s
 
     if (0 != v) {
         int parent = bufpool_vrank_to_rank(bufpool_bmtree_parent(v), root, p);
-        rc = MCA_PML_CALL(recv(buf, count, dtype, parent, TAG, comm, MPI_STATUS_IGNORE));
+        rc = bufpool_recv(buf, count, dtype, parent, TAG, comm);
         if (OMPI_SUCCESS != rc) {
             return rc;
         }
@@ -105,7 +106,7 @@ static int bcast_linear(void *buf, int count, struct ompi_datatype_t *dtype, siz
     int rc = OMPI_SUCCESS;
 
     if (rank != root) {
-        return MCA_PML_CALL(recv(buf, count, dtype, root, TAG, comm, MPI_STATUS_IGNORE));
+        return bufpool_recv(buf, count, dtype, root, TAG, comm);
     }
     /* Receivers wait for nothing else: waiting for the oldest send is safe. */
     bufpool_reqs_init(&reqs, module, comm);
@@ -236,7 +237,7 @@ static int bcast_chain(void *buf, size_t count, struct ompi_datatype_t *dtype, i
             /* Piece j-1 is forwarded: its slot takes piece j-1+depth. */
             ompi_request_t **prior = &slot_send[(j - 1) % (size_t)depth];
             if (MPI_REQUEST_NULL != *prior) {
-                rc = ompi_request_wait(prior, MPI_STATUS_IGNORE);
+                rc = bufpool_wait(prior);
             }
             if (OMPI_SUCCESS == rc) {
                 rc = bufpool_rwin_release(&win, j - 1);
@@ -259,9 +260,8 @@ static int bcast_chain(void *buf, size_t count, struct ompi_datatype_t *dtype, i
         /* Forward from where it landed: packed bytes from the slot, or
          * the user buffer itself. */
         if (bounced) {
-            rc = MCA_PML_CALL(isend(where, piece_len(view.bytes, seg, j), MPI_BYTE, next, TAG,
-                                    MCA_PML_BASE_SEND_STANDARD, comm,
-                                    &slot_send[j % (size_t)depth]));
+            rc = bufpool_isend(where, piece_len(view.bytes, seg, j), MPI_BYTE, next, TAG, comm,
+                               &slot_send[j % (size_t)depth]);
         } else {
             rc = piece_send(&s, j, next, &ring, &reqs, comm);
         }
@@ -271,7 +271,7 @@ static int bcast_chain(void *buf, size_t count, struct ompi_datatype_t *dtype, i
     }
     for (int i = 0; i < depth; i++) {
         if (MPI_REQUEST_NULL != slot_send[i]) {
-            int wait_rc = ompi_request_wait(&slot_send[i], MPI_STATUS_IGNORE);
+            int wait_rc = bufpool_wait(&slot_send[i]);
             rc = OMPI_SUCCESS != rc ? rc : wait_rc;
         }
     }
@@ -429,6 +429,25 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
 
 /* ---------------------------------------------------------------------- */
 
+int bufpool_run_bcast(const bufpool_args_t *a, const bufpool_call_t *call,
+                      const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                      mca_coll_bufpool_module_t *module)
+{
+    void *buf = a->rbuf;
+    switch (plan->alg) {
+        case BUFPOOL_BCAST_BINOMIAL:
+            return bcast_binomial(buf, (int)a->count, a->dtype, call->bytes, a->root,
+                                  plan->max_requests, comm, module);
+        case BUFPOOL_BCAST_LINEAR:
+            return bcast_linear(buf, (int)a->count, a->dtype, call->bytes, a->root,
+                                plan->max_requests, comm, module);
+        case BUFPOOL_BCAST_CHAIN:
+            return bcast_chain(buf, a->count, a->dtype, a->root, plan, comm, module);
+        default:
+            return bcast_scatter_allgather(buf, a->count, a->dtype, a->root, plan, comm, module);
+    }
+}
+
 static BUFPOOL_NOINLINE int bcast_slow(void *buf, bufpool_count_t count,
                                        struct ompi_datatype_t *dtype, int root,
                                        struct ompi_communicator_t *comm,
@@ -436,25 +455,11 @@ static BUFPOOL_NOINLINE int bcast_slow(void *buf, bufpool_count_t count,
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, bcast, count, buf, count, dtype, root, comm);
-    const size_t bytes = bufpool_bytes(dtype, count);
-    BUFPOOL_RANGE_OR_PREVIOUS(range, module, bcast, BUFPOOL_CLASS(true, false), bytes, buf, count,
-                              dtype, root, comm);
-    const bufpool_call_t call = bufpool_block_call(count, dtype, false, comm);
-    bufpool_plan_t plan;
-
-    BUFPOOL_ENTER(module, bcast, &call, range, &plan, buf, count, dtype, root, comm);
-    switch (plan.alg) {
-        case BUFPOOL_BCAST_BINOMIAL:
-            return bcast_binomial(buf, count, dtype, call.bytes, root, plan.max_requests, comm,
-                                  module);
-        case BUFPOOL_BCAST_LINEAR:
-            return bcast_linear(buf, count, dtype, call.bytes, root, plan.max_requests, comm,
-                                module);
-        case BUFPOOL_BCAST_CHAIN:
-            return bcast_chain(buf, (size_t)count, dtype, root, &plan, comm, module);
-        default:
-            return bcast_scatter_allgather(buf, (size_t)count, dtype, root, &plan, comm, module);
-    }
+    const bufpool_args_t a = {
+        .rbuf = buf, .count = count > 0 ? (size_t)count : 0, .dtype = dtype, .root = root};
+    bool hand_back;
+    const int rc = bufpool_serve(BUFPOOL_COLL_bcast, &a, comm, module, &hand_back);
+    return hand_back ? BUFPOOL_PREVIOUS(module, bcast, buf, count, dtype, root, comm) : rc;
 }
 
 int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype,

@@ -17,6 +17,7 @@
 #include "opal/util/proc.h"
 
 #include "bufpool_params.h"
+#include "coll_bufpool_nb.h"
 #include "regpar_size.h"
 
 static int bufpool_register(void);
@@ -48,8 +49,14 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
 #define DEFAULT_MIN_SIZE       "0"
 #define DEFAULT_SMALL_SIZE     "16K"
 #define DEFAULT_MAX_REQUESTS   BUFPOOL_STR(BUFPOOL_MAX_REQUESTS_DEFAULT)
-#define BUFPOOL_STR(x)         BUFPOOL_STR_(x)
-#define BUFPOOL_STR_(x)        #x
+/* A task's stack: the deepest use measured over the collcheck families in
+ * the nonblocking form at 3 processes, auto and forced algorithms (hier
+ * on pretended hosts included), was 24 KiB (coll_bufpool_nb_stack_bytes_peak,
+ * to a page), so 256K leaves a tenfold margin for user operations and
+ * other transports' PML calls, which also run on it. */
+#define DEFAULT_NB_STACK_SIZE "256K"
+#define BUFPOOL_STR(x)        BUFPOOL_STR_(x)
+#define BUFPOOL_STR_(x)       #x
 
 /* What each algorithm is, for the help text of its parameter. */
 static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
@@ -124,16 +131,17 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
 }
 
 /* Calls served and handed back are counted per module: ctx is the
- * collective's counter of destroyed modules, which tells which total. */
+ * counter of destroyed modules for the form and collective, which tells
+ * which total to read. */
 static int read_module_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
     (void)obj;
     const uint64_t *ctx = pvar->ctx;
-    const bool fallbacks =
-        ctx >= COMPONENT->retired_fallbacks && ctx < COMPONENT->retired_fallbacks + BUFPOOL_NCOLLS;
-    const bufpool_coll_id_t id = (bufpool_coll_id_t)(fallbacks ? ctx - COMPONENT->retired_fallbacks
-                                                               : ctx - COMPONENT->retired_calls);
-    *(unsigned long long *)value = mca_coll_bufpool_count_total(fallbacks, id);
+    const uint64_t *fb = &COMPONENT->retired_fallbacks[0][0];
+    const bool fallbacks = ctx >= fb && ctx < fb + BUFPOOL_NFORMS * BUFPOOL_NCOLLS;
+    const ptrdiff_t at = ctx - (fallbacks ? fb : &COMPONENT->retired_calls[0][0]);
+    *(unsigned long long *)value = mca_coll_bufpool_count_total(
+        fallbacks, (int)(at / BUFPOOL_NCOLLS), (bufpool_coll_id_t)(at % BUFPOOL_NCOLLS));
     return OPAL_SUCCESS;
 }
 
@@ -149,6 +157,38 @@ static void register_pvar_read(const char *name, const char *help, int var_class
 static void register_pvar(const char *name, const char *help, int var_class, uint64_t *counter)
 {
     register_pvar_read(name, help, var_class, counter, read_counter);
+}
+
+/* The counters of one collective in every form: coll_bufpool_<coll>_calls
+ * and _fallbacks (MPI_<coll>), i<coll>_ (MPI_I<coll>), <coll>_init_
+ * (MPI_<coll>_init: persistent requests, not their starts). */
+static void register_counters(const char *coll, int id)
+{
+    static const char *const prefix[BUFPOOL_NFORMS] = {"", "i", ""};
+    static const char *const suffix[BUFPOOL_NFORMS] = {"", "", "_init"};
+    static const char *const what[BUFPOOL_NFORMS] = {"Calls to", "Calls to",
+                                                     "Persistent requests of"};
+    char name[64], form_coll[48], help[512];
+    for (int form = 0; form < BUFPOOL_NFORMS; form++) {
+        snprintf(form_coll, sizeof(form_coll), "%s%s%s", prefix[form], coll, suffix[form]);
+        snprintf(name, sizeof(name), "%s_calls", form_coll);
+        snprintf(help, sizeof(help), "%s MPI_%s%s served by bufpool's own algorithms%s", what[form],
+                 BUFPOOL_FORM_NONBLOCKING == form ? "I" : "",
+                 BUFPOOL_FORM_NONBLOCKING == form ? coll : form_coll,
+                 BUFPOOL_FORM_PERSISTENT == form ? " (their starts: coll_bufpool_persistent_starts)"
+                                                 : "");
+        register_pvar_read(name, help, MCA_BASE_PVAR_CLASS_COUNTER,
+                           &COMPONENT->retired_calls[form][id], read_module_counter);
+        snprintf(name, sizeof(name), "%s_fallbacks", form_coll);
+        snprintf(help, sizeof(help),
+                 "%s MPI_%s%s handed to the previously selected module (a rules row or "
+                 "min_size says so, or the algorithm cannot serve the call; a disabled "
+                 "collective or form is not installed and not counted)",
+                 what[form], BUFPOOL_FORM_NONBLOCKING == form ? "I" : "",
+                 BUFPOOL_FORM_NONBLOCKING == form ? coll : form_coll);
+        register_pvar_read(name, help, MCA_BASE_PVAR_CLASS_COUNTER,
+                           &COMPONENT->retired_fallbacks[form][id], read_module_counter);
+    }
 }
 
 static int bufpool_register(void)
@@ -249,6 +289,26 @@ static int bufpool_register(void)
                  "(allreduce hier, auto's cost model); empty, the default: the real host names",
                  OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, "", &COMPONENT->test_host_map_text);
 
+    register_var("nonblocking",
+                 "Let bufpool run the nonblocking collectives (MPI_Iallreduce, ...) of the "
+                 "collectives it runs, with the same algorithms, plans and scratch bound as the "
+                 "blocking ones (on|off); off leaves them to the previously selected module "
+                 "(libnbc) at no cost",
+                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "on", &COMPONENT->nonblocking_text);
+    register_var("persistent",
+                 "Let bufpool run the persistent collectives (MPI_Allreduce_init, ...; "
+                 "MPIX_Allreduce_init on Open MPI 4.1) of the collectives it runs, scratch kept "
+                 "from MPI_Start to MPI_Start and returned at MPI_Request_free (on|off); off "
+                 "leaves them to the previously selected module (libnbc) at no cost",
+                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "on", &COMPONENT->persistent_text);
+    register_var("nb_stack_size",
+                 "Bytes of the stack each nonblocking or persistent collective runs on while in "
+                 "flight (suffixes K, M, G), from 64K to 64M, below a guard page. Stacks are "
+                 "mapped once and reused; only the pages touched use memory "
+                 "(coll_bufpool_nb_stack_bytes_peak shows the deepest use)",
+                 OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, DEFAULT_NB_STACK_SIZE,
+                 &COMPONENT->nb_stack_size_text);
+
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         const char *coll = mca_coll_bufpool_coll_names[id];
         bufpool_coll_params_t *p = &COMPONENT->coll[id];
@@ -270,19 +330,24 @@ static int bufpool_register(void)
         register_var(name, help, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "auto",
                      &p->algorithm_text);
 
-        snprintf(name, sizeof(name), "%s_calls", coll);
-        snprintf(help, sizeof(help), "Calls to MPI_%s served by bufpool's own algorithms", coll);
-        register_pvar_read(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->retired_calls[id],
-                           read_module_counter);
-        snprintf(name, sizeof(name), "%s_fallbacks", coll);
-        snprintf(help, sizeof(help),
-                 "Calls to MPI_%s handed to the previously selected module (below min_size, "
-                 "algorithm not applicable, or auto judged the previous module faster; a "
-                 "disabled collective is not installed and not counted)",
-                 coll);
-        register_pvar_read(name, help, MCA_BASE_PVAR_CLASS_COUNTER,
-                           &COMPONENT->retired_fallbacks[id], read_module_counter);
+        register_counters(coll, id);
     }
+    register_pvar("persistent_starts", "MPI_Start of persistent collectives that bufpool runs",
+                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->persistent_starts);
+    register_pvar("nb_tasks_peak",
+                  "High-water mark of nonblocking and persistent collectives of bufpool in "
+                  "flight at once (past their first slice)",
+                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &COMPONENT->nb_tasks_peak);
+    register_pvar("nb_stacks_mapped",
+                  "Stacks mapped for nonblocking and persistent collectives (they are reused: "
+                  "a steady state maps none)",
+                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->nb_stacks_mapped);
+    register_pvar("nb_progress_registrations",
+                  "Times bufpool's progress callback was registered with Open MPI (it stays "
+                  "while nonblocking or persistent collectives are in flight, and goes after "
+                  "1024 idle progress calls)",
+                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->nb_progress_registrations);
+    bufpool_nb_register_pvars();
     register_pvar("scratch_bytes_in_use", "Scratch bytes bufpool's collectives hold now",
                   MCA_BASE_PVAR_CLASS_SIZE, &COMPONENT->scratch_bytes_in_use);
     register_pvar("scratch_bytes_peak",
@@ -541,6 +606,13 @@ static void check_params(void)
     check_model_links();
     check_test_host_map();
     load_rules();
+    COMPONENT->nonblocking =
+        bufpool_params_bool(&coll_pp, "nonblocking", COMPONENT->nonblocking_text, true);
+    COMPONENT->persistent =
+        bufpool_params_bool(&coll_pp, "persistent", COMPONENT->persistent_text, true);
+    COMPONENT->nb_stack_size = (size_t)bufpool_params_size(
+        &coll_pp, "nb_stack_size", COMPONENT->nb_stack_size_text, DEFAULT_NB_STACK_SIZE,
+        (uint64_t)64 << 10, (uint64_t)64 << 20, "a size from 64K to 64M");
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         char param[64];
@@ -565,6 +637,7 @@ static int bufpool_open(void)
     COMPONENT->mpool = NULL;
     COMPONENT->ext = NULL;
     check_params();
+    bufpool_nb_open();
     return OMPI_SUCCESS;
 }
 
@@ -578,16 +651,23 @@ static void print_report(void)
                 (unsigned long long)COMPONENT->scratch_bytes_peak,
                 (unsigned long long)COMPONENT->scratch_requests,
                 (unsigned long long)COMPONENT->scratch_plain_allocs);
-    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
-        const uint64_t calls = mca_coll_bufpool_count_total(false, (bufpool_coll_id_t)id);
-        const uint64_t fallbacks = mca_coll_bufpool_count_total(true, (bufpool_coll_id_t)id);
-        if (0 == calls && 0 == fallbacks) {
-            continue;
+    for (int form = 0; form < BUFPOOL_NFORMS; form++) {
+        for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+            const uint64_t calls = mca_coll_bufpool_count_total(false, form, (bufpool_coll_id_t)id);
+            const uint64_t fallbacks =
+                mca_coll_bufpool_count_total(true, form, (bufpool_coll_id_t)id);
+            if (0 == calls && 0 == fallbacks) {
+                continue;
+            }
+            char name[48];
+            snprintf(name, sizeof(name), "%s%s%s", BUFPOOL_FORM_NONBLOCKING == form ? "i" : "",
+                     bufpool_coll_names[id], BUFPOOL_FORM_PERSISTENT == form ? "_init" : "");
+            snprintf(line, sizeof(line), "  %-22s %12llu calls %12llu fallbacks", name,
+                     (unsigned long long)calls, (unsigned long long)fallbacks);
+            opal_output(0, "%s", line);
         }
-        snprintf(line, sizeof(line), "  %-22s %12llu calls %12llu fallbacks",
-                 bufpool_coll_names[id], (unsigned long long)calls, (unsigned long long)fallbacks);
-        opal_output(0, "%s", line);
     }
+    bufpool_nb_report();
 }
 
 static int bufpool_close(void)
@@ -595,6 +675,7 @@ static int bufpool_close(void)
     if (COMPONENT->verbose >= 1) {
         print_report();
     }
+    bufpool_nb_close();
     OBJ_DESTRUCT(&COMPONENT->pool_lock);
     OBJ_DESTRUCT(&COMPONENT->modules_lock);
     COMPONENT->tuning.rules = NULL;

@@ -55,6 +55,7 @@
  * only after everything is posted.
  */
 #include "coll_bufpool_pack.h"
+#include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -244,7 +245,7 @@ static int slot_reqs_wait(slot_reqs_t *s, int slot)
 {
     int rc = OMPI_SUCCESS;
     if (s->n[slot] > 0) {
-        rc = ompi_request_wait_all((size_t)s->n[slot], s->req[slot], MPI_STATUSES_IGNORE);
+        rc = bufpool_wait_all((size_t)s->n[slot], s->req[slot]);
         s->n[slot] = 0;
     }
     return rc;
@@ -294,7 +295,7 @@ static int gather_up(const tree_t *t, const bufpool_view_t *mine, struct ompi_co
             const int i = (int)(u % (size_t)depth);
             unit_t x;
             unit_of(t, v, u, &x);
-            rc = ompi_request_wait(&sent[i], MPI_STATUS_IGNORE); /* unit u - depth left */
+            rc = bufpool_wait(&sent[i]); /* unit u - depth left */
             if (OMPI_SUCCESS != rc) {
                 break;
             }
@@ -306,8 +307,8 @@ static int gather_up(const tree_t *t, const bufpool_view_t *mine, struct ompi_co
                 for (int k = 0; k < nkids && OMPI_SUCCESS == rc; k++) {
                     size_t at, len = unit_part(t, &x, kids[k], &at);
                     if (0 != len) {
-                        rc = MCA_PML_CALL(irecv(slot + at, len, MPI_BYTE, rank_of(t, kids[k]), tag,
-                                                comm, slot_reqs_next(&recvs, i)));
+                        rc = bufpool_irecv(slot + at, len, MPI_BYTE, rank_of(t, kids[k]), tag, comm,
+                                           slot_reqs_next(&recvs, i));
                     }
                 }
                 if (OMPI_SUCCESS == rc && 0 != own) {
@@ -323,14 +324,14 @@ static int gather_up(const tree_t *t, const bufpool_view_t *mine, struct ompi_co
             const int i = (int)(done % (size_t)depth);
             rc = slot_reqs_wait(&recvs, i);
             if (OMPI_SUCCESS == rc) {
-                rc = MCA_PML_CALL(isend(out[i].ptr, out[i].count, out[i].dtype, parent, tag,
-                                        MCA_PML_BASE_SEND_STANDARD, comm, &sent[i]));
+                rc = bufpool_isend(out[i].ptr, out[i].count, out[i].dtype, parent, tag, comm,
+                                   &sent[i]);
             }
         }
     }
     rc = slot_reqs_wait_every(&recvs, depth, rc);
     for (int i = 0; i < depth; i++) {
-        int wait_rc = ompi_request_wait(&sent[i], MPI_STATUS_IGNORE);
+        int wait_rc = bufpool_wait(&sent[i]);
         rc = OMPI_SUCCESS != rc ? rc : wait_rc;
     }
     bufpool_slots_put(&slots);
@@ -558,9 +559,8 @@ static int scatter_down(const tree_t *t, const bufpool_view_t *mine,
         for (int k = 0; k < nkids && OMPI_SUCCESS == rc; k++) {
             size_t at, len = unit_part(t, &x, kids[k], &at);
             if (0 != len) {
-                rc = MCA_PML_CALL(isend((char *)where + at, len, MPI_BYTE, rank_of(t, kids[k]), tag,
-                                        MCA_PML_BASE_SEND_STANDARD, comm,
-                                        slot_reqs_next(&sends, i)));
+                rc = bufpool_isend((char *)where + at, len, MPI_BYTE, rank_of(t, kids[k]), tag,
+                                   comm, slot_reqs_next(&sends, i));
             }
         }
         size_t own = unit_own(t, &x, v);
@@ -701,9 +701,30 @@ typedef struct rooted_args {
     struct ompi_datatype_t *mine_dtype;
 } rooted_args_t;
 
-static int rooted_run(bool gather, const rooted_args_t *a, const bufpool_plan_t *plan, size_t bytes,
-                      int root, struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+static rooted_args_t rooted_args(bool gather, const bufpool_args_t *a)
 {
+    return gather ? (rooted_args_t){a->rbuf,         a->rcount, a->rdtype,
+                                    (void *)a->sbuf, a->scount, a->sdtype}
+                  : (rooted_args_t){a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype};
+}
+
+bufpool_call_t bufpool_rooted_call(bool gather, const bufpool_args_t *a,
+                                   struct ompi_communicator_t *comm)
+{
+    const rooted_args_t r = rooted_args(gather, a);
+    /* Only the root's arguments for all are significant. */
+    const bool is_root = ompi_comm_rank(comm) == a->root;
+    return bufpool_block_call(is_root ? r.all_count : r.mine_count,
+                              is_root ? r.all_dtype : r.mine_dtype, false, comm);
+}
+
+int bufpool_run_rooted(bool gather, const bufpool_args_t *args, const bufpool_call_t *call,
+                       const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                       mca_coll_bufpool_module_t *module)
+{
+    const rooted_args_t r = rooted_args(gather, args), *a = &r;
+    const size_t bytes = call->bytes;
+    const int root = args->root;
     const int tag = gather ? MCA_COLL_BASE_TAG_GATHER : MCA_COLL_BASE_TAG_SCATTER;
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     const bool is_root = rank == root;
@@ -714,10 +735,8 @@ static int rooted_run(bool gather, const rooted_args_t *a, const bufpool_plan_t 
             return linear_root(a->all, a->all_count, a->all_dtype, have_mine ? a->mine : NULL,
                                a->mine_count, a->mine_dtype, gather, tag, root, plan, module, comm);
         }
-        return gather ? MCA_PML_CALL(send(a->mine, a->mine_count, a->mine_dtype, root, tag,
-                                          MCA_PML_BASE_SEND_STANDARD, comm))
-                      : MCA_PML_CALL(recv(a->mine, a->mine_count, a->mine_dtype, root, tag, comm,
-                                          MPI_STATUS_IGNORE));
+        return gather ? bufpool_send(a->mine, a->mine_count, a->mine_dtype, root, tag, comm)
+                      : bufpool_recv(a->mine, a->mine_count, a->mine_dtype, root, tag, comm);
     }
     bufpool_view_t mine;
     if (have_mine) {
@@ -734,66 +753,36 @@ static int rooted_run(bool gather, const rooted_args_t *a, const bufpool_plan_t 
                   : scatter_root(&t, have_mine ? &mine : NULL, &rb, module, comm);
 }
 
-/* The entry of both (they share a signature, so the previous module's
+/* The slow path of both (they share a signature, so the previous module's
  * function is called through one pointer type). */
-/* A call its range did not hand back: *hand_back set (and nothing run)
- * when the plan gives it to the previous module. */
-static int rooted_serve(bool gather, const rooted_args_t *a, bufpool_count_t count,
-                        struct ompi_datatype_t *dtype, int root, struct ompi_communicator_t *comm,
-                        mca_coll_bufpool_module_t *module, const bufpool_range_t *range,
-                        bool *hand_back)
-{
-    const bufpool_coll_id_t id = gather ? BUFPOOL_COLL_gather : BUFPOOL_COLL_scatter;
-    const bufpool_call_t call = bufpool_block_call(count, dtype, false, comm);
-    bufpool_plan_t plan;
-    const bufpool_entry_t entry = bufpool_enter(id, module, &call, &range->choice, comm, &plan);
-    *hand_back = BUFPOOL_ENTRY_PREVIOUS == entry;
-    return BUFPOOL_ENTRY_RUN == entry ? rooted_run(gather, a, &plan, call.bytes, root, comm, module)
-                                      : OMPI_SUCCESS;
-}
-
-static int rooted(bool gather, const void *sbuf, bufpool_count_t scount,
-                  struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
-                  struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
-                  mca_coll_base_module_t *base)
+static int rooted_slow(bool gather, const void *sbuf, bufpool_count_t scount,
+                       struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                       struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
+                       mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const bufpool_coll_id_t id = gather ? BUFPOOL_COLL_gather : BUFPOOL_COLL_scatter;
     mca_coll_base_module_gather_fn_t prev = gather ? module->prev_gather : module->prev_scatter;
     mca_coll_base_module_t *prev_module =
         gather ? module->prev_gather_module : module->prev_scatter_module;
-    /* Only the root's arguments for all are significant. */
-    const bool all_side = (ompi_comm_rank(comm) == root) == gather;
-    const bufpool_count_t count = all_side ? rcount : scount;
-    struct ompi_datatype_t *dtype = all_side ? rdtype : sdtype;
-    const size_t bytes = bufpool_bytes(dtype, count);
     /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
      * by the same hand-over as any other call bufpool does not serve. */
-    if (!BUFPOOL_COUNT_FITS(scount > rcount ? scount : rcount)) {
-        bufpool_module_count(&module->fallbacks[id]);
-        return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module);
+    bool hand_back = !BUFPOOL_COUNT_FITS(scount > rcount ? scount : rcount);
+    int rc = OMPI_SUCCESS;
+    if (hand_back) {
+        bufpool_module_count(&module->fallbacks[BUFPOOL_FORM_BLOCKING][id]);
+    } else {
+        const bufpool_args_t a = {.sbuf = sbuf,
+                                  .scount = (int)scount,
+                                  .sdtype = sdtype,
+                                  .rbuf = rbuf,
+                                  .rcount = (int)rcount,
+                                  .rdtype = rdtype,
+                                  .root = root};
+        rc = bufpool_serve(id, &a, comm, module, &hand_back);
     }
-    const bufpool_range_t *range = bufpool_range(module, id, BUFPOOL_CLASS(true, false), bytes);
-    if (bufpool_hands_back(module, id, range, bytes, comm)) {
-        return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module);
-    }
-    const rooted_args_t a =
-        gather ? (rooted_args_t){rbuf, rcount, rdtype, (void *)sbuf, scount, sdtype}
-               : (rooted_args_t){sbuf, scount, sdtype, rbuf, rcount, rdtype};
-    bool hand_back;
-    const int rc = rooted_serve(gather, &a, count, dtype, root, comm, module, range, &hand_back);
     return hand_back ? prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module)
                      : rc;
-}
-
-/* Bytes of one block: only the root's arguments for all are significant. */
-static inline size_t rooted_bytes(bool gather, bufpool_count_t scount,
-                                  struct ompi_datatype_t *sdtype, bufpool_count_t rcount,
-                                  struct ompi_datatype_t *rdtype, int root,
-                                  struct ompi_communicator_t *comm)
-{
-    return (ompi_comm_rank(comm) == root) == gather ? bufpool_bytes(rdtype, rcount)
-                                                    : bufpool_bytes(sdtype, scount);
 }
 
 static BUFPOOL_NOINLINE int gather_slow(const void *sbuf, bufpool_count_t scount,
@@ -802,7 +791,7 @@ static BUFPOOL_NOINLINE int gather_slow(const void *sbuf, bufpool_count_t scount
                                         int root, struct ompi_communicator_t *comm,
                                         mca_coll_base_module_t *base)
 {
-    return rooted(true, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
+    return rooted_slow(true, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
 }
 
 static BUFPOOL_NOINLINE int scatter_slow(const void *sbuf, bufpool_count_t scount,
@@ -811,7 +800,7 @@ static BUFPOOL_NOINLINE int scatter_slow(const void *sbuf, bufpool_count_t scoun
                                          int root, struct ompi_communicator_t *comm,
                                          mca_coll_base_module_t *base)
 {
-    return rooted(false, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
+    return rooted_slow(false, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
 }
 
 int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount,
@@ -820,8 +809,8 @@ int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     BUFPOOL_ENTRY_POINT(gather, true, BUFPOOL_CLASS(true, false),
-                        rooted_bytes(true, scount, sdtype, rcount, rdtype, root, comm), sbuf,
-                        scount, sdtype, rbuf, rcount, rdtype, root, comm);
+                        bufpool_rooted_bytes(true, scount, sdtype, rcount, rdtype, root, comm),
+                        sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
 }
 
 int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount,
@@ -830,6 +819,6 @@ int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     BUFPOOL_ENTRY_POINT(scatter, true, BUFPOOL_CLASS(true, false),
-                        rooted_bytes(false, scount, sdtype, rcount, rdtype, root, comm), sbuf,
-                        scount, sdtype, rbuf, rcount, rdtype, root, comm);
+                        bufpool_rooted_bytes(false, scount, sdtype, rcount, rdtype, root, comm),
+                        sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
 }

@@ -247,14 +247,23 @@ int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                            mca_coll_bufpool_module_t *module)
 {
-    /* MPI allows one collective at a time per communicator: no lock. */
-    if (NULL == module->hier) {
-        module->hier = topo_build(comm);
-        if (NULL == module->hier) {
+    /* Built once, without a lock: a blocking call and nonblocking ones
+     * (coll_bufpool_nb.c), on different threads, may get here at once;
+     * each builds the same map from the same data and the first published
+     * one stays. */
+    bufpool_hier_topo_t *topo = __atomic_load_n(&module->hier, __ATOMIC_ACQUIRE);
+    if (NULL == topo) {
+        bufpool_hier_topo_t *built = topo_build(comm);
+        if (NULL == built) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
+        if (__atomic_compare_exchange_n(&module->hier, &topo, built, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            topo = built;
+        } else {
+            bufpool_hier_topo_free(built);
+        }
     }
-    const bufpool_hier_topo_t *topo = module->hier;
     bufpool_segs_t segs;
     bufpool_reqs_t reqs;
 

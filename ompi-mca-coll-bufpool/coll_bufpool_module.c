@@ -5,6 +5,7 @@
  */
 #include "coll_bufpool.h"
 #include "coll_bufpool_hier.h"
+#include "coll_bufpool_nb.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,13 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     module->prev_##name##_module = NULL;
     BUFPOOL_FOREACH_COLL(BUFPOOL_CLEAR_PREV)
 #undef BUFPOOL_CLEAR_PREV
+#define BUFPOOL_CLEAR_PREV_NB(name)                                                                \
+    module->prev_i##name = NULL;                                                                   \
+    module->prev_i##name##_module = NULL;                                                          \
+    module->prev_##name##_init = NULL;                                                             \
+    module->prev_##name##_init_module = NULL;
+    BUFPOOL_FOREACH_COLL(BUFPOOL_CLEAR_PREV_NB)
+#undef BUFPOOL_CLEAR_PREV_NB
     module->req_cache = NULL;
     module->req_cache_cap = 0;
     module->aux_req_cache = NULL;
@@ -46,6 +54,7 @@ static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
     }
     BUFPOOL_FOREACH_COLL(BUFPOOL_RELEASE_PREV)
 #undef BUFPOOL_RELEASE_PREV
+    bufpool_nb_module_destruct(module);
     free(module->req_cache);
     free(module->aux_req_cache);
     bufpool_hier_topo_free(module->hier);
@@ -60,19 +69,23 @@ static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
     } else if (COMPONENT->modules == module) {
         COMPONENT->modules = module->next_module;
     }
-    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
-        COMPONENT->retired_calls[id] += module->calls[id];
-        COMPONENT->retired_fallbacks[id] += module->fallbacks[id];
+    for (int form = 0; form < BUFPOOL_NFORMS; form++) {
+        for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+            COMPONENT->retired_calls[form][id] += module->calls[form][id];
+            COMPONENT->retired_fallbacks[form][id] += module->fallbacks[form][id];
+        }
     }
     OPAL_THREAD_UNLOCK(&COMPONENT->modules_lock);
 }
 
-uint64_t mca_coll_bufpool_count_total(bool fallbacks, bufpool_coll_id_t id)
+uint64_t mca_coll_bufpool_count_total(bool fallbacks, int form, bufpool_coll_id_t id)
 {
     OPAL_THREAD_LOCK(&COMPONENT->modules_lock);
-    uint64_t total = fallbacks ? COMPONENT->retired_fallbacks[id] : COMPONENT->retired_calls[id];
+    uint64_t total =
+        fallbacks ? COMPONENT->retired_fallbacks[form][id] : COMPONENT->retired_calls[form][id];
     for (const mca_coll_bufpool_module_t *m = COMPONENT->modules; NULL != m; m = m->next_module) {
-        total += __atomic_load_n(fallbacks ? &m->fallbacks[id] : &m->calls[id], __ATOMIC_RELAXED);
+        total += __atomic_load_n(fallbacks ? &m->fallbacks[form][id] : &m->calls[form][id],
+                                 __ATOMIC_RELAXED);
     }
     OPAL_THREAD_UNLOCK(&COMPONENT->modules_lock);
     return total;
@@ -214,6 +227,7 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
     }
     COMPONENT->modules = module;
     OPAL_THREAD_UNLOCK(&COMPONENT->modules_lock);
+    bufpool_nb_module_enable(module, comm);
 #if BUFPOOL_MODULE_INSTALLS_ITSELF
     /* Open MPI 6: nothing copies our functions into the communicator; we
      * put them there ourselves (the previous ones are saved above). */
@@ -242,6 +256,7 @@ static int bufpool_module_disable(mca_coll_base_module_t *base, struct ompi_comm
     }
     BUFPOOL_FOREACH_COLL(BUFPOOL_RESTORE_PREV)
 #undef BUFPOOL_RESTORE_PREV
+    bufpool_nb_module_disable(module, comm);
     return OMPI_SUCCESS;
 }
 #endif
@@ -281,6 +296,7 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
         COMPONENT->coll[BUFPOOL_COLL_##name].enabled ? mca_coll_bufpool_##name : NULL;
     BUFPOOL_FOREACH_COLL(BUFPOOL_INSTALL)
 #undef BUFPOOL_INSTALL
+    bufpool_nb_module_query(module);
 
     opal_output_verbose(10, ompi_coll_base_framework.framework_output,
                         "coll:bufpool:comm_query (%s): offered with priority %d", comm->c_name,

@@ -2,6 +2,7 @@
  * The pipelining toolkit shared by every bufpool collective.
  */
 #include "coll_bufpool_pipeline.h"
+#include "coll_bufpool_task.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,22 +49,36 @@ void bufpool_slots_put(bufpool_slots_t *slots)
 
 /* ---------------------------------------------------------------------- */
 
-void bufpool_reqs_init(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
-                       struct ompi_communicator_t *comm)
+/* A set in the module's arrays (blocking collectives, one at a time per
+ * communicator) or, in a task, the task's own (tasks overlap). */
+static void reqs_init(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
+                      struct ompi_communicator_t *comm, bool aux)
 {
-    reqs->cache = &module->req_cache;
-    reqs->cache_cap = &module->req_cache_cap;
+    bufpool_task_t *task = bufpool_task_current();
+    if (NULL != task) {
+        bufpool_task_req_arrays(task, aux, &reqs->cache, &reqs->cache_cap);
+    } else if (aux) {
+        reqs->cache = &module->aux_req_cache;
+        reqs->cache_cap = &module->aux_req_cache_cap;
+    } else {
+        reqs->cache = &module->req_cache;
+        reqs->cache_cap = &module->req_cache_cap;
+    }
     reqs->n = 0;
     reqs->max = 0;
     reqs->comm = comm;
 }
 
+void bufpool_reqs_init(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
+                       struct ompi_communicator_t *comm)
+{
+    reqs_init(reqs, module, comm, false);
+}
+
 void bufpool_reqs_init_aux(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
                            struct ompi_communicator_t *comm)
 {
-    bufpool_reqs_init(reqs, module, comm);
-    reqs->cache = &module->aux_req_cache;
-    reqs->cache_cap = &module->aux_req_cache_cap;
+    reqs_init(reqs, module, comm, true);
 }
 
 /* Room for one more request: the next free entry, growing the module's
@@ -75,7 +90,7 @@ static ompi_request_t **reqs_next(bufpool_reqs_t *reqs, int *rc)
     *rc = OMPI_SUCCESS;
     if (0 != reqs->max && reqs->n >= reqs->max) {
         at = reqs->n % reqs->max;
-        *rc = ompi_request_wait(&(*reqs->cache)[at], MPI_STATUS_IGNORE);
+        *rc = bufpool_wait(&(*reqs->cache)[at]);
         return OMPI_SUCCESS == *rc ? &(*reqs->cache)[at] : NULL;
     }
     if (at == *reqs->cache_cap) {
@@ -113,8 +128,7 @@ int bufpool_reqs_send(bufpool_reqs_t *reqs, const void *buf, size_t count,
     if (NULL == req) {
         return rc;
     }
-    rc = MCA_PML_CALL(
-        isend(buf, count, dtype, peer, tag, MCA_PML_BASE_SEND_STANDARD, reqs->comm, req));
+    rc = bufpool_isend(buf, count, dtype, peer, tag, reqs->comm, req);
     if (OMPI_SUCCESS == rc) {
         reqs_count_posted(reqs);
     }
@@ -129,7 +143,7 @@ int bufpool_reqs_recv(bufpool_reqs_t *reqs, void *buf, size_t count, struct ompi
     if (NULL == req) {
         return rc;
     }
-    rc = MCA_PML_CALL(irecv(buf, count, dtype, peer, tag, reqs->comm, req));
+    rc = bufpool_irecv(buf, count, dtype, peer, tag, reqs->comm, req);
     if (OMPI_SUCCESS == rc) {
         reqs_count_posted(reqs);
     }
@@ -143,7 +157,7 @@ int bufpool_reqs_wait(bufpool_reqs_t *reqs)
         /* Bounded, the entries hold the last max requests (older ones are
          * complete, and the ones waited for are MPI_REQUEST_NULL). */
         size_t live = 0 != reqs->max && reqs->n > reqs->max ? reqs->max : reqs->n;
-        rc = ompi_request_wait_all(live, *reqs->cache, MPI_STATUSES_IGNORE);
+        rc = bufpool_wait_all(live, *reqs->cache);
         reqs->n = 0;
     }
     return rc;
@@ -184,8 +198,7 @@ static int rwin_post(bufpool_rwin_t *w, size_t unit)
 
     w->describe(w->ctx, unit, &u);
     w->buf[slot] = NULL != u.buf ? u.buf : bufpool_slot(w->slots, (int)slot);
-    int rc =
-        MCA_PML_CALL(irecv(w->buf[slot], u.count, u.dtype, u.peer, w->tag, w->comm, &w->req[slot]));
+    int rc = bufpool_irecv(w->buf[slot], u.count, u.dtype, u.peer, w->tag, w->comm, &w->req[slot]);
     if (OMPI_SUCCESS == rc) {
         w->posted = unit + 1;
     }
@@ -229,7 +242,7 @@ int bufpool_rwin_start(bufpool_rwin_t *w, struct ompi_communicator_t *comm, int 
 int bufpool_rwin_wait(bufpool_rwin_t *w, size_t unit, void **buf)
 {
     size_t slot = unit % w->depth;
-    int rc = ompi_request_wait(&w->req[slot], MPI_STATUS_IGNORE);
+    int rc = bufpool_wait(&w->req[slot]);
     *buf = w->buf[slot];
     return rc;
 }
@@ -246,10 +259,7 @@ int bufpool_rwin_release(bufpool_rwin_t *w, size_t unit)
 void bufpool_rwin_abort(bufpool_rwin_t *w)
 {
     for (size_t i = 0; i < w->depth; i++) {
-        if (MPI_REQUEST_NULL != w->req[i]) {
-            (void)ompi_request_cancel(w->req[i]);
-            (void)ompi_request_wait(&w->req[i], MPI_STATUS_IGNORE);
-        }
+        bufpool_cancel_wait(&w->req[i]);
     }
 }
 
@@ -274,24 +284,6 @@ int bufpool_copy(void *dst, const void *src, size_t count, struct ompi_datatype_
         return OMPI_SUCCESS;
     }
     return ompi_datatype_copy_content_same_ddt(dtype, count, dst, (char *)src);
-}
-
-int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sdtype, int dst,
-                     void *rbuf, size_t rcount, struct ompi_datatype_t *rdtype, int src, int tag,
-                     struct ompi_communicator_t *comm)
-{
-    ompi_request_t *req = MPI_REQUEST_NULL;
-    int rc = MCA_PML_CALL(irecv(rbuf, rcount, rdtype, src, tag, comm, &req));
-    if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    rc = MCA_PML_CALL(send(sbuf, scount, sdtype, dst, tag, MCA_PML_BASE_SEND_STANDARD, comm));
-    if (OMPI_SUCCESS != rc) {
-        (void)ompi_request_cancel(req);
-        (void)ompi_request_wait(&req, MPI_STATUS_IGNORE);
-        return rc;
-    }
-    return ompi_request_wait(&req, MPI_STATUS_IGNORE);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -325,7 +317,7 @@ int bufpool_sring_acquire(bufpool_sring_t *ring, void **buf)
     int slot = (int)(ring->next % (size_t)ring->slots.n);
     int rc = OMPI_SUCCESS;
     if (MPI_REQUEST_NULL != ring->req[slot]) {
-        rc = ompi_request_wait(&ring->req[slot], MPI_STATUS_IGNORE);
+        rc = bufpool_wait(&ring->req[slot]);
     }
     *buf = bufpool_slot(&ring->slots, slot);
     ring->next++;
@@ -336,8 +328,8 @@ int bufpool_sring_send(bufpool_sring_t *ring, size_t count, struct ompi_datatype
                        int tag, struct ompi_communicator_t *comm)
 {
     int slot = (int)((ring->next - 1) % (size_t)ring->slots.n);
-    return MCA_PML_CALL(isend(bufpool_slot(&ring->slots, slot), count, dtype, peer, tag,
-                              MCA_PML_BASE_SEND_STANDARD, comm, &ring->req[slot]));
+    return bufpool_isend(bufpool_slot(&ring->slots, slot), count, dtype, peer, tag, comm,
+                         &ring->req[slot]);
 }
 
 int bufpool_sring_drain(bufpool_sring_t *ring)
@@ -345,7 +337,7 @@ int bufpool_sring_drain(bufpool_sring_t *ring)
     int rc = OMPI_SUCCESS;
     for (int i = 0; i < ring->slots.n; i++) {
         if (MPI_REQUEST_NULL != ring->req[i]) {
-            int wait_rc = ompi_request_wait(&ring->req[i], MPI_STATUS_IGNORE);
+            int wait_rc = bufpool_wait(&ring->req[i]);
             if (OMPI_SUCCESS == rc) {
                 rc = wait_rc;
             }
@@ -360,8 +352,7 @@ int bufpool_reqs_send_small_now(bufpool_reqs_t *reqs, const void *buf, size_t co
                                 struct ompi_datatype_t *dtype, size_t bytes, int peer, int tag)
 {
     if (bytes <= BUFPOOL_INLINE_SEND_MAX) {
-        return MCA_PML_CALL(
-            send(buf, count, dtype, peer, tag, MCA_PML_BASE_SEND_STANDARD, reqs->comm));
+        return bufpool_send(buf, count, dtype, peer, tag, reqs->comm);
     }
     return bufpool_reqs_send(reqs, buf, count, dtype, peer, tag);
 }

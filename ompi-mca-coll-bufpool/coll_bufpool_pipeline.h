@@ -30,6 +30,7 @@
 
 #include "coll_bufpool.h"
 #include "coll_bufpool_geometry.h"
+#include "coll_bufpool_wait.h"
 
 #include <stddef.h>
 

@@ -75,6 +75,7 @@
  *     below (1.1-1.8: the chain has p - 1 hops, tuned's linear one).
  */
 #include "coll_bufpool_reduce_scatter.h"
+#include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -248,10 +249,9 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
             rc = bufpool_rwin_release(&win[0], j);
             released = j + 1;
         } else {
-            rc = MCA_PML_CALL(isend(acc, n, dtype, t->parent, tag, MCA_PML_BASE_SEND_STANDARD, comm,
-                                    &up[j % (size_t)up_depth]));
+            rc = bufpool_isend(acc, n, dtype, t->parent, tag, comm, &up[j % (size_t)up_depth]);
             while (OMPI_SUCCESS == rc && released + lag <= j) {
-                rc = ompi_request_wait(&up[released % (size_t)up_depth], MPI_STATUS_IGNORE);
+                rc = bufpool_wait(&up[released % (size_t)up_depth]);
                 if (OMPI_SUCCESS == rc) {
                     rc = bufpool_rwin_release(&win[0], released++);
                 }
@@ -273,7 +273,7 @@ abort:
 drain:
     for (int i = 0; i < BUFPOOL_MAX_DEPTH; i++) {
         if (MPI_REQUEST_NULL != up[i]) {
-            int wait_rc = ompi_request_wait(&up[i], MPI_STATUS_IGNORE);
+            int wait_rc = bufpool_wait(&up[i]);
             if (OMPI_SUCCESS == rc) {
                 rc = wait_rc;
             }
@@ -392,6 +392,25 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
 
 /* ---------------------------------------------------------------------- */
 
+int bufpool_run_reduce(const bufpool_args_t *a, const bufpool_call_t *call,
+                       const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                       mca_coll_bufpool_module_t *module)
+{
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    reduce_tree_t tree;
+
+    if (BUFPOOL_REDUCE_RSG == plan->alg) {
+        return reduce_rsg(a->sbuf, a->rbuf, a->count, a->dtype, a->op, a->root, plan, comm, module);
+    }
+    if (BUFPOOL_REDUCE_BINARY == plan->alg) {
+        binary_tree(rank, size, a->root, &tree);
+    } else {
+        chain_tree(rank, size, a->root, call->commute, &tree);
+    }
+    return reduce_tree_run(&tree, a->sbuf, a->rbuf, a->count, a->dtype, a->op, a->root, plan, comm,
+                           module);
+}
+
 static BUFPOOL_NOINLINE int reduce_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                         int root, struct ompi_communicator_t *comm,
@@ -402,32 +421,19 @@ static BUFPOOL_NOINLINE int reduce_slow(const void *sbuf, void *rbuf, bufpool_co
     if (count <= 0) {
         return OMPI_SUCCESS;
     }
-    /* MPI_IN_PLACE is the root's alone: not part of the decision. */
-    const size_t bytes = bufpool_bytes(dtype, count);
-    BUFPOOL_RANGE_OR_PREVIOUS(range, module, reduce, BUFPOOL_CLASS(ompi_op_is_commute(op), false),
-                              bytes, sbuf, rbuf, count, dtype, op, root, comm);
-    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const size_t n = (size_t)count;
-    const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, false, comm);
-    reduce_tree_t tree;
-    bufpool_plan_t plan;
-
-    BUFPOOL_ENTER(module, reduce, &call, range, &plan, sbuf, rbuf, count, dtype, op, root, comm);
-    if (BUFPOOL_REDUCE_RSG == plan.alg) {
-        return reduce_rsg(sbuf, rbuf, n, dtype, op, root, &plan, comm, module);
-    }
-    if (BUFPOOL_REDUCE_BINARY == plan.alg) {
-        binary_tree(rank, size, root, &tree);
-    } else {
-        chain_tree(rank, size, root, call.commute, &tree);
-    }
-    return reduce_tree_run(&tree, sbuf, rbuf, n, dtype, op, root, &plan, comm, module);
+    const bufpool_args_t a = {
+        .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)count, .dtype = dtype, .op = op, .root = root};
+    bool hand_back;
+    const int rc = bufpool_serve(BUFPOOL_COLL_reduce, &a, comm, module, &hand_back);
+    return hand_back ? BUFPOOL_PREVIOUS(module, reduce, sbuf, rbuf, count, dtype, op, root, comm)
+                     : rc;
 }
 
 int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count,
                             struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
+    /* MPI_IN_PLACE is the root's alone: not part of the decision. */
     BUFPOOL_ENTRY_POINT(reduce, count > 0, BUFPOOL_CLASS(ompi_op_is_commute(op), false),
                         bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, root, comm);
 }

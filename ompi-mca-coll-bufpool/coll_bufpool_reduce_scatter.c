@@ -36,6 +36,7 @@
  *   halving and ring are as fast (0.8-1.2, noise): hand over.
  */
 #include "coll_bufpool_reduce_scatter.h"
+#include "coll_bufpool_run.h"
 
 #include <string.h>
 
@@ -395,9 +396,8 @@ static int ring_post(const ring_step_t *st, struct ompi_datatype_t *dtype, bufpo
         if (j < rnseg) {
             char *at = ring_seg(st->rdirect, st->rslots, st, j);
             size_t n = rs_seg_count(st->rcount, st->per, j);
-            rc = NULL != rreq
-                     ? MCA_PML_CALL(irecv(at, n, dtype, st->from, st->tag, reqs->comm, &rreq[j]))
-                     : bufpool_reqs_recv(reqs, at, n, dtype, st->from, st->tag);
+            rc = NULL != rreq ? bufpool_irecv(at, n, dtype, st->from, st->tag, reqs->comm, &rreq[j])
+                              : bufpool_reqs_recv(reqs, at, n, dtype, st->from, st->tag);
         }
         if (OMPI_SUCCESS == rc && j < snseg) {
             rc = bufpool_reqs_send(reqs, ring_seg(st->sdirect, st->sslots, st, j),
@@ -482,7 +482,7 @@ int bufpool_ring_reduce_scatter(const bufpool_rs_stream_t *s, struct ompi_commun
             const char *mine =
                 src + (ptrdiff_t)bufpool_blocks_disp(blocks, rb) * full.extent + chunk_off;
             for (size_t j = 0; j < rnseg; j++) {
-                int wait_rc = ompi_request_wait(&rreq[j], MPI_STATUS_IGNORE);
+                int wait_rc = bufpool_wait(&rreq[j]);
                 rc = OMPI_SUCCESS != rc ? rc : wait_rc;
                 if (OMPI_SUCCESS != rc) {
                     continue; /* complete the others */
@@ -713,8 +713,7 @@ int bufpool_rhalving_reduce_scatter(const bufpool_rs_stream_t *s, void *result,
              * overwrites). */
             rc = rh_exchange(&r, rank + 1, 0, p, 0, 0);
             if (OMPI_SUCCESS == rc && me.len > 0) {
-                rc = MCA_PML_CALL(
-                    recv(res, me.len, s->dtype, rank + 1, s->tag, comm, MPI_STATUS_IGNORE));
+                rc = bufpool_recv(res, me.len, s->dtype, rank + 1, s->tag, comm);
             }
             continue;
         }
@@ -744,8 +743,8 @@ int bufpool_rhalving_reduce_scatter(const bufpool_rs_stream_t *s, void *result,
             rh_cursor_t other;
             rh_cursor_at(&r, rank - 1, &other);
             if (other.len > 0) {
-                rc = MCA_PML_CALL(send(r.acc + (ptrdiff_t)other.woff * extent, other.len, s->dtype,
-                                       rank - 1, s->tag, MCA_PML_BASE_SEND_STANDARD, comm));
+                rc = bufpool_send(r.acc + (ptrdiff_t)other.woff * extent, other.len, s->dtype,
+                                  rank - 1, s->tag, comm);
             }
         }
         if (OMPI_SUCCESS == rc) {
@@ -850,32 +849,38 @@ static int reduce_scatter_run(const void *sbuf, void *rbuf, const bufpool_blocks
     return rc;
 }
 
-/* Both variants once the range has not handed the call back: the plan,
- * then the pairwise stream, the ring or recursive halving; *hand_back set
- * (and nothing run) when the plan gives the call to the previous module. */
-static int rs_serve(const void *sbuf, void *rbuf, const bufpool_blocks_t *blocks,
-                    struct ompi_datatype_t *dtype, struct ompi_op_t *op, bufpool_coll_id_t id,
-                    int tag, struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
-                    const bufpool_range_t *range, bool *hand_back)
+/* MPI_Reduce_scatter's blocks (a->rcounts) or MPI_Reduce_scatter_block's
+ * (a->count each). */
+static bufpool_blocks_t rs_blocks(bufpool_coll_id_t id, const bufpool_args_t *a,
+                                  struct ompi_communicator_t *comm)
 {
-    const bufpool_call_t call =
-        bufpool_reduction_call(blocks->total, dtype, op, MPI_IN_PLACE == sbuf, comm);
-    bufpool_plan_t plan;
-    const bufpool_entry_t entry = bufpool_enter(id, module, &call, &range->choice, comm, &plan);
-    *hand_back = BUFPOOL_ENTRY_PREVIOUS == entry;
-    return BUFPOOL_ENTRY_RUN == entry
-               ? reduce_scatter_run(sbuf, rbuf, blocks, dtype, op, tag, &plan, comm, module)
-               : OMPI_SUCCESS;
+    const int size = ompi_comm_size(comm);
+    if (BUFPOOL_COLL_reduce_scatter_block == id) {
+        return (bufpool_blocks_t){.n = size, .counts = NULL, .total = a->count * (size_t)size};
+    }
+    return (bufpool_blocks_t){
+        .n = size, .counts = a->rcounts, .total = bufpool_counts_total(a->rcounts, size)};
 }
 
-/* Elements of the whole input (some blocks may be empty). */
-static inline size_t rs_total(const int *counts, int size)
+bufpool_call_t bufpool_reduce_scatter_call(bufpool_coll_id_t id, const bufpool_args_t *a,
+                                           struct ompi_communicator_t *comm)
 {
-    size_t total = 0;
-    for (int b = 0; b < size; b++) {
-        total += (size_t)counts[b];
-    }
-    return total;
+    /* Some blocks may be empty; only an empty message is nothing to do. */
+    const bufpool_blocks_t blocks = rs_blocks(id, a, comm);
+    return bufpool_reduction_call(blocks.total, a->dtype, a->op, MPI_IN_PLACE == a->sbuf, comm);
+}
+
+int bufpool_run_reduce_scatter(bufpool_coll_id_t id, const bufpool_args_t *a,
+                               const bufpool_call_t *call, const bufpool_plan_t *plan,
+                               struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+{
+    (void)call;
+    const bufpool_blocks_t blocks = rs_blocks(id, a, comm);
+    return reduce_scatter_run(a->sbuf, a->rbuf, &blocks, a->dtype, a->op,
+                              BUFPOOL_COLL_reduce_scatter_block == id
+                                  ? MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK
+                                  : MCA_COLL_BASE_TAG_REDUCE_SCATTER,
+                              plan, comm, module);
 }
 
 static BUFPOOL_NOINLINE int reduce_scatter_slow(const void *sbuf, void *rbuf,
@@ -885,25 +890,19 @@ static BUFPOOL_NOINLINE int reduce_scatter_slow(const void *sbuf, void *rbuf,
                                                 mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const int size = ompi_comm_size(comm);
     /* The engines take int counts; Open MPI 6's size_t ones go below us. */
     const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
     if (NULL == counts) {
         return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     }
-    /* Only an empty message is nothing to do. */
-    const size_t total = rs_total(counts, size);
-    if (0 == total) {
+    /* Some blocks may be empty; only an empty message is nothing to do. */
+    if (0 == bufpool_counts_total(counts, ompi_comm_size(comm))) {
         return OMPI_SUCCESS;
     }
-    const size_t bytes = dtype->super.size * total;
-    BUFPOOL_RANGE_OR_PREVIOUS(range, module, reduce_scatter,
-                              BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf), bytes,
-                              sbuf, rbuf, rcounts, dtype, op, comm);
-    const bufpool_blocks_t blocks = {.n = size, .counts = counts, .total = total};
+    const bufpool_args_t a = {
+        .sbuf = sbuf, .rbuf = rbuf, .rcounts = counts, .dtype = dtype, .op = op};
     bool hand_back;
-    const int rc = rs_serve(sbuf, rbuf, &blocks, dtype, op, BUFPOOL_COLL_reduce_scatter,
-                            MCA_COLL_BASE_TAG_REDUCE_SCATTER, comm, module, range, &hand_back);
+    const int rc = bufpool_serve(BUFPOOL_COLL_reduce_scatter, &a, comm, module, &hand_back);
     return hand_back
                ? BUFPOOL_PREVIOUS(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm)
                : rc;
@@ -920,16 +919,10 @@ reduce_scatter_block_slow(const void *sbuf, void *rbuf, bufpool_count_t rcount,
     if (rcount <= 0) {
         return OMPI_SUCCESS;
     }
-    const size_t total = (size_t)rcount * (size_t)ompi_comm_size(comm);
-    const size_t bytes = dtype->super.size * total;
-    BUFPOOL_RANGE_OR_PREVIOUS(range, module, reduce_scatter_block,
-                              BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf), bytes,
-                              sbuf, rbuf, rcount, dtype, op, comm);
-    const bufpool_blocks_t blocks = {.n = ompi_comm_size(comm), .counts = NULL, .total = total};
+    const bufpool_args_t a = {
+        .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)rcount, .dtype = dtype, .op = op};
     bool hand_back;
-    const int rc =
-        rs_serve(sbuf, rbuf, &blocks, dtype, op, BUFPOOL_COLL_reduce_scatter_block,
-                 MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, comm, module, range, &hand_back);
+    const int rc = bufpool_serve(BUFPOOL_COLL_reduce_scatter_block, &a, comm, module, &hand_back);
     return hand_back
                ? BUFPOOL_PREVIOUS(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm)
                : rc;
@@ -940,7 +933,7 @@ int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts
                                     struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
-    const size_t total = NULL != counts ? rs_total(counts, ompi_comm_size(comm)) : 0;
+    const size_t total = NULL != counts ? bufpool_counts_total(counts, ompi_comm_size(comm)) : 0;
     BUFPOOL_ENTRY_POINT(reduce_scatter, total > 0,
                         BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
                         dtype->super.size * total, sbuf, rbuf, rcounts, dtype, op, comm);

@@ -78,20 +78,20 @@ static void read_info_keys(mca_coll_bufpool_module_t *module, struct ompi_commun
     }
 }
 
-static bufpool_shape_t shape_of(const mca_coll_bufpool_module_t *module, int cls)
+static bufpool_shape_t shape_of(const mca_coll_bufpool_module_t *module, int form, int cls)
 {
     return (bufpool_shape_t){.ranks = module->ranks,
                              .hosts = module->hosts,
                              .ppn = module->max_ppn,
                              .commutative = 0 != (cls & BUFPOOL_CLASS(true, false)),
                              .in_place = 0 != (cls & BUFPOOL_CLASS(false, true)),
-                             .form = BUFPOOL_FORM_BLOCKING};
+                             .form = form};
 }
 
-bufpool_choice_t bufpool_module_choose(const mca_coll_bufpool_module_t *module,
+bufpool_choice_t bufpool_module_choose(const mca_coll_bufpool_module_t *module, int form,
                                        bufpool_coll_id_t id, int cls, size_t bytes)
 {
-    const bufpool_shape_t shape = shape_of(module, cls);
+    const bufpool_shape_t shape = shape_of(module, form, cls);
     const char *note;
     const int forced =
         bufpool_forced_for(id, module->forced[id], module->hosts, &COMPONENT->tuning, &note);
@@ -119,34 +119,48 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
                 ompi_comm_size(comm), module->hosts > 1 ? module->hosts : 1, module->max_ppn);
     static const char *const class_names[BUFPOOL_NCLASSES] = {
         "non-commutative", "non-commutative in place", "", "in place"};
+    static const char *const prefix[BUFPOOL_NFORMS] = {"", "i", ""};
+    static const char *const suffix[BUFPOOL_NFORMS] = {"", "", "_init"};
     /* Commutative classes first: data movement has only those (its other
-     * two point at them). */
+     * two point at them); a form whose map is the blocking form's is not
+     * printed again. */
     static const int order[BUFPOOL_NCLASSES] = {2, 3, 0, 1};
-    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
-        for (int k = 0; k < BUFPOOL_NCLASSES; k++) {
-            const int cls = order[k];
-            bool printed = false;
-            for (int earlier = 0; earlier < k; earlier++) {
-                printed |= module->map[id][order[earlier]] == module->map[id][cls];
-            }
-            if (printed) {
-                continue;
-            }
-            size_t lo = 0;
-            for (const bufpool_range_t *r = module->map[id][cls];; r++) {
-                char what[640], upto[32] = "";
-                describe((bufpool_coll_id_t)id, &r->choice, what, sizeof(what));
-                if (SIZE_MAX != r->bytes_max) {
-                    snprintf(upto, sizeof(upto), "%zu", r->bytes_max);
+    for (int form = 0; form < BUFPOOL_NFORMS; form++) {
+        for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+            for (int k = 0; k < BUFPOOL_NCLASSES; k++) {
+                const int cls = order[k];
+                const bufpool_range_t *map = module->map[form][id][cls];
+                bool printed = form > 0 && map == module->map[BUFPOOL_FORM_BLOCKING][id][cls];
+                for (int earlier = 0; earlier < k; earlier++) {
+                    printed |= module->map[form][id][order[earlier]] == map;
                 }
-                opal_output(0, "  %s%s%s %zu..%s: %s", bufpool_coll_names[id],
-                            '\0' != class_names[cls][0] ? ", " : "", class_names[cls], lo, upto,
-                            what);
-                if (SIZE_MAX == r->bytes_max) {
-                    break;
+                size_t lo = 0;
+                for (const bufpool_range_t *r = map; !printed; r++) {
+                    char what[640], upto[32] = "";
+                    describe((bufpool_coll_id_t)id, &r->choice, what, sizeof(what));
+                    if (SIZE_MAX != r->bytes_max) {
+                        snprintf(upto, sizeof(upto), "%zu", r->bytes_max);
+                    }
+                    opal_output(0, "  %s%s%s%s%s %zu..%s: %s", prefix[form], bufpool_coll_names[id],
+                                suffix[form], '\0' != class_names[cls][0] ? ", " : "",
+                                class_names[cls], lo, upto, what);
+                    printed = SIZE_MAX == r->bytes_max;
+                    lo = r->bytes_max + 1;
                 }
-                lo = r->bytes_max + 1;
             }
+        }
+    }
+}
+
+/* Whether two size maps give every byte count the same choice. */
+static bool same_map(const bufpool_range_t *a, const bufpool_range_t *b)
+{
+    for (;; a++, b++) {
+        if (a->bytes_max != b->bytes_max || !bufpool_choice_equal(&a->choice, &b->choice)) {
+            return false;
+        }
+        if (SIZE_MAX == a->bytes_max) {
+            return true;
         }
     }
 }
@@ -156,36 +170,49 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
     const bufpool_rules_t *rules = &COMPONENT->rules;
     const bufpool_tuning_t *tuning = &COMPONENT->tuning;
     const size_t cap = BUFPOOL_MAP_RANGES(rules->n);
-    size_t used = 0, offset[BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
-    bufpool_range_t *all = malloc(BUFPOOL_NCOLLS * BUFPOOL_NCLASSES * cap * sizeof(*all));
+    size_t used = 0, offset[BUFPOOL_NFORMS][BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
+    bufpool_range_t *all =
+        malloc(BUFPOOL_NFORMS * BUFPOOL_NCOLLS * BUFPOOL_NCLASSES * cap * sizeof(*all));
     if (NULL == all) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     module->ranks = ompi_comm_size(comm);
     read_info_keys(module, comm);
-    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
-        const char *note;
-        const int forced = bufpool_forced_for((bufpool_coll_id_t)id, module->forced[id],
-                                              module->hosts, tuning, &note);
-        for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
-            if (class_used(id, cls) != cls) {
-                offset[id][cls] = SIZE_MAX; /* the map of the class it uses, below */
-                continue;
+    for (int form = 0; form < BUFPOOL_NFORMS; form++) {
+        for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+            const char *note;
+            const int forced = bufpool_forced_for((bufpool_coll_id_t)id, module->forced[id],
+                                                  module->hosts, tuning, &note);
+            for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
+                if (class_used(id, cls) != cls) {
+                    offset[form][id][cls] = SIZE_MAX; /* the map of the class it uses */
+                    continue;
+                }
+                const bufpool_shape_t shape = shape_of(module, form, cls);
+                const size_t n = bufpool_sizemap_build(rules, (bufpool_coll_id_t)id, &shape,
+                                                       tuning->min_size, forced, note, all + used);
+                /* Rows rarely name a form: the other forms mostly share the
+                 * blocking form's map. */
+                const size_t blocking = offset[BUFPOOL_FORM_BLOCKING][id][cls];
+                if (form > 0 && same_map(all + blocking, all + used)) {
+                    offset[form][id][cls] = blocking;
+                } else {
+                    offset[form][id][cls] = used;
+                    used += n;
+                }
             }
-            const bufpool_shape_t shape = shape_of(module, cls);
-            offset[id][cls] = used;
-            used += bufpool_sizemap_build(rules, (bufpool_coll_id_t)id, &shape, tuning->min_size,
-                                          forced, note, all + used);
         }
     }
     module->map_mem = realloc(all, used * sizeof(*all));
     if (NULL == module->map_mem) {
         module->map_mem = all; /* shrinking failed: keep the larger block */
     }
-    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
-        for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
-            const size_t at = offset[id][class_used(id, cls)];
-            module->map[id][cls] = module->map_mem + at;
+    for (int form = 0; form < BUFPOOL_NFORMS; form++) {
+        for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+            for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
+                module->map[form][id][cls] =
+                    module->map_mem + offset[form][id][class_used(id, cls)];
+            }
         }
     }
     module->explain = COMPONENT->verbose >= 2 ||

@@ -662,7 +662,7 @@ static int cmp_size(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static bool same_choice(const bufpool_choice_t *a, const bufpool_choice_t *b)
+bool bufpool_choice_equal(const bufpool_choice_t *a, const bufpool_choice_t *b)
 {
     return a->alg == b->alg && a->source == b->source && a->seg_bytes == b->seg_bytes &&
            a->depth == b->depth && a->rule == b->rule && a->note == b->note;
@@ -709,7 +709,7 @@ size_t bufpool_sizemap_build(const bufpool_rules_t *rules, bufpool_coll_id_t col
             at < min_size
                 ? (bufpool_choice_t){.alg = BUFPOOL_ALG_PREVIOUS, .source = BUFPOOL_SOURCE_MIN_SIZE}
                 : bufpool_rules_choose(rules, coll, shape, at, forced, note);
-        if (n > 0 && same_choice(&out[n - 1].choice, &c)) {
+        if (n > 0 && bufpool_choice_equal(&out[n - 1].choice, &c)) {
             continue; /* the previous range goes on */
         }
         if (n > 0) {

@@ -151,6 +151,9 @@ typedef struct bufpool_choice {
                                    here (bufpool_forced_for), or NULL      */
 } bufpool_choice_t;
 
+/* Whether two choices are the same (field by field). */
+bool bufpool_choice_equal(const bufpool_choice_t *a, const bufpool_choice_t *b);
+
 /* The choice for a call without min_size: a forced algorithm (not
  * BUFPOOL_ALG_AUTO) wins, else the first matching row, else DEFAULT; note
  * (or NULL) goes with it (see bufpool_forced_for). */

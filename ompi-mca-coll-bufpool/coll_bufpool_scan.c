@@ -52,6 +52,7 @@
  *     so only a forced coll_bufpool_<scan|exscan>_algorithm runs it.
  */
 #include "coll_bufpool_pipeline.h"
+#include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"
 
@@ -320,31 +321,23 @@ static int scan_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
 
 /* Scan and exscan share their entry (and their signature, so that the
  * previous module's function is called through one pointer type). */
-/* A call its range did not hand back: *hand_back set (and nothing run)
- * when the plan gives it to the previous module. */
-static int scan_serve(bool exclusive, const void *sbuf, void *rbuf, size_t n,
-                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                      struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
-                      const bufpool_range_t *range, bool *hand_back)
+int bufpool_run_scan(bool exclusive, const bufpool_args_t *a, const bufpool_plan_t *plan,
+                     struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
 {
-    const bufpool_coll_id_t id = exclusive ? BUFPOOL_COLL_exscan : BUFPOOL_COLL_scan;
-    const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
-    bufpool_plan_t plan;
-    const bufpool_entry_t entry = bufpool_enter(id, module, &call, &range->choice, comm, &plan);
-    *hand_back = BUFPOOL_ENTRY_PREVIOUS == entry;
-    if (BUFPOOL_ENTRY_RUN != entry) {
-        return OMPI_SUCCESS;
-    }
     if ((exclusive ? BUFPOOL_EXSCAN_RECURSIVE_DOUBLING : BUFPOOL_SCAN_RECURSIVE_DOUBLING) ==
-        plan.alg) {
-        return scan_recursive_doubling(sbuf, rbuf, n, dtype, op, comm, exclusive);
+        plan->alg) {
+        return scan_recursive_doubling(a->sbuf, a->rbuf, a->count, a->dtype, a->op, comm,
+                                       exclusive);
     }
-    return (exclusive ? exscan_chain : scan_chain)(sbuf, rbuf, n, dtype, op, &plan, comm, module);
+    return (exclusive ? exscan_chain : scan_chain)(a->sbuf, a->rbuf, a->count, a->dtype, a->op,
+                                                   plan, comm, module);
 }
 
-static int scan_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_count_t count,
-                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                       struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+/* The slow path of both (they share a signature, so the previous module's
+ * function is called through one pointer type). */
+static int scan_slow_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_count_t count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const bufpool_coll_id_t id = exclusive ? BUFPOOL_COLL_exscan : BUFPOOL_COLL_scan;
@@ -354,21 +347,16 @@ static int scan_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_cou
     /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
      * by the same hand-over as any other call bufpool does not serve. */
     if (!BUFPOOL_COUNT_FITS(count)) {
-        bufpool_module_count(&module->fallbacks[id]);
+        bufpool_module_count(&module->fallbacks[BUFPOOL_FORM_BLOCKING][id]);
         return prev(sbuf, rbuf, count, dtype, op, comm, prev_module);
     }
     if (count <= 0) {
         return OMPI_SUCCESS;
     }
-    const size_t bytes = bufpool_bytes(dtype, count);
-    const bufpool_range_t *range = bufpool_range(
-        module, id, BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf), bytes);
-    if (bufpool_hands_back(module, id, range, bytes, comm)) {
-        return prev(sbuf, rbuf, count, dtype, op, comm, prev_module);
-    }
+    const bufpool_args_t a = {
+        .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)count, .dtype = dtype, .op = op};
     bool hand_back;
-    const int rc = scan_serve(exclusive, sbuf, rbuf, (size_t)count, dtype, op, comm, module, range,
-                              &hand_back);
+    const int rc = bufpool_serve(id, &a, comm, module, &hand_back);
     return hand_back ? prev(sbuf, rbuf, count, dtype, op, comm, prev_module) : rc;
 }
 
@@ -377,7 +365,7 @@ static BUFPOOL_NOINLINE int scan_slow(const void *sbuf, void *rbuf, bufpool_coun
                                       struct ompi_communicator_t *comm,
                                       mca_coll_base_module_t *base)
 {
-    return scan_family(false, sbuf, rbuf, count, dtype, op, comm, base);
+    return scan_slow_family(false, sbuf, rbuf, count, dtype, op, comm, base);
 }
 
 static BUFPOOL_NOINLINE int exscan_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
@@ -385,7 +373,7 @@ static BUFPOOL_NOINLINE int exscan_slow(const void *sbuf, void *rbuf, bufpool_co
                                         struct ompi_communicator_t *comm,
                                         mca_coll_base_module_t *base)
 {
-    return scan_family(true, sbuf, rbuf, count, dtype, op, comm, base);
+    return scan_slow_family(true, sbuf, rbuf, count, dtype, op, comm, base);
 }
 
 int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count,

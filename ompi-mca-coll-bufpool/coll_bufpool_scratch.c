@@ -5,6 +5,7 @@
  * the tests) can see that scratch stays bounded.
  */
 #include "coll_bufpool.h"
+#include "coll_bufpool_task.h"
 
 #include <stdlib.h>
 
@@ -54,6 +55,12 @@ void *mca_coll_bufpool_scratch_get(size_t bytes)
 {
     void *buf = NULL;
 
+    /* A persistent collective's own buffer, kept since its last start. */
+    bufpool_task_t *task = bufpool_task_current();
+    if (NULL != task && NULL != (buf = bufpool_task_scratch_get(task, bytes))) {
+        return buf;
+    }
+
     mca_coll_bufpool_pool_lookup();
     (void)__atomic_fetch_add(&COMPONENT->scratch_requests, 1, __ATOMIC_RELAXED);
     if (NULL != COMPONENT->mpool) {
@@ -75,6 +82,11 @@ void *mca_coll_bufpool_scratch_get(size_t bytes)
 void mca_coll_bufpool_scratch_put(void *buf, size_t bytes)
 {
     if (NULL == buf) {
+        return;
+    }
+    /* A persistent collective keeps it for its next start. */
+    bufpool_task_t *task = bufpool_task_current();
+    if (NULL != task && bufpool_task_scratch_put(task, buf, bytes)) {
         return;
     }
     (void)__atomic_fetch_sub(&COMPONENT->scratch_bytes_in_use, (uint64_t)bytes, __ATOMIC_RELAXED);

@@ -632,7 +632,7 @@ int main(int argc, char **argv)
         }
     }
     if (0 == rc) {
-        mpit_open();
+        mpit_open(FORM_BLOCKING);
         if (!cvar_exists("coll_bufpool_priority")) {
             say("bufpool-tune: coll/bufpool is not loaded in this job (no coll_bufpool_priority "
                 "variable): install the components, or put their directory in "

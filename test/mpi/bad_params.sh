@@ -38,6 +38,9 @@ mpool_regpar_verbose      -1       mpool_regpar_verbose: invalid value "-1"
 coll_bufpool_priority     abc      coll_bufpool_priority: invalid value "abc"
 coll_bufpool_segment_size 1K       coll_bufpool_segment_size: invalid value "1K".*4K to 64M
 coll_bufpool_segment_size 2Q       coll_bufpool_segment_size: invalid value "2Q".*suffix
+coll_bufpool_nb_stack_size 4K      coll_bufpool_nb_stack_size: invalid value "4K".*64K to 64M
+coll_bufpool_nonblocking  maybe    coll_bufpool_nonblocking: invalid value "maybe".*on or off
+coll_bufpool_persistent   2        coll_bufpool_persistent: invalid value "2".*on or off
 coll_bufpool_pipeline_depth 0      coll_bufpool_pipeline_depth: invalid value "0".*1 to 64
 coll_bufpool_pipeline_depth many   coll_bufpool_pipeline_depth: invalid value "many"
 coll_bufpool_max_requests 1        coll_bufpool_max_requests: invalid value "1".*0 or an integer from 2 to 65536

@@ -44,6 +44,22 @@ for program in test_coll_reduce_family test_coll_move_family; do
         --inject-fault=gap
     expect_failure '' "written past its end" 3 $program $colls --inject-fault=guard
 done
+# The nonblocking and persistent forms check as strictly.
+for form in nonblocking persistent; do
+    expect_failure '' "elements differ; first at" 3 test_coll_reduce_family --colls=allreduce \
+        --form=$form --inject-fault=value
+    expect_failure '' "written past its end" 3 test_coll_move_family --colls=gather \
+        --form=$form --inject-fault=guard
+done
+# coll_bufpool_nonblocking off: libnbc serves MPI_Iallreduce (the results
+# are still right), so coll_bufpool_iallreduce_calls must not grow.
+expect_failure '--mca coll_bufpool_nonblocking off' "coll_bufpool_iallreduce_calls did not grow" \
+    3 test_coll_reduce_family --colls=allreduce --form=nonblocking --expect-bufpool
+expect_failure '--mca coll_bufpool_persistent off' "coll_bufpool_allreduce_init_calls did not grow" \
+    3 test_coll_reduce_family --colls=allreduce --form=persistent --expect-bufpool
+# libnbc's persistent requests leak their scratch (Open MPI 4.1.4 to
+# 6.0.x): the memory check must see it.
+expect_failure '--mca coll ^bufpool' "grew by" 2 test_coll_persist_mem --cycles=300
 # Without coll/bufpool its pvars do not exist: --expect-bufpool must fail.
 expect_failure '--mca coll ^bufpool' "coll_bufpool_allreduce_calls" 2 test_coll_reduce_family \
     --colls=allreduce --expect-bufpool

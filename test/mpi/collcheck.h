@@ -20,6 +20,11 @@
 #define COLLCHECK_H
 
 #include <mpi.h>
+/* Open MPI 4.1's persistent collectives are the pcollreq extension's
+ * MPIX_<Coll>_init; from 5.0 they are MPI-4's MPI_<Coll>_init in mpi.h. */
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+#include <mpi-ext.h>
+#endif
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +60,18 @@ typedef enum {
     CC_NCOLLS
 } cc_coll;
 
+/* How a collective is called: MPI_<Coll>, MPI_I<coll> then a completion
+ * call, or MPI_<Coll>_init, MPI_Start twice, MPI_Request_free. */
+typedef enum { CC_FORM_BLOCKING, CC_FORM_NONBLOCKING, CC_FORM_PERSISTENT, CC_NFORMS } cc_form;
+
+/* Persistent collectives: MPI-4's MPI_<Coll>_init (Open MPI 5.0 on), or
+ * the pcollreq extension's MPIX_<Coll>_init (Open MPI 4.1). */
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define CC_PERSISTENT(name) MPIX_##name##_init
+#else
+#define CC_PERSISTENT(name) MPI_##name##_init
+#endif
+
 typedef enum {
     CC_COMM_WORLD,
     CC_COMM_DUP,
@@ -73,6 +90,7 @@ typedef struct {
     unsigned long long scratch_bound; /* bytes, see cc_check_scratch_bound */
     bool have_requests_peak;
     unsigned long long requests_peak; /* see --expect-requests-peak */
+    cc_form form;                     /* --form (default blocking) */
     int threads;                      /* test_coll_threads only */
     int iterations;                   /* test_coll_threads and test_coll_comms */
     int max_reports;                  /* failure messages printed per rank */
@@ -92,6 +110,7 @@ bool cc_init(int *argc, char ***argv, int thread_level, const char *usage_extra)
 int cc_finish(const char *program);
 
 bool cc_coll_selected(cc_coll coll);
+const char *cc_form_name(cc_form form);     /* "blocking", "nonblocking", "persistent" */
 const char *cc_coll_name(cc_coll coll);     /* "allreduce": also the pvar infix */
 const char *cc_coll_mpi_name(cc_coll coll); /* "MPI_Allreduce" */
 
@@ -272,6 +291,7 @@ typedef struct {
     const cc_comm *comm;
     bool in_place;
     int thread; /* -1: main thread */
+    cc_form form;
 } cc_case;
 
 void cc_fail(const cc_case *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -361,6 +381,41 @@ typedef struct {
 
 void cc_run_move_case(const cc_comm *comm, const cc_move_case *mc);
 
+/* ------------------------------------------------------------------------ */
+/* A case in flight (nonblocking and persistent forms; collcheck_forms.c):
+ * started (buffers prepared, the collective called), then completed by
+ * any MPI completion call on its request, then finished (persistent: a
+ * second MPI_Start on the restored buffers must give the same bytes, then
+ * MPI_Request_free; then the checks).  Several may be in flight at once.
+ * The blocking form completes in start. */
+typedef struct cc_pending cc_pending;
+struct cc_pending {
+    cc_form form;
+    MPI_Request req; /* MPI_REQUEST_NULL once completed (persistent: inactive) */
+    const cc_case *c;
+    cc_buffer *recv;         /* restored before the second persistent start */
+    unsigned char *snapshot; /* recv's bytes (guards included) before the first */
+    void (*finish)(cc_pending *p);
+    void *kind; /* the collective family's state */
+};
+
+cc_pending *cc_reduce_start(const cc_comm *comm, const cc_reduce_case *rc, cc_form form);
+cc_pending *cc_move_start(const cc_comm *comm, const cc_move_case *mc, cc_form form);
+/* Complete one case by MPI_Wait (how 0), an MPI_Test loop (1), MPI_Waitany
+ * (2) or MPI_Waitall (3); nothing for the blocking form. */
+void cc_pending_complete(cc_pending *p, unsigned how);
+/* After completion: the persistent restart, the checks, and free p. */
+void cc_pending_finish(cc_pending *p);
+/* Start's tail: the form's MPI error check, and MPI_Start of a persistent
+ * request unless cc_persistent_defer_start (the caller then starts it, with
+ * MPI_Startall for instance). */
+extern bool cc_persistent_defer_start;
+cc_pending *cc_pending_new(cc_form form, const cc_case *c, cc_buffer *recv,
+                           void (*finish)(cc_pending *p), void *kind);
+void cc_pending_issued(cc_pending *p, int err);
+/* Complete (how from salt) and finish; NULL: nothing. */
+void cc_pending_run(cc_pending *p, uint64_t salt);
+
 /* One step of the mixed workloads (test_coll_threads, test_coll_comms,
  * rel_job): a collective on one datatype, by name. */
 typedef struct {
@@ -373,6 +428,9 @@ typedef struct {
  * count on both sides (bcast never in place). */
 void cc_run_step(const cc_comm *comm, const cc_step_kind *k, size_t count, int root, bool in_place,
                  uint64_t salt, int thread);
+/* The same step in flight, in the given form (see cc_pending). */
+cc_pending *cc_step_start(const cc_comm *comm, const cc_step_kind *k, size_t count, int root,
+                          bool in_place, uint64_t salt, int thread, cc_form form);
 
 /* Runs `matrix` for every selected collective of `colls` on every selected
  * communicator kind, bracketing each collective with the --expect-bufpool
@@ -388,6 +446,8 @@ typedef struct {
     int status[CC_NCOLLS]; /* enum pvar_status */
 } cc_bufpool_snapshot;
 
+/* The name of the pvar that counts coll's calls of the run's --form. */
+void cc_bufpool_calls_pvar(cc_coll coll, char *name, size_t n);
 /* No-ops unless --expect-bufpool. */
 void cc_bufpool_snapshot_take(cc_bufpool_snapshot *s);
 void cc_bufpool_expect_growth(const cc_bufpool_snapshot *before, unsigned coll_mask);

@@ -90,7 +90,12 @@ static const char usage_text[] =
     "  --colls=LIST              collective names (allreduce, reduce, reduce_scatter,\n"
     "                            reduce_scatter_block, scan, exscan, bcast, allgather,\n"
     "                            alltoall, gather, scatter), all or none (default all)\n"
-    "  --expect-bufpool          fail unless coll_bufpool_<coll>_calls grows for every\n"
+    "  --form=blocking|nonblocking|persistent  call MPI_<Coll>, MPI_I<coll> (completed\n"
+    "                            by MPI_Wait, an MPI_Test loop, MPI_Waitany or MPI_Waitall\n"
+    "                            by turns) or MPI_<Coll>_init (started twice, the second\n"
+    "                            run's bytes equal to the first's) (default blocking)\n"
+    "  --expect-bufpool          fail unless coll_bufpool_<coll>_calls (per form:\n"
+    "                            i<coll>_calls, <coll>_init_calls) grows for every\n"
     "                            collective run\n"
     "  --expect-requests-peak=N  fail if coll_bufpool_requests_peak (requests one\n"
     "                            request set held at once) ends above N\n"
@@ -233,6 +238,18 @@ static void parse_options(int argc, char **argv)
             parse_list(v, comm_kind_names, CC_NCOMMKINDS, &cc_opts.comm_mask);
         } else if ((v = cc_option_value(a, "--colls")) != NULL) {
             parse_list(v, coll_names, CC_NCOLLS, &cc_opts.coll_mask);
+        } else if ((v = cc_option_value(a, "--form")) != NULL) {
+            int found = -1;
+            for (int f = 0; f < CC_NFORMS; f++) {
+                if (strcmp(v, cc_form_name((cc_form)f)) == 0) {
+                    found = f;
+                }
+            }
+            if (found < 0) {
+                usage_error("--form must be blocking, nonblocking or persistent, not '%s'", v);
+            } else {
+                cc_opts.form = (cc_form)found;
+            }
         } else if (strcmp(a, "--expect-bufpool") == 0) {
             cc_opts.expect_bufpool = true;
         } else if ((v = cc_option_value(a, "--expect-requests-peak")) != NULL) {
@@ -431,18 +448,23 @@ void cc_run_family(const cc_coll *colls, size_t ncolls,
     }
 }
 
-void cc_run_step(const cc_comm *comm, const cc_step_kind *k, size_t count, int root, bool in_place,
-                 uint64_t salt, int thread)
+cc_pending *cc_step_start(const cc_comm *comm, const cc_step_kind *k, size_t count, int root,
+                          bool in_place, uint64_t salt, int thread, cc_form form)
 {
     const cc_type *t = cc_type_by_name(k->type);
     if (k->coll <= CC_EXSCAN) {
         cc_reduce_case rc = {k->coll, t, k->op, count, root, in_place, salt, thread};
-        cc_run_reduce_case(comm, &rc);
-    } else {
-        cc_move_case mc = {k->coll, t,     count, t, count, root, in_place && k->coll != CC_BCAST,
-                           salt,    thread};
-        cc_run_move_case(comm, &mc);
+        return cc_reduce_start(comm, &rc, form);
     }
+    cc_move_case mc = {k->coll, t,     count, t, count, root, in_place && k->coll != CC_BCAST,
+                       salt,    thread};
+    return cc_move_start(comm, &mc, form);
+}
+
+void cc_run_step(const cc_comm *comm, const cc_step_kind *k, size_t count, int root, bool in_place,
+                 uint64_t salt, int thread)
+{
+    cc_pending_run(cc_step_start(comm, k, count, root, in_place, salt, thread, cc_opts.form), salt);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -500,9 +522,11 @@ static void describe_case(const cc_case *c, char *out, size_t n)
         snprintf(comm, sizeof(comm), "%s(rank %d of %d)", c->comm->name, c->comm->rank,
                  c->comm->size);
     }
-    snprintf(out, n, "%s type=%s op=%s count=%zu%s%s root=%s comm=%s in_place=%s thread=%s",
+    snprintf(out, n, "%s type=%s op=%s count=%zu%s%s root=%s comm=%s in_place=%s thread=%s%s%s",
              coll_mpi_names[c->coll], c->type, c->op ? c->op : "-", c->count, c->counts ? " " : "",
-             c->counts ? c->counts : "", root, comm, c->in_place ? "yes" : "no", thread);
+             c->counts ? c->counts : "", root, comm, c->in_place ? "yes" : "no", thread,
+             c->form != CC_FORM_BLOCKING ? " form=" : "",
+             c->form != CC_FORM_BLOCKING ? cc_form_name(c->form) : "");
 }
 
 void cc_fail(const cc_case *c, const char *fmt, ...)
@@ -720,6 +744,16 @@ int cc_uneven_count(size_t count, int rank)
 /* ------------------------------------------------------------------------ */
 /* coll/bufpool pvars. */
 
+void cc_bufpool_calls_pvar(cc_coll coll, char *name, size_t n)
+{
+    static const char *const pattern[CC_NFORMS] = {
+        [CC_FORM_BLOCKING] = "coll_bufpool_%s_calls",
+        [CC_FORM_NONBLOCKING] = "coll_bufpool_i%s_calls",
+        [CC_FORM_PERSISTENT] = "coll_bufpool_%s_init_calls",
+    };
+    snprintf(name, n, pattern[cc_opts.form], coll_names[coll]);
+}
+
 void cc_bufpool_snapshot_take(cc_bufpool_snapshot *s)
 {
     memset(s, 0, sizeof(*s));
@@ -728,7 +762,7 @@ void cc_bufpool_snapshot_take(cc_bufpool_snapshot *s)
     }
     for (int k = 0; k < CC_NCOLLS; k++) {
         char name[96];
-        snprintf(name, sizeof(name), "coll_bufpool_%s_calls", coll_names[k]);
+        cc_bufpool_calls_pvar((cc_coll)k, name, sizeof(name));
         s->status[k] = pvar_util_read(name, &s->calls[k]);
     }
 }
@@ -754,19 +788,21 @@ void cc_bufpool_expect_growth(const cc_bufpool_snapshot *before, unsigned coll_m
         if ((coll_mask & (1u << k)) == 0) {
             continue;
         }
-        cc_case c = {.coll = (cc_coll)k, .root = -1, .thread = -1};
+        cc_case c = {.coll = (cc_coll)k, .root = -1, .thread = -1, .form = cc_opts.form};
+        char name[96];
+        cc_bufpool_calls_pvar((cc_coll)k, name, sizeof(name));
         if (before->status[k] != PVAR_OK || after.status[k] != PVAR_OK) {
             int st = before->status[k] != PVAR_OK ? before->status[k] : after.status[k];
-            cc_fail(&c, "--expect-bufpool: coll_bufpool_%s_calls: %s", coll_names[k],
+            cc_fail(&c, "--expect-bufpool: %s: %s", name,
                     pvar_util_status_string((enum pvar_status)st));
         } else if (after.calls[k] <= before->calls[k]) {
             cc_fail(&c,
-                    "--expect-bufpool: coll_bufpool_%s_calls did not grow (%llu before, %llu "
-                    "after): coll/bufpool did not handle %s",
-                    coll_names[k], before->calls[k], after.calls[k], coll_mpi_names[k]);
+                    "--expect-bufpool: %s did not grow (%llu before, %llu "
+                    "after): coll/bufpool did not handle %s (%s)",
+                    name, before->calls[k], after.calls[k], coll_mpi_names[k],
+                    cc_form_name(cc_opts.form));
         } else if (cc_opts.verbose && cc_world_rank == 0) {
-            printf("coll_bufpool_%s_calls: %llu -> %llu\n", coll_names[k], before->calls[k],
-                   after.calls[k]);
+            printf("%s: %llu -> %llu\n", name, before->calls[k], after.calls[k]);
         }
     }
 }

@@ -97,138 +97,217 @@ static const void *own_block(const cc_move_case *mc, bool in_place, int me, cc_b
     return send_block(send, mc->sendtype, mc->sendcount, mc->salt, tag);
 }
 
-void cc_run_move_case(const cc_comm *comm, const cc_move_case *mc)
+/* A data movement between its start and its check (cc_pending's kind). */
+typedef struct {
+    cc_move_case mc;
+    cc_case c;
+    char type_text[96], counts_text[96];
+    send_side send;
+    cc_buffer recv;
+    bool is_root;
+} move_state;
+
+static int move_issue(cc_form form, cc_coll coll, const void *sbuf, int scount, MPI_Datatype st,
+                      void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm,
+                      MPI_Request *req)
+{
+    switch (form) {
+        case CC_FORM_NONBLOCKING:
+            switch (coll) {
+                case CC_BCAST: /* the root's buffer is sbuf, the others' rbuf */
+                    return NULL != sbuf ? MPI_Ibcast((void *)sbuf, scount, st, root, comm, req)
+                                        : MPI_Ibcast(rbuf, rcount, rt, root, comm, req);
+                case CC_ALLGATHER:
+                    return MPI_Iallgather(sbuf, scount, st, rbuf, rcount, rt, comm, req);
+                case CC_ALLTOALL:
+                    return MPI_Ialltoall(sbuf, scount, st, rbuf, rcount, rt, comm, req);
+                case CC_GATHER:
+                    return MPI_Igather(sbuf, scount, st, rbuf, rcount, rt, root, comm, req);
+                default:
+                    return MPI_Iscatter(sbuf, scount, st, rbuf, rcount, rt, root, comm, req);
+            }
+        case CC_FORM_PERSISTENT:
+            switch (coll) {
+                case CC_BCAST:
+                    return NULL != sbuf ? CC_PERSISTENT(Bcast)((void *)sbuf, scount, st, root, comm,
+                                                               MPI_INFO_NULL, req)
+                                        : CC_PERSISTENT(Bcast)(rbuf, rcount, rt, root, comm,
+                                                               MPI_INFO_NULL, req);
+                case CC_ALLGATHER:
+                    return CC_PERSISTENT(Allgather)(sbuf, scount, st, rbuf, rcount, rt, comm,
+                                                    MPI_INFO_NULL, req);
+                case CC_ALLTOALL:
+                    return CC_PERSISTENT(Alltoall)(sbuf, scount, st, rbuf, rcount, rt, comm,
+                                                   MPI_INFO_NULL, req);
+                case CC_GATHER:
+                    return CC_PERSISTENT(Gather)(sbuf, scount, st, rbuf, rcount, rt, root, comm,
+                                                 MPI_INFO_NULL, req);
+                default:
+                    return CC_PERSISTENT(Scatter)(sbuf, scount, st, rbuf, rcount, rt, root, comm,
+                                                  MPI_INFO_NULL, req);
+            }
+        default:
+            switch (coll) {
+                case CC_BCAST:
+                    return NULL != sbuf ? MPI_Bcast((void *)sbuf, scount, st, root, comm)
+                                        : MPI_Bcast(rbuf, rcount, rt, root, comm);
+                case CC_ALLGATHER:
+                    return MPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm);
+                case CC_ALLTOALL:
+                    return MPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm);
+                case CC_GATHER:
+                    return MPI_Gather(sbuf, scount, st, rbuf, rcount, rt, root, comm);
+                default:
+                    return MPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, comm);
+            }
+    }
+}
+
+static void move_finish(cc_pending *p)
+{
+    move_state *s = p->kind;
+    const cc_move_case *mc = &s->mc;
+    const cc_type *rt = mc->recvtype;
+    const cc_case *c = &s->c;
+    const int pn = c->comm->size, me = c->comm->rank, root = mc->root;
+
+    switch (mc->coll) {
+        case CC_BCAST:
+            if (!s->is_root) {
+                cc_inject_fault(rt, &s->recv, mc->recvcount);
+                cc_check_pattern(c, rt, s->recv.data, mc->recvcount, mc->salt,
+                                 block_tag(root, CC_ANY_DEST), "received data");
+            }
+            break;
+        case CC_ALLGATHER:
+            cc_inject_fault(rt, &s->recv, mc->recvcount * (size_t)pn);
+            check_blocks(c, rt, mc->recvcount, pn, mc->salt, CC_ANY_DEST, s->recv.data);
+            break;
+        case CC_ALLTOALL:
+            cc_inject_fault(rt, &s->recv, mc->recvcount * (size_t)pn);
+            check_blocks(c, rt, mc->recvcount, pn, mc->salt, (unsigned)me, s->recv.data);
+            break;
+        case CC_GATHER:
+            if (s->is_root) {
+                cc_inject_fault(rt, &s->recv, mc->recvcount * (size_t)pn);
+                check_blocks(c, rt, mc->recvcount, pn, mc->salt, CC_ANY_DEST, s->recv.data);
+            }
+            break;
+        default:
+            if (s->recv.base != NULL) {
+                cc_inject_fault(rt, &s->recv, mc->recvcount);
+                cc_check_pattern(c, rt, s->recv.data, mc->recvcount, mc->salt,
+                                 block_tag(root, (unsigned)me), "received block");
+            }
+            break;
+    }
+    if (s->recv.base != NULL) {
+        cc_check_guards(c, &s->recv, "receive buffer");
+        cc_buffer_free(&s->recv);
+    }
+    send_verify_and_free(c, &s->send);
+    free(s);
+    cc_case_done();
+}
+
+cc_pending *cc_move_start(const cc_comm *comm, const cc_move_case *mc, cc_form form)
 {
     const cc_type *st = mc->sendtype, *rt = mc->recvtype;
     const int p = comm->size, me = comm->rank, root = mc->root;
     const bool rooted = mc->coll == CC_BCAST || mc->coll == CC_GATHER || mc->coll == CC_SCATTER;
-    const bool is_root = rooted && me == root;
-    char type_text[96], counts_text[96];
+    move_state *s = cc_xmalloc(sizeof(*s));
+    memset(s, 0, sizeof(*s));
+    s->mc = *mc;
+    s->is_root = rooted && me == root;
     if (st == rt && mc->sendcount == mc->recvcount) {
-        snprintf(type_text, sizeof(type_text), "%s", st->name);
-        counts_text[0] = '\0';
+        snprintf(s->type_text, sizeof(s->type_text), "%s", st->name);
+        s->counts_text[0] = '\0';
     } else {
-        snprintf(type_text, sizeof(type_text), "%s->%s", st->name, rt->name);
-        snprintf(counts_text, sizeof(counts_text), "(send %zu x %s, recv %zu x %s)", mc->sendcount,
-                 st->name, mc->recvcount, rt->name);
+        snprintf(s->type_text, sizeof(s->type_text), "%s->%s", st->name, rt->name);
+        snprintf(s->counts_text, sizeof(s->counts_text), "(send %zu x %s, recv %zu x %s)",
+                 mc->sendcount, st->name, mc->recvcount, rt->name);
     }
-    cc_case c = {
+    s->c = (cc_case){
         .coll = mc->coll,
-        .type = type_text,
+        .type = s->type_text,
         .op = "-",
         .count = mc->recvcount,
-        .counts = counts_text[0] ? counts_text : NULL,
+        .counts = s->counts_text[0] ? s->counts_text : NULL,
         .root = rooted ? root : -1,
         .comm = comm,
         .in_place = mc->in_place,
         .thread = mc->thread,
+        .form = form,
     };
     if (mc->sendcount * (size_t)p > INT_MAX || mc->recvcount * (size_t)p > INT_MAX) {
-        cc_fail(&c, "count does not fit an int: the test matrix is wrong");
-        return;
+        cc_fail(&s->c, "count does not fit an int: the test matrix is wrong");
+        free(s);
+        return NULL;
     }
     const int scount = (int)mc->sendcount, rcount = (int)mc->recvcount;
     const size_t rblock = mc->recvcount * rt->extent;
-    send_side send = {{0}, NULL};
-    cc_buffer recv = {0};
-    int err = MPI_SUCCESS;
+    const void *sbuf = NULL;
+    void *rbuf = NULL;
 
     switch (mc->coll) {
         case CC_BCAST:
-            if (is_root) {
-                void *sbuf =
-                    send_block(&send, st, mc->sendcount, mc->salt, block_tag(root, CC_ANY_DEST));
-                err = MPI_Bcast(sbuf, scount, st->datatype, root, comm->comm);
+            if (s->is_root) {
+                sbuf =
+                    send_block(&s->send, st, mc->sendcount, mc->salt, block_tag(root, CC_ANY_DEST));
             } else {
-                cc_buffer_alloc(&recv, rblock, CC_RECV_SENTINEL);
-                err = MPI_Bcast(recv.data, rcount, rt->datatype, root, comm->comm);
-            }
-            cc_check_mpi(&c, err, "MPI_Bcast");
-            if (!is_root) {
-                cc_inject_fault(rt, &recv, mc->recvcount);
-                cc_check_pattern(&c, rt, recv.data, mc->recvcount, mc->salt,
-                                 block_tag(root, CC_ANY_DEST), "received data");
+                cc_buffer_alloc(&s->recv, rblock, CC_RECV_SENTINEL);
+                rbuf = s->recv.data;
             }
             break;
-
-        case CC_ALLGATHER: {
-            cc_buffer_alloc(&recv, rblock * (size_t)p, CC_RECV_SENTINEL);
-            const void *sbuf = own_block(mc, mc->in_place, me, &recv, &send);
-            err = MPI_Allgather(sbuf, scount, st->datatype, recv.data, rcount, rt->datatype,
-                                comm->comm);
-            cc_check_mpi(&c, err, "MPI_Allgather");
-            cc_inject_fault(rt, &recv, mc->recvcount * (size_t)p);
-            check_blocks(&c, rt, mc->recvcount, p, mc->salt, CC_ANY_DEST, recv.data);
+        case CC_ALLGATHER:
+            cc_buffer_alloc(&s->recv, rblock * (size_t)p, CC_RECV_SENTINEL);
+            sbuf = own_block(mc, mc->in_place, me, &s->recv, &s->send);
+            rbuf = s->recv.data;
             break;
-        }
-
-        case CC_ALLTOALL: {
-            cc_buffer_alloc(&recv, rblock * (size_t)p, CC_RECV_SENTINEL);
-            const void *sbuf = MPI_IN_PLACE;
+        case CC_ALLTOALL:
+            cc_buffer_alloc(&s->recv, rblock * (size_t)p, CC_RECV_SENTINEL);
+            rbuf = s->recv.data;
             if (mc->in_place) {
-                fill_blocks(rt, mc->recvcount, p, mc->salt, me, recv.data);
+                fill_blocks(rt, mc->recvcount, p, mc->salt, me, s->recv.data);
+                sbuf = MPI_IN_PLACE;
             } else {
-                send_prepare(&send, st, mc->sendcount * (size_t)p);
-                fill_blocks(st, mc->sendcount, p, mc->salt, me, send.buf.data);
-                send_snapshot(&send);
-                sbuf = send.buf.data;
-            }
-            err = MPI_Alltoall(sbuf, scount, st->datatype, recv.data, rcount, rt->datatype,
-                               comm->comm);
-            cc_check_mpi(&c, err, "MPI_Alltoall");
-            cc_inject_fault(rt, &recv, mc->recvcount * (size_t)p);
-            check_blocks(&c, rt, mc->recvcount, p, mc->salt, (unsigned)me, recv.data);
-            break;
-        }
-
-        case CC_GATHER: {
-            if (is_root) {
-                cc_buffer_alloc(&recv, rblock * (size_t)p, CC_RECV_SENTINEL);
-            }
-            const void *sbuf = own_block(mc, is_root && mc->in_place, me, &recv, &send);
-            /* recvbuf is insignificant on non-roots: NULL proves it is not touched */
-            err = MPI_Gather(sbuf, scount, st->datatype, is_root ? recv.data : NULL, rcount,
-                             rt->datatype, root, comm->comm);
-            cc_check_mpi(&c, err, "MPI_Gather");
-            if (is_root) {
-                cc_inject_fault(rt, &recv, mc->recvcount * (size_t)p);
-                check_blocks(&c, rt, mc->recvcount, p, mc->salt, CC_ANY_DEST, recv.data);
+                send_prepare(&s->send, st, mc->sendcount * (size_t)p);
+                fill_blocks(st, mc->sendcount, p, mc->salt, me, s->send.buf.data);
+                send_snapshot(&s->send);
+                sbuf = s->send.buf.data;
             }
             break;
-        }
-
-        case CC_SCATTER: {
-            void *rbuf = MPI_IN_PLACE;
-            if (is_root) {
-                send_prepare(&send, st, mc->sendcount * (size_t)p);
-                fill_blocks(st, mc->sendcount, p, mc->salt, root, send.buf.data);
-                send_snapshot(&send);
+        case CC_GATHER:
+            if (s->is_root) {
+                cc_buffer_alloc(&s->recv, rblock * (size_t)p, CC_RECV_SENTINEL);
+                /* recvbuf is insignificant on non-roots: NULL proves it is not touched */
+                rbuf = s->recv.data;
             }
-            if (!(is_root && mc->in_place)) {
-                cc_buffer_alloc(&recv, rblock, CC_RECV_SENTINEL);
-                rbuf = recv.data;
-            }
-            /* sendbuf is insignificant on non-roots */
-            err = MPI_Scatter(is_root ? send.buf.data : NULL, scount, st->datatype, rbuf, rcount,
-                              rt->datatype, root, comm->comm);
-            cc_check_mpi(&c, err, "MPI_Scatter");
-            if (recv.base != NULL) {
-                cc_inject_fault(rt, &recv, mc->recvcount);
-                cc_check_pattern(&c, rt, recv.data, mc->recvcount, mc->salt,
-                                 block_tag(root, (unsigned)me), "received block");
-            }
+            sbuf = own_block(mc, s->is_root && mc->in_place, me, &s->recv, &s->send);
             break;
-        }
-
-        default:
-            cc_fail(&c, "not a data-movement collective");
+        default: /* CC_SCATTER */
+            rbuf = MPI_IN_PLACE;
+            if (s->is_root) {
+                send_prepare(&s->send, st, mc->sendcount * (size_t)p);
+                fill_blocks(st, mc->sendcount, p, mc->salt, root, s->send.buf.data);
+                send_snapshot(&s->send);
+                sbuf = s->send.buf.data; /* sendbuf is insignificant on non-roots */
+            }
+            if (!(s->is_root && mc->in_place)) {
+                cc_buffer_alloc(&s->recv, rblock, CC_RECV_SENTINEL);
+                rbuf = s->recv.data;
+            }
             break;
     }
+    cc_pending *pd =
+        cc_pending_new(form, &s->c, s->recv.base != NULL ? &s->recv : NULL, move_finish, s);
+    const int err = move_issue(form, mc->coll, sbuf, scount, st->datatype, rbuf, rcount,
+                               rt->datatype, root, comm->comm, &pd->req);
+    cc_pending_issued(pd, err);
+    return pd;
+}
 
-    if (recv.base != NULL) {
-        cc_check_guards(&c, &recv, "receive buffer");
-        cc_buffer_free(&recv);
-    }
-    send_verify_and_free(&c, &send);
-    cc_case_done();
+void cc_run_move_case(const cc_comm *comm, const cc_move_case *mc)
+{
+    cc_pending_run(cc_move_start(comm, mc, cc_opts.form), mc->salt);
 }

@@ -55,7 +55,8 @@ value_of() {
 kind_of() {
     case $1 in
         mpool_regpar_bucket_min | mpool_regpar_bucket_max | mpool_regpar_slab_size | \
-            mpool_regpar_max_capacity | mpool_regpar_reg_chunk_size | coll_bufpool_segment_size)
+            mpool_regpar_max_capacity | mpool_regpar_reg_chunk_size | coll_bufpool_segment_size | \
+            coll_bufpool_nb_stack_size)
             echo size_positive ;;
         mpool_regpar_reg_threshold | coll_bufpool_min_size | coll_bufpool_small_size)
             echo size_or_zero ;;
@@ -67,7 +68,8 @@ kind_of() {
         mpool_regpar_bucket_factor) echo factor ;;
         mpool_regpar_gc_age) echo duration ;;
         mpool_regpar_hugepages | mpool_regpar_prefault | mpool_regpar_bind_threads | \
-            coll_bufpool_*_enable | coll_bufpool_rules_default) echo switch ;;
+            coll_bufpool_*_enable | coll_bufpool_rules_default | coll_bufpool_nonblocking | \
+            coll_bufpool_persistent) echo switch ;;
         mpool_regpar_numa) echo numa ;;
         mpool_regpar_reg_backend | mpool_regpar_reg_parallel | coll_bufpool_*_algorithm)
             echo choice ;;

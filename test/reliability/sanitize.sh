@@ -2,7 +2,8 @@
 # AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer on 4-process
 # collective jobs, with both components built with
 # -fsanitize=address,undefined:
-#   a. the collcheck programs (both families, --smoke) and rel_job's mix
+#   a. the collcheck programs (both families, --smoke; also in the
+#      nonblocking and persistent forms, and test_coll_nb) and rel_job's mix
 #      workload, themselves sanitized;
 #   b. rel_job of an ordinary build (not sanitized, like most applications)
 #      with the sanitized components: the ASan runtime must then come first
@@ -104,6 +105,12 @@ run() {
 
 run coll_reduce "$san" "$san/test/mpi/test_coll_reduce_family" --smoke
 run coll_move "$san" "$san/test/mpi/test_coll_move_family" --smoke
+# The nonblocking and persistent forms: tasks on fibers, whose switches
+# ASan must be told of (coll_bufpool_fiber.c).
+run coll_reduce_nonblocking "$san" "$san/test/mpi/test_coll_reduce_family" --smoke \
+    --form=nonblocking
+run coll_move_persistent "$san" "$san/test/mpi/test_coll_move_family" --smoke --form=persistent
+run coll_nb "$san" "$san/test/mpi/test_coll_nb" --smoke --form=nonblocking --expect-bufpool
 run rel_job_mix "$san" "$san/test/reliability/rel_job" --rel-workload=mix --rel-expect-pool
 if [ "$san" != "$top_builddir" ]; then
     run plain_rel_job_preload "$top_builddir" "$top_builddir/test/reliability/rel_job" \

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Valgrind memcheck of 2-process jobs (rel_job's checked workloads; smoke in
-# make check, smoke, mix, threads and comms with RELIABILITY_FULL=1), twice:
+# Valgrind memcheck of 2-process jobs (rel_job's checked workloads; smoke,
+# also in the nonblocking form, in make check; mix, threads and comms too
+# with RELIABILITY_FULL=1), twice:
 #   A. with test/reliability/openmpi.supp (and Debian's openmpi-valgrind.supp
 #      when installed): every report left must be none of ours or the
 #      test's; Open MPI's that are left are listed (add them to the file);
@@ -36,8 +37,10 @@ if grep -v '^#' "$supp" | grep -E -i -q 'bufpool|regpar|^ *\.\.\. *$'; then
     status=1
 fi
 
-workloads="smoke"
-[ $rel_full = 1 ] && workloads="smoke mix threads comms"
+# smoke_nb: the smoke workload in the nonblocking form (tasks on fibers,
+# their stacks registered with valgrind).
+workloads="smoke smoke_nb"
+[ $rel_full = 1 ] && workloads="smoke smoke_nb mix threads comms"
 supps="--suppressions=$supp"
 debian_supp=/usr/share/openmpi/openmpi-valgrind.supp
 [ -f "$debian_supp" ] && supps="$supps --suppressions=$debian_supp"
@@ -53,6 +56,7 @@ for wl in $workloads; do
         threads) args="--rel-workload=threads --rel-threads=4 --rel-epochs=2 --rel-epoch-ops=10" ;;
         comms) args="--rel-workload=comms --rel-comms=200" ;;
         mix) args="--rel-workload=mix --rel-gc-wait=300" ;;
+        smoke_nb) args="--rel-workload=smoke --form=nonblocking" ;;
         *) args="--rel-workload=$wl" ;;
     esac
     for run in A B; do

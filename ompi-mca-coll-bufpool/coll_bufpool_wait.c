@@ -1,0 +1,118 @@
+/*
+ * The point-to-point primitives of every bufpool algorithm (see
+ * coll_bufpool_wait.h): the PML's calls outside a task, post-and-yield
+ * inside one.
+ */
+#include "coll_bufpool_pipeline.h"
+#include "coll_bufpool_task.h"
+
+#include "ompi/mca/pml/pml.h"
+
+int bufpool_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int peer, int tag,
+                  struct ompi_communicator_t *comm, ompi_request_t **req)
+{
+    bufpool_task_t *task = bufpool_task_current();
+    if (NULL != task) {
+        tag = bufpool_task_tag(task, tag);
+    }
+    return MCA_PML_CALL(isend(buf, count, dtype, peer, tag, MCA_PML_BASE_SEND_STANDARD, comm, req));
+}
+
+int bufpool_irecv(void *buf, size_t count, struct ompi_datatype_t *dtype, int peer, int tag,
+                  struct ompi_communicator_t *comm, ompi_request_t **req)
+{
+    bufpool_task_t *task = bufpool_task_current();
+    if (NULL != task) {
+        tag = bufpool_task_tag(task, tag);
+    }
+    return MCA_PML_CALL(irecv(buf, count, dtype, peer, tag, comm, req));
+}
+
+/* Inside a task: wait for one request posted just now. */
+static int task_wait_one(bufpool_task_t *task, ompi_request_t **req)
+{
+    bufpool_task_await(task, req, 1);
+    return ompi_request_wait(req, MPI_STATUS_IGNORE);
+}
+
+int bufpool_send(const void *buf, size_t count, struct ompi_datatype_t *dtype, int peer, int tag,
+                 struct ompi_communicator_t *comm)
+{
+    bufpool_task_t *task = bufpool_task_current();
+    if (NULL == task) {
+        /* Blocking: the PML may send a small message inline. */
+        return MCA_PML_CALL(send(buf, count, dtype, peer, tag, MCA_PML_BASE_SEND_STANDARD, comm));
+    }
+    ompi_request_t *req = MPI_REQUEST_NULL;
+    int rc = MCA_PML_CALL(isend(buf, count, dtype, peer, bufpool_task_tag(task, tag),
+                                MCA_PML_BASE_SEND_STANDARD, comm, &req));
+    return OMPI_SUCCESS == rc ? task_wait_one(task, &req) : rc;
+}
+
+int bufpool_recv(void *buf, size_t count, struct ompi_datatype_t *dtype, int peer, int tag,
+                 struct ompi_communicator_t *comm)
+{
+    bufpool_task_t *task = bufpool_task_current();
+    if (NULL == task) {
+        return MCA_PML_CALL(recv(buf, count, dtype, peer, tag, comm, MPI_STATUS_IGNORE));
+    }
+    ompi_request_t *req = MPI_REQUEST_NULL;
+    int rc = MCA_PML_CALL(irecv(buf, count, dtype, peer, bufpool_task_tag(task, tag), comm, &req));
+    return OMPI_SUCCESS == rc ? task_wait_one(task, &req) : rc;
+}
+
+int bufpool_wait(ompi_request_t **req)
+{
+    bufpool_task_t *task = bufpool_task_current();
+    if (NULL != task) {
+        bufpool_task_await(task, req, 1);
+    }
+    return ompi_request_wait(req, MPI_STATUS_IGNORE);
+}
+
+int bufpool_wait_all(size_t n, ompi_request_t **reqs)
+{
+    bufpool_task_t *task = bufpool_task_current();
+    if (NULL != task) {
+        bufpool_task_await(task, reqs, n);
+    }
+    return ompi_request_wait_all(n, reqs, MPI_STATUSES_IGNORE);
+}
+
+void bufpool_cancel_wait(ompi_request_t **req)
+{
+    if (MPI_REQUEST_NULL != *req) {
+        (void)ompi_request_cancel(*req);
+        (void)bufpool_wait(req);
+    }
+}
+
+/* Declared with the pipeline's helpers (coll_bufpool_pipeline.h). */
+int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sdtype, int dst,
+                     void *rbuf, size_t rcount, struct ompi_datatype_t *rdtype, int src, int tag,
+                     struct ompi_communicator_t *comm)
+{
+    bufpool_task_t *task = bufpool_task_current();
+    ompi_request_t *req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    const int ttag = NULL != task ? bufpool_task_tag(task, tag) : tag;
+    int rc = MCA_PML_CALL(irecv(rbuf, rcount, rdtype, src, ttag, comm, &req[0]));
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (NULL != task) {
+        /* Both posted, one suspension for the pair. */
+        rc = MCA_PML_CALL(
+            isend(sbuf, scount, sdtype, dst, ttag, MCA_PML_BASE_SEND_STANDARD, comm, &req[1]));
+        if (OMPI_SUCCESS != rc) {
+            bufpool_cancel_wait(&req[0]);
+            return rc;
+        }
+        return bufpool_wait_all(2, req);
+    }
+    rc = MCA_PML_CALL(send(sbuf, scount, sdtype, dst, tag, MCA_PML_BASE_SEND_STANDARD, comm));
+    if (OMPI_SUCCESS != rc) {
+        bufpool_cancel_wait(&req[0]);
+        return rc;
+    }
+    return ompi_request_wait(&req[0], MPI_STATUS_IGNORE);
+}
