@@ -14,8 +14,9 @@
  *
  * Life of a request (ompi_coll_base_nbc_request_t, so that Open MPI's
  * retain of user operations and datatypes works on it):
- *   MPI_I<coll>     decide (bufpool_nb_decide: the blocking entry path's
- *                   decision); hand back to the previous module (libnbc),
+ *   MPI_I<coll>     decide (nb_call: the size map of the form, then the
+ *                   blocking entry path's plan); hand back to the previous
+ *                   module (libnbc),
  *                   or reserve a block of tags on the communicator, take a
  *                   task and a stack, run the first slice at once (the
  *                   first transfers are posted before the call returns),
