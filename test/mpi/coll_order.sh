@@ -11,9 +11,10 @@
 #   adapt (every series; priority 0 by default),
 #   acoll (6.0; priority 0 and communicators of 16 ranks and more by
 #          default: its threshold is lowered to 2),
-#   xhc   (6.0; priority 0; above bufpool only with collectives that avoid
-#          its reductions and allgather, which jump to address 0 without
-#          XPMEM from 16 KiB: smsc/cma has no map function).
+#   xhc   (6.0; priority 0; it brings bcast, barrier, allreduce and reduce,
+#          and above bufpool runs only with collectives that avoid its
+#          reductions, which jump to address 0 without XPMEM from 16 KiB:
+#          smsc/cma has no map function).
 # Above bufpool (priority 50) the peer serves what it implements and bufpool
 # the rest; below (39, above tuned's 30) bufpool serves, with bcast's linear
 # algorithm forced and --expect-bufpool proving it stayed in front, and hands
