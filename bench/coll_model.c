@@ -11,7 +11,7 @@
  *   coll_model [--hosts H | --ppn N] [--inter tcp|ib|efa] [--links TEXT]
  *              [--links-file FILE] [--coll NAME] [--p "LIST"]
  *              [--min SIZE] [--max SIZE] [--step F] [--segment BYTES] [--all]
- *              [--why] [--raw]
+ *              [--why] [--raw] [--rules FILE] [--no-default-rules]
  *
  * --links takes the syntax of bufpool_model_links_parse (e.g.
  * "tcp:40,1.2,3;inter=tcp"); the environment variable BUFPOOL_MODEL_LINKS
@@ -22,10 +22,14 @@
  * from --min to --max by a factor --step (4).  --raw prints, for scripts
  * (bench/model_vs_measured.py), one line per algorithm "alg COLL P HOSTS
  * PPN BYTES NAME BUFPOOL SECONDS" and one per call "pick COLL P HOSTS PPN
- * BYTES OMPI DECIDED MODEL|RULE" instead of the table.
+ * BYTES OMPI DECIDED MODEL|RULE" instead of the table.  --rules FILE
+ * decides with a rules file's rows before the default rules (as
+ * coll_bufpool_rules_file does), --no-default-rules without the default
+ * rules (coll_bufpool_rules_default=off).
  */
 #include "coll_bufpool_decide.h"
 #include "coll_bufpool_model.h"
+#include "coll_bufpool_rules.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -65,17 +69,32 @@ static void apply_links(struct bufpool_model_links *links, const char *text, con
     }
 }
 
-static char *read_file(const char *path)
+static char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        die("cannot open the links file", path);
+        die("cannot open", path);
     }
-    static char buf[8192];
+    static char buf[BUFPOOL_RULES_MAX_TEXT + 1];
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = '\0';
+    if (NULL != len) {
+        *len = n;
+    }
     return buf;
+}
+
+/* The rows auto consults: --rules FILE's, then the default rules. */
+static bufpool_rules_t rules;
+
+static void add_rules(const char *text, size_t len, const char *name)
+{
+    char err[256];
+    if (0 != bufpool_rules_parse(&rules, text, len, name, err, sizeof(err))) {
+        fprintf(stderr, "coll_model: %s\n", err);
+        exit(2);
+    }
 }
 
 static void fmt_time(char *out, size_t len, double t)
@@ -110,7 +129,8 @@ static const char *decided(enum bufpool_model_coll c, const struct bufpool_model
                                      .min_size = 0,
                                      .small_size = 16 * 1024 < segment ? 16 * 1024 : segment,
                                      .links = links,
-                                     .max_requests = BUFPOOL_MAX_REQUESTS_DEFAULT};
+                                     .max_requests = BUFPOOL_MAX_REQUESTS_DEFAULT,
+                                     .rules = &rules};
     const bool reduction = BUFPOOL_MODEL_ALLREDUCE == c || BUFPOOL_MODEL_REDUCE == c ||
                            BUFPOOL_MODEL_REDUCE_SCATTER == c || BUFPOOL_MODEL_SCAN == c;
     const bufpool_call_t call = {.comm_size = p,
@@ -159,7 +179,8 @@ int main(int argc, char **argv)
     struct bufpool_model_links links;
     bufpool_model_links_default(&links);
     apply_links(&links, getenv("BUFPOOL_MODEL_LINKS"), "BUFPOOL_MODEL_LINKS");
-    int hosts = 0, ppn = 0, all = 0, only = -1, why = 0, raw = 0, step = 4;
+    int hosts = 0, ppn = 0, all = 0, only = -1, why = 0, raw = 0, step = 4, default_rules = 1;
+    bufpool_rules_init(&rules);
     const char *plist = "2 4 8 16 32 64 128 256 512 1024";
     size_t min = 4, max = 64u << 20, segment = 128 * 1024;
     for (int i = 1; i < argc; i++) {
@@ -174,6 +195,10 @@ int main(int argc, char **argv)
         }
         if (0 == strcmp(a, "--raw")) {
             raw = 1;
+            continue;
+        }
+        if (0 == strcmp(a, "--no-default-rules")) {
+            default_rules = 0;
             continue;
         }
         if (!v) {
@@ -191,7 +216,11 @@ int main(int argc, char **argv)
         } else if (0 == strcmp(a, "--links")) {
             apply_links(&links, v, "--links");
         } else if (0 == strcmp(a, "--links-file")) {
-            apply_links(&links, read_file(v), v);
+            apply_links(&links, read_file(v, NULL), v);
+        } else if (0 == strcmp(a, "--rules")) {
+            size_t len;
+            const char *text = read_file(v, &len);
+            add_rules(text, len, v);
         } else if (0 == strcmp(a, "--coll")) {
             for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
                 if (0 == strcmp(v, bufpool_model_coll_name(c))) {
@@ -217,6 +246,10 @@ int main(int argc, char **argv)
         } else {
             die("unknown option (see the comment at the top of bench/coll_model.c)", a);
         }
+    }
+    if (default_rules) {
+        add_rules(bufpool_default_rules_text, bufpool_default_rules_len,
+                  BUFPOOL_DEFAULT_RULES_NAME);
     }
     if (ppn < 0 || (0 == ppn && 0 == hosts)) {
         ppn = 0 == hosts ? 1 : ppn;

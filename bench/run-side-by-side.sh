@@ -167,8 +167,11 @@ if [ "$do_build" = 1 ]; then
         note "configuring in $build_dir"
         (cd "$build_dir" && "$srcdir/configure") >>"$build_log" 2>&1 || die "configure failed; see $build_log"
     fi
-    note "building coll_latency in $build_dir"
-    make -C "$build_dir/bench" coll_latency >>"$build_log" 2>&1 || die "building coll_latency failed; see $build_log"
+    # In the tree's own order (Makefile.am's SUBDIRS): common/ first (the
+    # libraries the components and coll_latency link), then the components,
+    # then the benchmark; a fresh tree has none of them yet.
+    note "building common/ in $build_dir"
+    make -C "$build_dir/common" >>"$build_log" 2>&1 || die "building common/ failed; see $build_log"
     # The components may not build yet (work in progress); the stock
     # configurations run regardless.
     if make -C "$build_dir/opal-mca-mpool-regpar" >>"$build_log" 2>&1 &&
@@ -177,6 +180,8 @@ if [ "$do_build" = 1 ]; then
     else
         note "the components did not build (see $build_log); bufpool will be skipped"
     fi
+    note "building coll_latency and coll_toll in $build_dir"
+    make -C "$build_dir/bench" coll_latency coll_toll >>"$build_log" 2>&1 || die "building coll_latency failed; see $build_log"
 fi
 bench_bin=$build_dir/bench/coll_latency
 [ -x "$bench_bin" ] || die "$bench_bin is missing; run without --no-build or build it (make -C $build_dir/bench coll_latency)"
@@ -382,6 +387,34 @@ if [ -n "$osu_dir" ]; then
     done
 fi
 
+# The toll of bufpool's hand-back (bench/coll_toll): 8-byte allreduce and
+# bcast handed back by bufpool against Open MPI calling the previous module
+# itself, in one job, at every process count of the run the cores hold
+# without oversubscription (at 2 processes in any case).
+toll_bin=$build_dir/bench/coll_toll
+toll_txt=$out_dir/toll.txt
+if [ "$have_bufpool" = 1 ] && [ -x "$toll_bin" ] && [ -z "$mh_hosts" ]; then
+    case $preset in
+        quick) toll_calls=200000 ;;
+        *) toll_calls=1000000 ;;
+    esac
+    : >"$toll_txt"
+    for np in $nps; do
+        if [ "$np" -gt "$ncores" ] && [ "$np" != 2 ]; then
+            continue
+        fi
+        log=$out_dir/logs/toll-np$np.log
+        note "np=$np: the toll of the hand-back ($toll_calls calls per collective and configuration)"
+        # shellcheck disable=SC2046
+        if run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
+            "$toll_bin" -n "$toll_calls" -c allreduce,bcast; then
+            grep -v '^+ ' "$log" >>"$toll_txt"
+        else
+            record_failure "np=$np coll_toll" "$log"
+        fi
+    done
+fi
+
 # ---------------------------------------------------------------------------
 # Report
 end_time=$(date +%s)
@@ -393,6 +426,15 @@ echo "# run-side-by-side wall_seconds=$wall load_before=$load_before load_after=
 python3 "$script_dir/coll_report.py" --report "$raw_csv" --meta "$out_dir/meta.txt" \
     --out "$out_dir" --plot-script "$script_dir/plot.gp" --configs "$run_configs" --stat "$stat" ||
     die "the report failed; the raw data is in $raw_csv"
+if [ -s "$toll_txt" ]; then
+    {
+        printf '\n## The toll of the hand-back\n\n'
+        printf 'bench/coll_toll: ns per call of 8-byte collectives on a communicator where bufpool hands every call back (handback) and where its rules decide (auto), against Open MPI calling the previous module itself (direct); batches interleaved in one job, median and quartiles over batches, toll = median - direct median (docs/benchmarks.md).\n\n'
+        printf '```\n'
+        cat "$toll_txt"
+        printf '```\n'
+    } >>"$out_dir/results.md"
+fi
 
 echo
 echo "Results ($((wall / 60)) min $((wall % 60)) s):"
@@ -400,6 +442,7 @@ echo "  raw points       $raw_csv"
 echo "  medians          $out_dir/summary.csv"
 echo "  table            $out_dir/results.md"
 echo "  plots            $out_dir/*.png"
+[ -s "$toll_txt" ] && echo "  hand-back toll   $toll_txt (and in the table)"
 echo "  logs             $out_dir/logs/"
 if [ -n "$failures" ]; then
     echo "Failures:$failures"

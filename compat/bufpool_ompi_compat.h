@@ -111,4 +111,33 @@ typedef const int *bufpool_counts_t;
 #define BUFPOOL_MODULE_INSTALLS_ITSELF 0
 #endif
 
+/*
+ * The value of an info key as text: 4.1 copies it into a buffer, 5.0 and
+ * 6.0 hand out a reference-counted string.  True when the key is set
+ * (value then holds it, truncated to len - 1 characters).
+ */
+#include "opal/util/info.h"
+#include <stdbool.h>
+#include <stdio.h>
+static inline bool bufpool_info_get(opal_info_t *info, const char *key, char *value, size_t len)
+{
+    int flag = 0;
+#if BUFPOOL_OMPI_SERIES == 41
+    if (OPAL_SUCCESS != opal_info_get(info, key, (int)len - 1, value, &flag)) {
+        return false;
+    }
+    value[len - 1] = '\0';
+#else
+    opal_cstring_t *text = NULL;
+    if (OPAL_SUCCESS != opal_info_get(info, key, &text, &flag)) {
+        return false;
+    }
+    if (flag) {
+        snprintf(value, len, "%s", text->string);
+        OBJ_RELEASE(text);
+    }
+#endif
+    return 0 != flag;
+}
+
 #endif /* BUFPOOL_OMPI_COMPAT_H */

@@ -18,6 +18,7 @@
 
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/coll.h"
 #include "opal/mca/mpool/mpool.h"
 
@@ -25,6 +26,7 @@
 #include "mpool_regpar_ext.h"
 
 #include "coll_bufpool_decide.h"
+#include "coll_bufpool_rules.h"
 
 BEGIN_C_DECLS
 
@@ -50,8 +52,13 @@ typedef struct mca_coll_bufpool_component {
     char *segment_size_text;
     char *min_size_text;
     char *small_size_text;
-    char *model_links_text; /* coll_bufpool_model_links      */
-    char *model_links_file; /* coll_bufpool_model_links_file */
+    char *model_links_text;   /* coll_bufpool_model_links      */
+    char *model_links_file;   /* coll_bufpool_model_links_file */
+    char *rules_file;         /* coll_bufpool_rules_file       */
+    char *rules_default_text; /* coll_bufpool_rules_default    */
+    /* The rows every communicator's size maps are resolved from: the
+     * user's file, then the default rules (coll_bufpool_rules.h). */
+    bufpool_rules_t rules;
     /* coll_bufpool_test_host_map (testing only): host index per launch
      * rank, cycled; test_host_map_n 0: the host names count. */
     char *test_host_map_text;
@@ -70,9 +77,13 @@ typedef struct mca_coll_bufpool_component {
     mca_mpool_base_module_t *mpool;    /* NULL: plain malloc       */
     const mca_mpool_regpar_ext_t *ext; /* NULL if mpool is not ours */
 
-    /* Counters behind the MPI_T variables. */
-    uint64_t calls[BUFPOOL_NCOLLS];
-    uint64_t fallbacks[BUFPOOL_NCOLLS];
+    /* Counters behind the MPI_T variables.  Calls served and handed back
+     * are counted per module (bufpool_module_count); the component links
+     * its live modules and keeps the counts of those destroyed. */
+    opal_mutex_t modules_lock;
+    struct mca_coll_bufpool_module *modules;
+    uint64_t retired_calls[BUFPOOL_NCOLLS];
+    uint64_t retired_fallbacks[BUFPOOL_NCOLLS];
     uint64_t scratch_bytes_in_use;
     uint64_t scratch_bytes_peak;
     uint64_t scratch_requests;
@@ -83,9 +94,34 @@ typedef struct mca_coll_bufpool_component {
 
 BUFPOOL_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;
 
+/* Call classes of the size maps: a commutative operation or not (always
+ * commutative for data movement), in place or not. */
+#define BUFPOOL_NCLASSES                     4
+#define BUFPOOL_CLASS(commutative, in_place) (((commutative) ? 2 : 0) | ((in_place) ? 1 : 0))
+
 /* The module: our entry points plus the previous module's, per function. */
 typedef struct mca_coll_bufpool_module {
     mca_coll_base_module_t super;
+    /* What the entry of a call needs, resolved once at enable for this
+     * communicator (its size, hosts, ranks per host) from the rules, the
+     * forced algorithms and min_size: per collective and call class, the
+     * byte ranges and their choices (bufpool_sizemap_find).  A call whose
+     * range says "previous" goes there at once. */
+    const bufpool_range_t *map[BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
+    bufpool_range_t *map_mem;
+    /* The algorithm forced per collective on this communicator
+     * (coll_bufpool_<coll>_algorithm, or its info key), or auto. */
+    int forced[BUFPOOL_NCOLLS];
+    int ranks; /* the communicator's size */
+    /* Whether calls explain their choice (coll_bufpool_verbose >= 2 or the
+     * coll framework's verbosity >= 20), read once at enable. */
+    bool explain;
+    /* Calls served and handed back.  A communicator runs one collective at
+     * a time (MPI orders them), so plain increments suffice; MPI_T sums
+     * them through the component's list of modules. */
+    uint64_t calls[BUFPOOL_NCOLLS];
+    uint64_t fallbacks[BUFPOOL_NCOLLS];
+    struct mca_coll_bufpool_module *next_module, *prev_module;
 #define BUFPOOL_PREV_MEMBERS(name)                                                                 \
     mca_coll_base_module_##name##_fn_t prev_##name;                                                \
     mca_coll_base_module_t *prev_##name##_module;
@@ -120,6 +156,11 @@ OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);
  * name is missing; -1 when out of memory.  O(p x hosts). */
 int bufpool_comm_host_ids(struct ompi_communicator_t *comm, int *host, int *max_ppn);
 
+/* Report an info key coll_bufpool_<coll>_algorithm with a bad value (help
+ * topic bad-info-key). */
+void mca_coll_bufpool_bad_info_key(const char *comm_name, const char *key, const char *value,
+                                   bufpool_coll_id_t id);
+
 /* The priority as currently set (it may change at run time). */
 int mca_coll_bufpool_priority(void);
 
@@ -129,62 +170,156 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
                                                     int *priority);
 
 /* Algorithm names of a collective ("auto" first, NULL-terminated). */
-extern const char *const *const mca_coll_bufpool_algorithm_names[BUFPOOL_NCOLLS];
-extern const char *const mca_coll_bufpool_coll_names[BUFPOOL_NCOLLS];
+#define mca_coll_bufpool_algorithm_names bufpool_algorithm_names
+#define mca_coll_bufpool_coll_names      bufpool_coll_names
 
 /* ---------------------------------------------------------------------- */
-/* Counting and falling back. */
+/* Counting and handing back. */
 
-static inline void bufpool_count_call(bufpool_coll_id_t id)
+/* Count one call on a counter of a module (see mca_coll_bufpool_module_t):
+ * a relaxed load and store, no read-modify-write instruction. */
+static inline void bufpool_module_count(uint64_t *counter)
 {
-    (void)__atomic_fetch_add(&mca_coll_bufpool_component.calls[id], 1, __ATOMIC_RELAXED);
+    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
-static inline void bufpool_count_fallback(bufpool_coll_id_t id)
+/* A counter summed over the live modules and the destroyed ones. */
+uint64_t mca_coll_bufpool_count_total(bool fallbacks, bufpool_coll_id_t id);
+
+/* Say where a call of bytes goes (alg, or the previous module) and why, at
+ * coll_bufpool_verbose >= 2 and at the coll framework's verbosity >= 20. */
+void bufpool_explain(bufpool_coll_id_t id, int alg, const char *why, size_t bytes,
+                     struct ompi_communicator_t *comm);
+/* The reason a size map's choice gives for handing a call back. */
+const char *bufpool_choice_why(bufpool_coll_id_t id, const bufpool_choice_t *choice);
+
+/* The range of this communicator's size map that holds a call of bytes in
+ * class cls (BUFPOOL_CLASS). */
+static inline const bufpool_range_t *bufpool_range(const mca_coll_bufpool_module_t *module,
+                                                   bufpool_coll_id_t id, int cls, size_t bytes)
 {
-    (void)__atomic_fetch_add(&mca_coll_bufpool_component.fallbacks[id], 1, __ATOMIC_RELAXED);
+    return bufpool_sizemap_find(module->map[id][cls], bytes);
 }
+
+/* The whole path of a call bufpool does not serve: true (counted, and
+ * explained when asked) when range hands it to the previous module; the
+ * caller then returns BUFPOOL_PREVIOUS(...). */
+static inline bool bufpool_hands_back(mca_coll_bufpool_module_t *module, bufpool_coll_id_t id,
+                                      const bufpool_range_t *range, size_t bytes,
+                                      struct ompi_communicator_t *comm)
+{
+    if (BUFPOOL_ALG_PREVIOUS != range->choice.alg) {
+        return false;
+    }
+    bufpool_module_count(&module->fallbacks[id]);
+    if (OPAL_UNLIKELY(module->explain)) {
+        bufpool_explain(id, BUFPOOL_ALG_PREVIOUS, bufpool_choice_why(id, &range->choice), bytes,
+                        comm);
+    }
+    return true;
+}
+
+/* The slow path of an entry point: out of line, so that the hand-back
+ * path pays for none of its frame. */
+#define BUFPOOL_NOINLINE __attribute__((noinline))
+
+/* The fast path of an entry point (every call of a collective goes through
+ * it): true, counted, when the call's range hands it back and nothing is
+ * to be explained, so that the entry's only other work is a tail call of
+ * the previous module.  Everything else (explanations, calls bufpool
+ * serves, counts beyond int on Open MPI 6) takes the entry's slow path,
+ * a function with the same arguments, also a tail call. */
+static inline bool bufpool_quick_hand_back(mca_coll_bufpool_module_t *module, bufpool_coll_id_t id,
+                                           int cls, size_t bytes)
+{
+    if (BUFPOOL_ALG_PREVIOUS != bufpool_range(module, id, cls, bytes)->choice.alg ||
+        module->explain) {
+        return false;
+    }
+    bufpool_module_count(&module->fallbacks[id]);
+    return true;
+}
+
+/* A whole entry point of collective name taking a module named base: the
+ * fast path (when fast, a condition on the arguments, holds) and then
+ * name##_slow with the same arguments, __VA_ARGS__ without the module. */
+#define BUFPOOL_ENTRY_POINT(name, fast, cls, bytes, ...)                                           \
+    do {                                                                                           \
+        mca_coll_bufpool_module_t *const bp_module_ = (mca_coll_bufpool_module_t *)base;           \
+        if ((fast) && bufpool_quick_hand_back(bp_module_, BUFPOOL_COLL_##name, cls, bytes)) {      \
+            return BUFPOOL_PREVIOUS(bp_module_, name, __VA_ARGS__);                                \
+        }                                                                                          \
+        return name##_slow(__VA_ARGS__, base);                                                     \
+    } while (0)
+
+/* The first lines of an entry point: find the range of a call of bytes in
+ * class cls (declared as range_var) and, when it hands the call back,
+ * return the previous module's function on the entry's arguments
+ * (__VA_ARGS__). */
+#define BUFPOOL_RANGE_OR_PREVIOUS(range_var, module, name, cls, bytes, ...)                        \
+    const bufpool_range_t *range_var = bufpool_range(module, BUFPOOL_COLL_##name, cls, bytes);     \
+    if (bufpool_hands_back(module, BUFPOOL_COLL_##name, range_var, bytes, comm)) {                 \
+        return BUFPOOL_PREVIOUS(module, name, __VA_ARGS__);                                        \
+    }
+
+/* The choice for a call of bytes in class cls read from the rules in place,
+ * without min_size (the slow path of a call that must not be handed back
+ * whatever its range says: coll_bufpool_alltoall.c). */
+bufpool_choice_t bufpool_module_choose(const mca_coll_bufpool_module_t *module,
+                                       bufpool_coll_id_t id, int cls, size_t bytes);
+
+/* The previous module's function for the call (its arguments without the
+ * module), not counted: bufpool_hands_back or bufpool_enter counted it. */
+#define BUFPOOL_PREVIOUS(bp_module, name, ...)                                                     \
+    ((bp_module)->prev_##name(__VA_ARGS__, (bp_module)->prev_##name##_module))
 
 /* Hand the call to the previously selected module and count it. */
 #define BUFPOOL_FALLBACK(bp_module, name, ...)                                                     \
-    (bufpool_count_fallback(BUFPOOL_COLL_##name),                                                  \
-     (bp_module)->prev_##name(__VA_ARGS__, (bp_module)->prev_##name##_module))
+    (bufpool_module_count(&(bp_module)->fallbacks[BUFPOOL_COLL_##name]),                           \
+     BUFPOOL_PREVIOUS(bp_module, name, __VA_ARGS__))
 
 /* ---------------------------------------------------------------------- */
 /* The entry path every collective takes (coll_bufpool_entry.c). */
 
 typedef enum {
     BUFPOOL_ENTRY_RUN,      /* run plan->alg                                */
-    BUFPOOL_ENTRY_PREVIOUS, /* hand the call over (BUFPOOL_FALLBACK)        */
+    BUFPOOL_ENTRY_PREVIOUS, /* hand the call over (BUFPOOL_PREVIOUS)        */
     BUFPOOL_ENTRY_DONE      /* nothing to move: return OMPI_SUCCESS         */
 } bufpool_entry_t;
 
-/* The shared preamble of a call: an empty reduction or scan is done at
- * once; a message below coll_bufpool_min_size goes to the previous module;
- * otherwise the forced algorithm or the collective's decision function
- * (coll_bufpool_decide.c) fills plan, which may still hand the call over
- * when the algorithm cannot serve it.  At coll_bufpool_verbose >= 2 the
- * outcome is printed, and at the coll framework's verbosity >= 20 it is
- * logged there.  A served call is counted (even an empty bcast, gather,
- * scatter, allgather or alltoall, which then is done). */
-bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const mca_coll_bufpool_module_t *module,
-                              const bufpool_call_t *call, struct ompi_communicator_t *comm,
-                              bufpool_plan_t *plan);
+/* A call its size map did not hand back: the collective's plan function
+ * (coll_bufpool_decide.c) finishes the range's choice with the call's own
+ * constraints into plan, which may still hand the call over when the
+ * algorithm cannot serve it.  At coll_bufpool_verbose >= 2 the outcome is
+ * printed, and at the coll framework's verbosity >= 20 it is logged there.
+ * The call is counted, served or handed back (a served empty bcast,
+ * gather, scatter, allgather or alltoall is then done). */
+bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, mca_coll_bufpool_module_t *module,
+                              const bufpool_call_t *call, const bufpool_choice_t *choice,
+                              struct ompi_communicator_t *comm, bufpool_plan_t *plan);
 
-/* In an entry point: bufpool_enter, then return at once when the call is
- * done or goes to the previous module (called with the entry's arguments,
- * __VA_ARGS__); falls through with plan filled when bufpool runs it. */
-#define BUFPOOL_ENTER(module, name, call, plan, ...)                                               \
+/* In an entry point, once the size map's range has not handed the call
+ * back: bufpool_enter, then return at once when the call is done or goes
+ * to the previous module (called with the entry's arguments, __VA_ARGS__);
+ * falls through with plan filled when bufpool runs it. */
+#define BUFPOOL_ENTER(module, name, call, range, plan, ...)                                        \
     do {                                                                                           \
-        switch (bufpool_enter(BUFPOOL_COLL_##name, module, call, comm, plan)) {                    \
+        switch (bufpool_enter(BUFPOOL_COLL_##name, module, call, &(range)->choice, comm, plan)) {  \
             case BUFPOOL_ENTRY_DONE:                                                               \
                 return OMPI_SUCCESS;                                                               \
             case BUFPOOL_ENTRY_PREVIOUS:                                                           \
-                return BUFPOOL_FALLBACK(module, name, __VA_ARGS__);                                \
+                return BUFPOOL_PREVIOUS(module, name, __VA_ARGS__);                                \
             default:                                                                               \
                 break;                                                                             \
         }                                                                                          \
     } while (0)
+
+/* Bytes of count elements of dtype (what the size maps are keyed on): the
+ * type's size read from the datatype, no call. */
+static inline size_t bufpool_bytes(const struct ompi_datatype_t *dtype, bufpool_count_t count)
+{
+    return count > 0 ? dtype->super.size * (size_t)count : 0;
+}
 
 /* The call of a reduction or scan of count elements (in_place: sbuf is
  * MPI_IN_PLACE). */
@@ -203,6 +338,10 @@ bufpool_call_t bufpool_block_call(bufpool_count_t count, struct ompi_datatype_t 
             return BUFPOOL_FALLBACK(bp_module, name, __VA_ARGS__);                                 \
         }                                                                                          \
     } while (0)
+
+/* Resolve a module's size maps for comm (at enable); OMPI_ERR_OUT_OF_RESOURCE
+ * when memory is short.  Prints them at coll_bufpool_verbose >= 3. */
+int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm);
 
 /* ---------------------------------------------------------------------- */
 /* Scratch memory (coll_bufpool_scratch.c). */

@@ -137,19 +137,23 @@ static int allgather_direct(const ag_call_t *c, mca_coll_bufpool_module_t *modul
     return bufpool_linear_exchange(&x, module, comm);
 }
 
-int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,
-                               struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
-                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                               mca_coll_base_module_t *base)
+static BUFPOOL_NOINLINE int allgather_slow(const void *sbuf, bufpool_count_t scount,
+                                           struct ompi_datatype_t *sdtype, void *rbuf,
+                                           bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
+                                           struct ompi_communicator_t *comm,
+                                           mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, allgather, scount > rcount ? scount : rcount, sbuf, scount,
                                  sdtype, rbuf, rcount, rdtype, comm);
+    const size_t bytes = bufpool_bytes(rdtype, rcount);
+    BUFPOOL_RANGE_OR_PREVIOUS(range, module, allgather, BUFPOOL_CLASS(true, false), bytes, sbuf,
+                              scount, sdtype, rbuf, rcount, rdtype, comm);
     const bufpool_call_t call = bufpool_block_call(rcount, rdtype, false, comm);
     bufpool_plan_t plan;
 
-    BUFPOOL_ENTER(module, allgather, &call, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                  comm);
+    BUFPOOL_ENTER(module, allgather, &call, range, &plan, sbuf, scount, sdtype, rbuf, rcount,
+                  rdtype, comm);
     ag_call_t c;
     bufpool_xchg_call_init(&c, sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, &call, &plan,
                            comm);
@@ -158,4 +162,13 @@ int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,
     }
     return BUFPOOL_ALLGATHER_DIRECT == plan.alg ? allgather_direct(&c, module, comm)
                                                 : allgather_ring(&c, comm);
+}
+
+int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,
+                               struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               mca_coll_base_module_t *base)
+{
+    BUFPOOL_ENTRY_POINT(allgather, true, BUFPOOL_CLASS(true, false), bufpool_bytes(rdtype, rcount),
+                        sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
 }

@@ -241,17 +241,25 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
 
 /* ---------------------------------------------------------------------- */
 
-int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t count,
-                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                               struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+static BUFPOOL_NOINLINE int allreduce_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
+                                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                           struct ompi_communicator_t *comm,
+                                           mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, allreduce, count, sbuf, rbuf, count, dtype, op, comm);
-    const size_t n = count > 0 ? (size_t)count : 0;
+    if (count <= 0) {
+        return OMPI_SUCCESS;
+    }
+    const size_t bytes = bufpool_bytes(dtype, count);
+    BUFPOOL_RANGE_OR_PREVIOUS(range, module, allreduce,
+                              BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf), bytes,
+                              sbuf, rbuf, count, dtype, op, comm);
+    const size_t n = (size_t)count;
     const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
     bufpool_plan_t plan;
 
-    BUFPOOL_ENTER(module, allreduce, &call, &plan, sbuf, rbuf, count, dtype, op, comm);
+    BUFPOOL_ENTER(module, allreduce, &call, range, &plan, sbuf, rbuf, count, dtype, op, comm);
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan.alg) {
         return allreduce_recursive_doubling(sbuf, rbuf, n, dtype, op, comm);
     }
@@ -260,4 +268,13 @@ int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t cou
     }
     /* rsag and ring share the reduce-scatter stream's description. */
     return allreduce_rsag(sbuf, rbuf, n, dtype, op, &plan, comm, module);
+}
+
+int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t count,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    BUFPOOL_ENTRY_POINT(allreduce, count > 0,
+                        BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
+                        bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, comm);
 }

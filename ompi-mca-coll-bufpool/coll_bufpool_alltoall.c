@@ -244,22 +244,38 @@ static int alltoall_inplace(const a2a_call_t *c, const bufpool_plan_t *plan,
 
 /* ---------------------------------------------------------------------- */
 
-int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
-                              struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
-                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                              mca_coll_base_module_t *base)
+static BUFPOOL_NOINLINE int alltoall_slow(const void *sbuf, bufpool_count_t scount,
+                                          struct ompi_datatype_t *sdtype, void *rbuf,
+                                          bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
+                                          struct ompi_communicator_t *comm,
+                                          mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, alltoall, scount > rcount ? scount : rcount, sbuf, scount,
                                  sdtype, rbuf, rcount, rdtype, comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
-    bufpool_call_t call = bufpool_block_call(rcount, rdtype, in_place, comm);
+    const size_t bytes = bufpool_bytes(rdtype, rcount);
+    const int cls = BUFPOOL_CLASS(true, in_place);
     /* Different handles may have different type maps (conservative: a
-     * duplicate of the same type counts as different). */
-    call.previous_unsafe = !in_place && sdtype != rdtype;
+     * duplicate of the same type counts as different).  Such a call is never
+     * handed back for speed or below min_size: its choice is read from the
+     * rules in place, and the plan serves it with linear where they say
+     * "previous". */
+    const bool previous_unsafe = !in_place && sdtype != rdtype;
+    const bufpool_range_t *range = bufpool_range(module, BUFPOOL_COLL_alltoall, cls, bytes);
+    bufpool_range_t unsafe_range;
+    if (OPAL_UNLIKELY(previous_unsafe) && BUFPOOL_ALG_PREVIOUS == range->choice.alg) {
+        unsafe_range.choice = bufpool_module_choose(module, BUFPOOL_COLL_alltoall, cls, bytes);
+        range = &unsafe_range;
+    } else if (bufpool_hands_back(module, BUFPOOL_COLL_alltoall, range, bytes, comm)) {
+        return BUFPOOL_PREVIOUS(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    }
+    bufpool_call_t call = bufpool_block_call(rcount, rdtype, in_place, comm);
+    call.previous_unsafe = previous_unsafe;
     bufpool_plan_t plan;
 
-    BUFPOOL_ENTER(module, alltoall, &call, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    BUFPOOL_ENTER(module, alltoall, &call, range, &plan, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                  comm);
     a2a_call_t c;
     bufpool_xchg_call_init(&c, sbuf, (int)scount, sdtype, rbuf, (int)rcount, rdtype, &call, &plan,
                            comm);
@@ -268,4 +284,17 @@ int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
                         : alltoall_linear(&c, module, comm);
     }
     return in_place ? alltoall_inplace(&c, &plan, comm) : alltoall_pairwise(&c, module, comm);
+}
+
+int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
+                              struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
+                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *base)
+{
+    /* An exchange of different datatypes always takes the slow path, which
+     * never hands it back (below). */
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    BUFPOOL_ENTRY_POINT(alltoall, in_place || sdtype == rdtype, BUFPOOL_CLASS(true, in_place),
+                        bufpool_bytes(rdtype, rcount), sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                        comm);
 }

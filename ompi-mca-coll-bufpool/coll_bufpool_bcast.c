@@ -429,15 +429,20 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
 
 /* ---------------------------------------------------------------------- */
 
-int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype,
-                           int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+static BUFPOOL_NOINLINE int bcast_slow(void *buf, bufpool_count_t count,
+                                       struct ompi_datatype_t *dtype, int root,
+                                       struct ompi_communicator_t *comm,
+                                       mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, bcast, count, buf, count, dtype, root, comm);
+    const size_t bytes = bufpool_bytes(dtype, count);
+    BUFPOOL_RANGE_OR_PREVIOUS(range, module, bcast, BUFPOOL_CLASS(true, false), bytes, buf, count,
+                              dtype, root, comm);
     const bufpool_call_t call = bufpool_block_call(count, dtype, false, comm);
     bufpool_plan_t plan;
 
-    BUFPOOL_ENTER(module, bcast, &call, &plan, buf, count, dtype, root, comm);
+    BUFPOOL_ENTER(module, bcast, &call, range, &plan, buf, count, dtype, root, comm);
     switch (plan.alg) {
         case BUFPOOL_BCAST_BINOMIAL:
             return bcast_binomial(buf, count, dtype, call.bytes, root, plan.max_requests, comm,
@@ -450,4 +455,11 @@ int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatyp
         default:
             return bcast_scatter_allgather(buf, (size_t)count, dtype, root, &plan, comm, module);
     }
+}
+
+int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype,
+                           int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    BUFPOOL_ENTRY_POINT(bcast, true, BUFPOOL_CLASS(true, false), bufpool_bytes(dtype, count), buf,
+                        count, dtype, root, comm);
 }

@@ -51,26 +51,6 @@ mca_coll_bufpool_component_t mca_coll_bufpool_component = {
 #define BUFPOOL_STR(x)         BUFPOOL_STR_(x)
 #define BUFPOOL_STR_(x)        #x
 
-#define NAMES(...)                                                                                 \
-    (const char *const[])                                                                          \
-    {                                                                                              \
-        "auto", __VA_ARGS__, NULL                                                                  \
-    }
-
-const char *const *const mca_coll_bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
-    [BUFPOOL_COLL_allreduce] = NAMES("recursive_doubling", "rsag", "ring", "hier"),
-    [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg"),
-    [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear"),
-    [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct"),
-    [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise", "ring", "rhalving"),
-    [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise", "ring", "rhalving"),
-    [BUFPOOL_COLL_alltoall] = NAMES("pairwise", "linear"),
-    [BUFPOOL_COLL_gather] = NAMES("binomial", "linear"),
-    [BUFPOOL_COLL_scatter] = NAMES("binomial", "linear"),
-    [BUFPOOL_COLL_scan] = NAMES("chain", "recursive_doubling"),
-    [BUFPOOL_COLL_exscan] = NAMES("chain", "recursive_doubling"),
-};
-
 /* What each algorithm is, for the help text of its parameter. */
 static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_allreduce] =
@@ -116,11 +96,6 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
                             "that fits pipeline_depth x segment_size)",
 };
 
-#define BUFPOOL_COLL_NAME(name) [BUFPOOL_COLL_##name] = #name,
-const char *const mca_coll_bufpool_coll_names[BUFPOOL_NCOLLS] = {
-    BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_NAME)};
-#undef BUFPOOL_COLL_NAME
-
 /* The parameter library's view of this component (messages name
  * coll_bufpool_<param>; every rank speaks once verbose is 1). */
 static const bufpool_params_t coll_pp = {
@@ -148,13 +123,32 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
     return OPAL_SUCCESS;
 }
 
-static void register_pvar(const char *name, const char *help, int var_class, uint64_t *counter)
+/* Calls served and handed back are counted per module: ctx is the
+ * collective's counter of destroyed modules, which tells which total. */
+static int read_module_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void)obj;
+    const uint64_t *ctx = pvar->ctx;
+    const bool fallbacks =
+        ctx >= COMPONENT->retired_fallbacks && ctx < COMPONENT->retired_fallbacks + BUFPOOL_NCOLLS;
+    const bufpool_coll_id_t id = (bufpool_coll_id_t)(fallbacks ? ctx - COMPONENT->retired_fallbacks
+                                                               : ctx - COMPONENT->retired_calls);
+    *(unsigned long long *)value = mca_coll_bufpool_count_total(fallbacks, id);
+    return OPAL_SUCCESS;
+}
+
+static void register_pvar_read(const char *name, const char *help, int var_class, uint64_t *ctx,
+                               mca_base_get_value_fn_t read)
 {
     (void)mca_base_component_pvar_register(
         &COMPONENT->super.collm_version, name, help, OPAL_INFO_LVL_4, var_class,
         MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
-        counter);
+        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read, NULL, NULL, ctx);
+}
+
+static void register_pvar(const char *name, const char *help, int var_class, uint64_t *counter)
+{
+    register_pvar_read(name, help, var_class, counter, read_counter);
 }
 
 static int bufpool_register(void)
@@ -235,6 +229,19 @@ static int bufpool_register(void)
                  "File of cost-model link entries, one per line, same syntax as "
                  "coll_bufpool_model_links ('#' starts a comment); empty: none",
                  OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, "", &COMPONENT->model_links_file);
+    register_var("rules_file",
+                 "A rules file (as bufpool-tune writes them; format in docs/rules.md and the "
+                 "installed default.rules): its rows decide before the default rules (or alone, "
+                 "with coll_bufpool_rules_default off). A file that cannot be read or has an "
+                 "error is reported with its line, and the default rules alone apply; empty, the "
+                 "default: none",
+                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "", &COMPONENT->rules_file);
+    register_var("rules_default",
+                 "Consult the default rules (measured on the project's machines, compiled in) "
+                 "after the rows of coll_bufpool_rules_file (on|off); off leaves only the user's "
+                 "rows and each collective's own default",
+                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "on",
+                 &COMPONENT->rules_default_text);
     register_var("test_host_map",
                  "For testing only: pretend that the process of launch rank r runs on host "
                  "entry (r mod entries) of this comma-separated list of host numbers (e.g. "
@@ -265,14 +272,16 @@ static int bufpool_register(void)
 
         snprintf(name, sizeof(name), "%s_calls", coll);
         snprintf(help, sizeof(help), "Calls to MPI_%s served by bufpool's own algorithms", coll);
-        register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->calls[id]);
+        register_pvar_read(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->retired_calls[id],
+                           read_module_counter);
         snprintf(name, sizeof(name), "%s_fallbacks", coll);
         snprintf(help, sizeof(help),
                  "Calls to MPI_%s handed to the previously selected module (below min_size, "
                  "algorithm not applicable, or auto judged the previous module faster; a "
                  "disabled collective is not installed and not counted)",
                  coll);
-        register_pvar(name, help, MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->fallbacks[id]);
+        register_pvar_read(name, help, MCA_BASE_PVAR_CLASS_COUNTER,
+                           &COMPONENT->retired_fallbacks[id], read_module_counter);
     }
     register_pvar("scratch_bytes_in_use", "Scratch bytes bufpool's collectives hold now",
                   MCA_BASE_PVAR_CLASS_SIZE, &COMPONENT->scratch_bytes_in_use);
@@ -291,6 +300,23 @@ static int bufpool_register(void)
                   "windows and send rings of pipeline_depth slots are not counted)",
                   MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &COMPONENT->requests_peak);
     return OMPI_SUCCESS;
+}
+
+void mca_coll_bufpool_bad_info_key(const char *comm_name, const char *key, const char *value,
+                                   bufpool_coll_id_t id)
+{
+    char names[256] = "";
+    size_t used = 0;
+    for (const char *const *n = bufpool_algorithm_names[id] + 1; NULL != *n && used < sizeof(names);
+         n++) {
+        used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+                                 n == bufpool_algorithm_names[id] + 1 ? "" : ", ", *n);
+    }
+    bufpool_params_show(&coll_pp, "bad-info-key",
+                        "coll_bufpool: communicator %s: info key %s has the invalid value \"%s\"; "
+                        "expected auto, previous or one of %s. The setting of "
+                        "coll_bufpool_%s_algorithm applies there (pid %d).",
+                        comm_name, key, value, names, bufpool_coll_names[id], (int)getpid());
 }
 
 /* ---------------------------------------------------------------------- */
@@ -368,6 +394,76 @@ static void check_model_links(void)
     COMPONENT->tuning.links = &COMPONENT->model_links;
 }
 
+/* The whole of a rules file, NUL-terminated, or NULL with the reason in
+ * why.  Bounded: a rules file is a few KiB. */
+static char *read_rules_file(const char *path, size_t *len, char *why, size_t whylen)
+{
+    FILE *f = fopen(path, "r");
+    if (NULL == f) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        return NULL;
+    }
+    char *text = malloc(BUFPOOL_RULES_MAX_TEXT + 1);
+    size_t n = NULL != text ? fread(text, 1, BUFPOOL_RULES_MAX_TEXT + 1, f) : 0;
+    const int read_error = ferror(f);
+    fclose(f);
+    if (NULL == text || read_error || n > BUFPOOL_RULES_MAX_TEXT) {
+        snprintf(why, whylen, "%s",
+                 NULL == text ? "out of memory"
+                 : read_error ? "a read error"
+                              : "longer than 1 MiB");
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    *len = n;
+    return text;
+}
+
+/* The rows of every communicator: coll_bufpool_rules_file's, then the
+ * default rules (unless coll_bufpool_rules_default is off).  A file that
+ * cannot be read or has an error is reported once, naming the line, and
+ * left out whole: the job runs on the default rules. */
+static void load_rules(void)
+{
+    char err[256];
+    bufpool_rules_t defaults;
+    bufpool_rules_init(&COMPONENT->rules);
+    bufpool_rules_init(&defaults);
+    const bool with_defaults =
+        bufpool_params_bool(&coll_pp, "rules_default", COMPONENT->rules_default_text, true);
+    const char *path = COMPONENT->rules_file;
+    if (NULL != path && '\0' != path[0]) {
+        size_t len = 0;
+        char *text = read_rules_file(path, &len, err, sizeof(err));
+        if (NULL == text) {
+            bufpool_params_bad(&coll_pp, "rules_file", path, err, "a readable rules file",
+                               "the default rules");
+        } else if (0 != bufpool_rules_parse(&COMPONENT->rules, text, len, path, err, sizeof(err))) {
+            bufpool_params_bad(&coll_pp, "rules_file", path, err, "a rules file (docs/rules.md)",
+                               "the default rules");
+        }
+        free(text);
+    }
+    if (!with_defaults && 0 == COMPONENT->rules.n && NULL != path && '\0' != path[0]) {
+        /* The user's rows were meant to stand alone but could not be read:
+         * the defaults, as the message said. */
+        bufpool_rules_free(&COMPONENT->rules);
+    }
+    if (with_defaults || 0 == COMPONENT->rules.n) {
+        /* The default text is part of the build: a failure here is a bug
+         * that the unit tests catch; it leaves each collective's default. */
+        if (0 != bufpool_rules_parse(&defaults, bufpool_default_rules_text,
+                                     bufpool_default_rules_len, BUFPOOL_DEFAULT_RULES_NAME, err,
+                                     sizeof(err)) ||
+            0 != bufpool_rules_append(&COMPONENT->rules, &defaults)) {
+            opal_output(0, "coll_bufpool: the default rules did not load (%s)", err);
+        }
+    }
+    bufpool_rules_free(&defaults);
+    COMPONENT->tuning.rules = &COMPONENT->rules;
+}
+
 /* coll_bufpool_test_host_map: "h0,h1,..." host numbers from 0 to 65535. */
 #define TEST_HOST_MAX 65535
 static void check_test_host_map(void)
@@ -424,7 +520,7 @@ static void check_params(void)
     (void)mca_coll_bufpool_priority(); /* report a bad value at MPI_Init already */
     t->segment_size = (size_t)bufpool_params_size(
         &coll_pp, "segment_size", COMPONENT->segment_size_text, DEFAULT_SEGMENT_SIZE,
-        (uint64_t)4 << 10, (uint64_t)64 << 20, "a size from 4K to 64M");
+        BUFPOOL_SEGMENT_MIN, BUFPOOL_SEGMENT_MAX, "a size from 4K to 64M");
     t->min_size =
         (size_t)bufpool_params_size(&coll_pp, "min_size", COMPONENT->min_size_text,
                                     DEFAULT_MIN_SIZE, 0, UINT64_MAX, "a size such as 0, 64K or 1M");
@@ -444,6 +540,7 @@ static void check_params(void)
     }
     check_model_links();
     check_test_host_map();
+    load_rules();
 
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         char param[64];
@@ -460,6 +557,10 @@ static void check_params(void)
 static int bufpool_open(void)
 {
     OBJ_CONSTRUCT(&COMPONENT->pool_lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&COMPONENT->modules_lock, opal_mutex_t);
+    COMPONENT->modules = NULL;
+    memset(COMPONENT->retired_calls, 0, sizeof(COMPONENT->retired_calls));
+    memset(COMPONENT->retired_fallbacks, 0, sizeof(COMPONENT->retired_fallbacks));
     COMPONENT->pool_looked_up = false;
     COMPONENT->mpool = NULL;
     COMPONENT->ext = NULL;
@@ -478,12 +579,13 @@ static void print_report(void)
                 (unsigned long long)COMPONENT->scratch_requests,
                 (unsigned long long)COMPONENT->scratch_plain_allocs);
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
-        if (0 == COMPONENT->calls[id] && 0 == COMPONENT->fallbacks[id]) {
+        const uint64_t calls = mca_coll_bufpool_count_total(false, (bufpool_coll_id_t)id);
+        const uint64_t fallbacks = mca_coll_bufpool_count_total(true, (bufpool_coll_id_t)id);
+        if (0 == calls && 0 == fallbacks) {
             continue;
         }
         snprintf(line, sizeof(line), "  %-22s %12llu calls %12llu fallbacks",
-                 mca_coll_bufpool_coll_names[id], (unsigned long long)COMPONENT->calls[id],
-                 (unsigned long long)COMPONENT->fallbacks[id]);
+                 bufpool_coll_names[id], (unsigned long long)calls, (unsigned long long)fallbacks);
         opal_output(0, "%s", line);
     }
 }
@@ -494,6 +596,9 @@ static int bufpool_close(void)
         print_report();
     }
     OBJ_DESTRUCT(&COMPONENT->pool_lock);
+    OBJ_DESTRUCT(&COMPONENT->modules_lock);
+    COMPONENT->tuning.rules = NULL;
+    bufpool_rules_free(&COMPONENT->rules);
     free(priority_parsed_text);
     priority_parsed_text = NULL;
     free(COMPONENT->test_host_map);

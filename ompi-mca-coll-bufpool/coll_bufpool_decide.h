@@ -54,8 +54,8 @@ typedef enum { BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_ID) BUFPOOL_NCOLLS } bufpool_co
 /* A plan's algorithm when the call goes to the previous module. */
 #define BUFPOOL_ALG_PREVIOUS (-1)
 
-/* Algorithms of each collective; the names, in the same order, are in
- * coll_bufpool_component.c (mca_coll_bufpool_algorithm_names). */
+/* Algorithms of each collective; the names, in the same order, are
+ * bufpool_algorithm_names. */
 enum {
     BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING = 1,
     BUFPOOL_ALLREDUCE_RSAG,
@@ -98,10 +98,22 @@ enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
  * 1M segments against 0.89-1.14x with 128K). */
 #define BUFPOOL_DIRECT_SEGMENT_FACTOR 8
 
+/* Bounds of coll_bufpool_segment_size (and of a rules row's seg). */
+#define BUFPOOL_SEGMENT_MIN ((size_t)4 << 10)
+#define BUFPOOL_SEGMENT_MAX ((size_t)64 << 20)
+
 /* Upper bound of coll_bufpool_max_requests (requests in flight per rank
  * and call); its default, and 0 = no bound. */
 #define BUFPOOL_MAX_REQUESTS_LIMIT   65536
 #define BUFPOOL_MAX_REQUESTS_DEFAULT 0
+
+/* The names of the collectives and of their algorithms ("auto" first,
+ * NULL-terminated), in the order of the enums above. */
+extern const char *const bufpool_coll_names[BUFPOOL_NCOLLS];
+extern const char *const *const bufpool_algorithm_names[BUFPOOL_NCOLLS];
+
+struct bufpool_rules;
+struct bufpool_choice;
 
 /* The tuning parameters, as checked at MPI_Init (one snapshot per call). */
 typedef struct bufpool_tuning {
@@ -115,6 +127,10 @@ typedef struct bufpool_tuning {
     /* coll_bufpool_max_requests: point-to-point requests one rank keeps in
      * flight in one call (0: no bound). */
     int max_requests;
+    /* The rows consulted before each collective's own default: the user's
+     * file (coll_bufpool_rules_file), then rules/default.rules (see
+     * coll_bufpool_rules.h).  NULL: none. */
+    const struct bufpool_rules *rules;
 } bufpool_tuning_t;
 
 /* What a call looks like, as far as choosing goes. */
@@ -154,6 +170,18 @@ typedef struct bufpool_plan {
     const char *why;      /* reason, for coll_bufpool_verbose >= 2           */
 } bufpool_plan_t;
 
+/* The plan of a call from what its size alone decided (choice: a row, a
+ * forced algorithm, or BUFPOOL_SOURCE_DEFAULT for the collective's own
+ * default), finished with the call's own constraints (commutativity,
+ * scratch span, counts, max_requests).  It may still hand the call over
+ * (plan->alg BUFPOOL_ALG_PREVIOUS) when the algorithm cannot serve it. */
+typedef void (*bufpool_plan_fn)(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                                const struct bufpool_choice *choice, bufpool_plan_t *plan);
+
+/* The whole decision at once (for tests and bench/coll_model; the
+ * component resolves the rows per communicator instead, coll_bufpool_rules.h):
+ * forced (or BUFPOOL_ALG_AUTO), else the first row of tuning->rules that
+ * matches, then the plan. */
 typedef void (*bufpool_decide_fn)(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                                   int forced, bufpool_plan_t *plan);
 
@@ -161,7 +189,15 @@ typedef void (*bufpool_decide_fn)(const bufpool_call_t *call, const bufpool_tuni
  * depth, their product as the bound, no reason yet. */
 void bufpool_plan_init(bufpool_plan_t *plan, const bufpool_tuning_t *tuning, int alg);
 
+/* A forced algorithm as it applies to a communicator: allreduce's hier on
+ * one host, or under max_requests (which it does not honour), is auto, and
+ * *note (when not NULL) then says why; else *note is NULL. */
+int bufpool_forced_for(bufpool_coll_id_t id, int forced, int hosts, const bufpool_tuning_t *tuning,
+                       const char **note);
+
 #define BUFPOOL_DECIDE_DECL(name)                                                                  \
+    void bufpool_plan_##name(const bufpool_call_t *call, const bufpool_tuning_t *tuning,           \
+                             const struct bufpool_choice *choice, bufpool_plan_t *plan);           \
     void bufpool_decide_##name(const bufpool_call_t *call, const bufpool_tuning_t *tuning,         \
                                int forced, bufpool_plan_t *plan);
 BUFPOOL_FOREACH_COLL(BUFPOOL_DECIDE_DECL)
@@ -171,7 +207,9 @@ BUFPOOL_FOREACH_COLL(BUFPOOL_DECIDE_DECL)
  * in segments of seg_bytes: 2 (p - 1) per segment of a block. */
 size_t bufpool_rsag_requests(const bufpool_call_t *call, size_t seg_bytes);
 
-/* bufpool_decide_<coll> indexed by bufpool_coll_id_t. */
+/* bufpool_plan_<coll> and bufpool_decide_<coll> indexed by
+ * bufpool_coll_id_t. */
+extern const bufpool_plan_fn bufpool_plan[BUFPOOL_NCOLLS];
 extern const bufpool_decide_fn bufpool_decide[BUFPOOL_NCOLLS];
 
 #ifdef __cplusplus

@@ -1,8 +1,11 @@
 /*
- * The entry path of every bufpool collective: the preamble they share
- * (emptiness, min_size, forced or auto algorithm, applicability, the
- * explanation and the counters), so that a collective's entry point only
- * describes its call and runs the plan it gets back.
+ * The entry path of every bufpool collective.  A call's entry point reads
+ * its byte count and call class, finds its range in the size map its
+ * communicator resolved at enable (coll_bufpool_rules.h) and, when that
+ * range hands it back, calls the previous module at once
+ * (bufpool_hands_back, inline in coll_bufpool.h): no rule, string or
+ * argument is looked at.  What is left is here: the plan of a call bufpool
+ * may serve, the explanation and the counters.
  */
 #include "coll_bufpool.h"
 
@@ -23,27 +26,40 @@ static const bool empty_call_counted[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_gather] = true, [BUFPOOL_COLL_scatter] = true,
 };
 
-static void explain(bufpool_coll_id_t id, const bufpool_plan_t *plan, size_t bytes,
-                    struct ompi_communicator_t *comm)
+void bufpool_explain(bufpool_coll_id_t id, int alg, const char *why, size_t bytes,
+                     struct ompi_communicator_t *comm)
 {
-    const char *alg =
-        plan->alg < 0 ? "previous module" : mca_coll_bufpool_algorithm_names[id][plan->alg];
+    const char *name = alg < 0 ? "previous module" : bufpool_algorithm_names[id][alg];
     char forced[64];
-    const char *why = plan->why;
     if (0 == strcmp(why, "forced")) {
         snprintf(forced, sizeof(forced), "forced by coll_bufpool_%s_algorithm",
-                 mca_coll_bufpool_coll_names[id]);
+                 bufpool_coll_names[id]);
         why = forced;
     }
     /* Framework verbosity, as the other coll components log theirs. */
     opal_output_verbose(20, ompi_coll_base_framework.framework_output,
                         "coll:bufpool: %s of %zu bytes per rank on %s (%d ranks): %s (%s)",
-                        mca_coll_bufpool_coll_names[id], bytes, comm->c_name, ompi_comm_size(comm),
-                        alg, why);
+                        bufpool_coll_names[id], bytes, comm->c_name, ompi_comm_size(comm), name,
+                        why);
     if (COMPONENT->verbose >= 2) {
         opal_output(0, "coll_bufpool: %s of %zu bytes per rank on %s (%d ranks, rank %d): %s (%s)",
-                    mca_coll_bufpool_coll_names[id], bytes, comm->c_name, ompi_comm_size(comm),
-                    ompi_comm_rank(comm), alg, why);
+                    bufpool_coll_names[id], bytes, comm->c_name, ompi_comm_size(comm),
+                    ompi_comm_rank(comm), name, why);
+    }
+}
+
+const char *bufpool_choice_why(bufpool_coll_id_t id, const bufpool_choice_t *choice)
+{
+    (void)id;
+    switch (choice->source) {
+        case BUFPOOL_SOURCE_ROW:
+            return choice->rule->why;
+        case BUFPOOL_SOURCE_MIN_SIZE:
+            return "below coll_bufpool_min_size";
+        case BUFPOOL_SOURCE_FORCED:
+            return "forced";
+        default:
+            return "auto";
     }
 }
 
@@ -66,40 +82,31 @@ bufpool_call_t bufpool_reduction_call(size_t count, struct ompi_datatype_t *dtyp
 bufpool_call_t bufpool_block_call(bufpool_count_t count, struct ompi_datatype_t *dtype,
                                   bool in_place, struct ompi_communicator_t *comm)
 {
-    size_t type_size;
-    ompi_datatype_type_size(dtype, &type_size);
     const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
-                                 .bytes = type_size * (size_t)(count > 0 ? count : 0),
+                                 .bytes = bufpool_bytes(dtype, count),
                                  .commute = true,
                                  .in_place = in_place};
     return call;
 }
 
-bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, const mca_coll_bufpool_module_t *module,
-                              const bufpool_call_t *in_call, struct ompi_communicator_t *comm,
-                              bufpool_plan_t *plan)
+bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, mca_coll_bufpool_module_t *module,
+                              const bufpool_call_t *in_call, const bufpool_choice_t *choice,
+                              struct ompi_communicator_t *comm, bufpool_plan_t *plan)
 {
-    const bufpool_tuning_t *tuning = &COMPONENT->tuning;
     /* The hosts the communicator spans were counted once, when the module
      * was enabled; every decision sees them. */
-    bufpool_call_t with_hosts = *in_call;
-    with_hosts.hosts = module->hosts;
-    with_hosts.max_ppn = module->max_ppn;
-    const bufpool_call_t *call = &with_hosts;
+    bufpool_call_t call = *in_call;
+    call.hosts = module->hosts;
+    call.max_ppn = module->max_ppn;
 
-    if (!empty_call_counted[id] && 0 == call->count) {
-        return BUFPOOL_ENTRY_DONE;
+    bufpool_plan[id](&call, &COMPONENT->tuning, choice, plan);
+    if (OPAL_UNLIKELY(module->explain)) {
+        bufpool_explain(id, plan->alg, plan->why, call.bytes, comm);
     }
-    if (call->bytes < tuning->min_size && !call->previous_unsafe) {
-        bufpool_plan_init(plan, tuning, BUFPOOL_ALG_PREVIOUS);
-        plan->why = "below coll_bufpool_min_size";
-    } else {
-        bufpool_decide[id](call, tuning, COMPONENT->coll[id].algorithm, plan);
-    }
-    explain(id, plan, call->bytes, comm);
     if (plan->alg < 0) {
+        bufpool_module_count(&module->fallbacks[id]);
         return BUFPOOL_ENTRY_PREVIOUS;
     }
-    bufpool_count_call(id);
-    return empty_call_counted[id] && 0 == call->bytes ? BUFPOOL_ENTRY_DONE : BUFPOOL_ENTRY_RUN;
+    bufpool_module_count(&module->calls[id]);
+    return empty_call_counted[id] && 0 == call.bytes ? BUFPOOL_ENTRY_DONE : BUFPOOL_ENTRY_RUN;
 }

@@ -736,6 +736,22 @@ static int rooted_run(bool gather, const rooted_args_t *a, const bufpool_plan_t 
 
 /* The entry of both (they share a signature, so the previous module's
  * function is called through one pointer type). */
+/* A call its range did not hand back: *hand_back set (and nothing run)
+ * when the plan gives it to the previous module. */
+static int rooted_serve(bool gather, const rooted_args_t *a, bufpool_count_t count,
+                        struct ompi_datatype_t *dtype, int root, struct ompi_communicator_t *comm,
+                        mca_coll_bufpool_module_t *module, const bufpool_range_t *range,
+                        bool *hand_back)
+{
+    const bufpool_coll_id_t id = gather ? BUFPOOL_COLL_gather : BUFPOOL_COLL_scatter;
+    const bufpool_call_t call = bufpool_block_call(count, dtype, false, comm);
+    bufpool_plan_t plan;
+    const bufpool_entry_t entry = bufpool_enter(id, module, &call, &range->choice, comm, &plan);
+    *hand_back = BUFPOOL_ENTRY_PREVIOUS == entry;
+    return BUFPOOL_ENTRY_RUN == entry ? rooted_run(gather, a, &plan, call.bytes, root, comm, module)
+                                      : OMPI_SUCCESS;
+}
+
 static int rooted(bool gather, const void *sbuf, bufpool_count_t scount,
                   struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
                   struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
@@ -746,27 +762,56 @@ static int rooted(bool gather, const void *sbuf, bufpool_count_t scount,
     mca_coll_base_module_gather_fn_t prev = gather ? module->prev_gather : module->prev_scatter;
     mca_coll_base_module_t *prev_module =
         gather ? module->prev_gather_module : module->prev_scatter_module;
+    /* Only the root's arguments for all are significant. */
+    const bool all_side = (ompi_comm_rank(comm) == root) == gather;
+    const bufpool_count_t count = all_side ? rcount : scount;
+    struct ompi_datatype_t *dtype = all_side ? rdtype : sdtype;
+    const size_t bytes = bufpool_bytes(dtype, count);
+    /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
+     * by the same hand-over as any other call bufpool does not serve. */
+    if (!BUFPOOL_COUNT_FITS(scount > rcount ? scount : rcount)) {
+        bufpool_module_count(&module->fallbacks[id]);
+        return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module);
+    }
+    const bufpool_range_t *range = bufpool_range(module, id, BUFPOOL_CLASS(true, false), bytes);
+    if (bufpool_hands_back(module, id, range, bytes, comm)) {
+        return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module);
+    }
     const rooted_args_t a =
         gather ? (rooted_args_t){rbuf, rcount, rdtype, (void *)sbuf, scount, sdtype}
                : (rooted_args_t){sbuf, scount, sdtype, rbuf, rcount, rdtype};
-    /* Only the root's arguments for all are significant. */
-    const bool is_root = ompi_comm_rank(comm) == root;
-    const bufpool_call_t call = bufpool_block_call(
-        is_root ? a.all_count : a.mine_count, is_root ? a.all_dtype : a.mine_dtype, false, comm);
-    bufpool_plan_t plan;
+    bool hand_back;
+    const int rc = rooted_serve(gather, &a, count, dtype, root, comm, module, range, &hand_back);
+    return hand_back ? prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module)
+                     : rc;
+}
 
-    /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
-     * by the same hand-over as any other call bufpool does not serve. */
-    const bool fits = BUFPOOL_COUNT_FITS(scount > rcount ? scount : rcount);
-    switch (fits ? bufpool_enter(id, module, &call, comm, &plan) : BUFPOOL_ENTRY_PREVIOUS) {
-        case BUFPOOL_ENTRY_DONE:
-            return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS:
-            bufpool_count_fallback(id);
-            return prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module);
-        default:
-            return rooted_run(gather, &a, &plan, call.bytes, root, comm, module);
-    }
+/* Bytes of one block: only the root's arguments for all are significant. */
+static inline size_t rooted_bytes(bool gather, bufpool_count_t scount,
+                                  struct ompi_datatype_t *sdtype, bufpool_count_t rcount,
+                                  struct ompi_datatype_t *rdtype, int root,
+                                  struct ompi_communicator_t *comm)
+{
+    return (ompi_comm_rank(comm) == root) == gather ? bufpool_bytes(rdtype, rcount)
+                                                    : bufpool_bytes(sdtype, scount);
+}
+
+static BUFPOOL_NOINLINE int gather_slow(const void *sbuf, bufpool_count_t scount,
+                                        struct ompi_datatype_t *sdtype, void *rbuf,
+                                        bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
+                                        int root, struct ompi_communicator_t *comm,
+                                        mca_coll_base_module_t *base)
+{
+    return rooted(true, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
+}
+
+static BUFPOOL_NOINLINE int scatter_slow(const void *sbuf, bufpool_count_t scount,
+                                         struct ompi_datatype_t *sdtype, void *rbuf,
+                                         bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
+                                         int root, struct ompi_communicator_t *comm,
+                                         mca_coll_base_module_t *base)
+{
+    return rooted(false, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
 }
 
 int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount,
@@ -774,7 +819,9 @@ int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount,
                             struct ompi_datatype_t *rdtype, int root,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
-    return rooted(true, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
+    BUFPOOL_ENTRY_POINT(gather, true, BUFPOOL_CLASS(true, false),
+                        rooted_bytes(true, scount, sdtype, rcount, rdtype, root, comm), sbuf,
+                        scount, sdtype, rbuf, rcount, rdtype, root, comm);
 }
 
 int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount,
@@ -782,5 +829,7 @@ int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount,
                              struct ompi_datatype_t *rdtype, int root,
                              struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
-    return rooted(false, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
+    BUFPOOL_ENTRY_POINT(scatter, true, BUFPOOL_CLASS(true, false),
+                        rooted_bytes(false, scount, sdtype, rcount, rdtype, root, comm), sbuf,
+                        scount, sdtype, rbuf, rcount, rdtype, root, comm);
 }

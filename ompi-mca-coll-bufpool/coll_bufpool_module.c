@@ -17,6 +17,15 @@
 
 static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
 {
+    memset(module->map, 0, sizeof(module->map));
+    module->map_mem = NULL;
+    module->explain = false;
+    memset(module->calls, 0, sizeof(module->calls));
+    memset(module->fallbacks, 0, sizeof(module->fallbacks));
+    module->next_module = module->prev_module = NULL;
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        module->forced[id] = COMPONENT->coll[id].algorithm;
+    }
 #define BUFPOOL_CLEAR_PREV(name)                                                                   \
     module->prev_##name = NULL;                                                                    \
     module->prev_##name##_module = NULL;
@@ -40,6 +49,33 @@ static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
     free(module->req_cache);
     free(module->aux_req_cache);
     bufpool_hier_topo_free(module->hier);
+    free(module->map_mem);
+    /* Its counts stay in the totals MPI_T reads. */
+    OPAL_THREAD_LOCK(&COMPONENT->modules_lock);
+    if (NULL != module->next_module) {
+        module->next_module->prev_module = module->prev_module;
+    }
+    if (NULL != module->prev_module) {
+        module->prev_module->next_module = module->next_module;
+    } else if (COMPONENT->modules == module) {
+        COMPONENT->modules = module->next_module;
+    }
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        COMPONENT->retired_calls[id] += module->calls[id];
+        COMPONENT->retired_fallbacks[id] += module->fallbacks[id];
+    }
+    OPAL_THREAD_UNLOCK(&COMPONENT->modules_lock);
+}
+
+uint64_t mca_coll_bufpool_count_total(bool fallbacks, bufpool_coll_id_t id)
+{
+    OPAL_THREAD_LOCK(&COMPONENT->modules_lock);
+    uint64_t total = fallbacks ? COMPONENT->retired_fallbacks[id] : COMPONENT->retired_calls[id];
+    for (const mca_coll_bufpool_module_t *m = COMPONENT->modules; NULL != m; m = m->next_module) {
+        total += __atomic_load_n(fallbacks ? &m->fallbacks[id] : &m->calls[id], __ATOMIC_RELAXED);
+    }
+    OPAL_THREAD_UNLOCK(&COMPONENT->modules_lock);
+    return total;
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_bufpool_module_t, mca_coll_base_module_t, bufpool_module_construct,
@@ -164,6 +200,20 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         return OMPI_ERROR;
     }
     module->hosts = bufpool_comm_hosts(comm, &module->max_ppn);
+    if (OMPI_SUCCESS != bufpool_module_resolve(module, comm)) {
+        opal_output_verbose(1, ompi_coll_base_framework.framework_output,
+                            "coll:bufpool: out of memory resolving the rules of communicator %s; "
+                            "bufpool disabled there",
+                            comm->c_name);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    OPAL_THREAD_LOCK(&COMPONENT->modules_lock);
+    module->next_module = COMPONENT->modules;
+    if (NULL != module->next_module) {
+        module->next_module->prev_module = module;
+    }
+    COMPONENT->modules = module;
+    OPAL_THREAD_UNLOCK(&COMPONENT->modules_lock);
 #if BUFPOOL_MODULE_INSTALLS_ITSELF
     /* Open MPI 6: nothing copies our functions into the communicator; we
      * put them there ourselves (the previous ones are saved above). */

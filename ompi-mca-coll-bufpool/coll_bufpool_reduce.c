@@ -392,20 +392,27 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
 
 /* ---------------------------------------------------------------------- */
 
-int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count,
-                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+static BUFPOOL_NOINLINE int reduce_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
+                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                        int root, struct ompi_communicator_t *comm,
+                                        mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce, count, sbuf, rbuf, count, dtype, op, root, comm);
-    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const size_t n = count > 0 ? (size_t)count : 0;
+    if (count <= 0) {
+        return OMPI_SUCCESS;
+    }
     /* MPI_IN_PLACE is the root's alone: not part of the decision. */
+    const size_t bytes = bufpool_bytes(dtype, count);
+    BUFPOOL_RANGE_OR_PREVIOUS(range, module, reduce, BUFPOOL_CLASS(ompi_op_is_commute(op), false),
+                              bytes, sbuf, rbuf, count, dtype, op, root, comm);
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    const size_t n = (size_t)count;
     const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, false, comm);
     reduce_tree_t tree;
     bufpool_plan_t plan;
 
-    BUFPOOL_ENTER(module, reduce, &call, &plan, sbuf, rbuf, count, dtype, op, root, comm);
+    BUFPOOL_ENTER(module, reduce, &call, range, &plan, sbuf, rbuf, count, dtype, op, root, comm);
     if (BUFPOOL_REDUCE_RSG == plan.alg) {
         return reduce_rsg(sbuf, rbuf, n, dtype, op, root, &plan, comm, module);
     }
@@ -415,4 +422,12 @@ int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count,
         chain_tree(rank, size, root, call.commute, &tree);
     }
     return reduce_tree_run(&tree, sbuf, rbuf, n, dtype, op, root, &plan, comm, module);
+}
+
+int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    BUFPOOL_ENTRY_POINT(reduce, count > 0, BUFPOOL_CLASS(ompi_op_is_commute(op), false),
+                        bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, root, comm);
 }

@@ -850,30 +850,100 @@ static int reduce_scatter_run(const void *sbuf, void *rbuf, const bufpool_blocks
     return rc;
 }
 
-int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts_t rcounts,
-                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                    struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+/* Both variants once the range has not handed the call back: the plan,
+ * then the pairwise stream, the ring or recursive halving; *hand_back set
+ * (and nothing run) when the plan gives the call to the previous module. */
+static int rs_serve(const void *sbuf, void *rbuf, const bufpool_blocks_t *blocks,
+                    struct ompi_datatype_t *dtype, struct ompi_op_t *op, bufpool_coll_id_t id,
+                    int tag, struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
+                    const bufpool_range_t *range, bool *hand_back)
+{
+    const bufpool_call_t call =
+        bufpool_reduction_call(blocks->total, dtype, op, MPI_IN_PLACE == sbuf, comm);
+    bufpool_plan_t plan;
+    const bufpool_entry_t entry = bufpool_enter(id, module, &call, &range->choice, comm, &plan);
+    *hand_back = BUFPOOL_ENTRY_PREVIOUS == entry;
+    return BUFPOOL_ENTRY_RUN == entry
+               ? reduce_scatter_run(sbuf, rbuf, blocks, dtype, op, tag, &plan, comm, module)
+               : OMPI_SUCCESS;
+}
+
+/* Elements of the whole input (some blocks may be empty). */
+static inline size_t rs_total(const int *counts, int size)
+{
+    size_t total = 0;
+    for (int b = 0; b < size; b++) {
+        total += (size_t)counts[b];
+    }
+    return total;
+}
+
+static BUFPOOL_NOINLINE int reduce_scatter_slow(const void *sbuf, void *rbuf,
+                                                bufpool_counts_t rcounts,
+                                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                                struct ompi_communicator_t *comm,
+                                                mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
     const int size = ompi_comm_size(comm);
-    size_t total = 0;
-    bufpool_plan_t plan;
     /* The engines take int counts; Open MPI 6's size_t ones go below us. */
     const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
     if (NULL == counts) {
         return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     }
-
-    /* Some blocks may be empty; only an empty message is nothing to do. */
-    for (int b = 0; b < size; b++) {
-        total += (size_t)counts[b];
+    /* Only an empty message is nothing to do. */
+    const size_t total = rs_total(counts, size);
+    if (0 == total) {
+        return OMPI_SUCCESS;
     }
-    const bufpool_call_t call =
-        bufpool_reduction_call(total, dtype, op, MPI_IN_PLACE == sbuf, comm);
-    BUFPOOL_ENTER(module, reduce_scatter, &call, &plan, sbuf, rbuf, rcounts, dtype, op, comm);
+    const size_t bytes = dtype->super.size * total;
+    BUFPOOL_RANGE_OR_PREVIOUS(range, module, reduce_scatter,
+                              BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf), bytes,
+                              sbuf, rbuf, rcounts, dtype, op, comm);
     const bufpool_blocks_t blocks = {.n = size, .counts = counts, .total = total};
-    return reduce_scatter_run(sbuf, rbuf, &blocks, dtype, op, MCA_COLL_BASE_TAG_REDUCE_SCATTER,
-                              &plan, comm, module);
+    bool hand_back;
+    const int rc = rs_serve(sbuf, rbuf, &blocks, dtype, op, BUFPOOL_COLL_reduce_scatter,
+                            MCA_COLL_BASE_TAG_REDUCE_SCATTER, comm, module, range, &hand_back);
+    return hand_back
+               ? BUFPOOL_PREVIOUS(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm)
+               : rc;
+}
+
+static BUFPOOL_NOINLINE int
+reduce_scatter_block_slow(const void *sbuf, void *rbuf, bufpool_count_t rcount,
+                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce_scatter_block, rcount, sbuf, rbuf, rcount, dtype,
+                                 op, comm);
+    if (rcount <= 0) {
+        return OMPI_SUCCESS;
+    }
+    const size_t total = (size_t)rcount * (size_t)ompi_comm_size(comm);
+    const size_t bytes = dtype->super.size * total;
+    BUFPOOL_RANGE_OR_PREVIOUS(range, module, reduce_scatter_block,
+                              BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf), bytes,
+                              sbuf, rbuf, rcount, dtype, op, comm);
+    const bufpool_blocks_t blocks = {.n = ompi_comm_size(comm), .counts = NULL, .total = total};
+    bool hand_back;
+    const int rc =
+        rs_serve(sbuf, rbuf, &blocks, dtype, op, BUFPOOL_COLL_reduce_scatter_block,
+                 MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, comm, module, range, &hand_back);
+    return hand_back
+               ? BUFPOOL_PREVIOUS(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm)
+               : rc;
+}
+
+int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts_t rcounts,
+                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                    struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
+    const size_t total = NULL != counts ? rs_total(counts, ompi_comm_size(comm)) : 0;
+    BUFPOOL_ENTRY_POINT(reduce_scatter, total > 0,
+                        BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
+                        dtype->super.size * total, sbuf, rbuf, rcounts, dtype, op, comm);
 }
 
 int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_count_t rcount,
@@ -881,17 +951,8 @@ int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_
                                           struct ompi_communicator_t *comm,
                                           mca_coll_base_module_t *base)
 {
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce_scatter_block, rcount, sbuf, rbuf, rcount, dtype,
-                                 op, comm);
-    const int size = ompi_comm_size(comm);
-    const size_t total = (size_t)(rcount > 0 ? rcount : 0) * (size_t)size;
-    const bufpool_call_t call =
-        bufpool_reduction_call(total, dtype, op, MPI_IN_PLACE == sbuf, comm);
-    bufpool_plan_t plan;
-
-    BUFPOOL_ENTER(module, reduce_scatter_block, &call, &plan, sbuf, rbuf, rcount, dtype, op, comm);
-    const bufpool_blocks_t blocks = {.n = size, .counts = NULL, .total = total};
-    return reduce_scatter_run(sbuf, rbuf, &blocks, dtype, op,
-                              MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK, &plan, comm, module);
+    BUFPOOL_ENTRY_POINT(reduce_scatter_block, rcount > 0,
+                        BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
+                        bufpool_bytes(dtype, rcount) * (size_t)ompi_comm_size(comm), sbuf, rbuf,
+                        rcount, dtype, op, comm);
 }

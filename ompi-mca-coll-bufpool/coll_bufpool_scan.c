@@ -320,6 +320,28 @@ static int scan_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
 
 /* Scan and exscan share their entry (and their signature, so that the
  * previous module's function is called through one pointer type). */
+/* A call its range did not hand back: *hand_back set (and nothing run)
+ * when the plan gives it to the previous module. */
+static int scan_serve(bool exclusive, const void *sbuf, void *rbuf, size_t n,
+                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                      struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
+                      const bufpool_range_t *range, bool *hand_back)
+{
+    const bufpool_coll_id_t id = exclusive ? BUFPOOL_COLL_exscan : BUFPOOL_COLL_scan;
+    const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
+    bufpool_plan_t plan;
+    const bufpool_entry_t entry = bufpool_enter(id, module, &call, &range->choice, comm, &plan);
+    *hand_back = BUFPOOL_ENTRY_PREVIOUS == entry;
+    if (BUFPOOL_ENTRY_RUN != entry) {
+        return OMPI_SUCCESS;
+    }
+    if ((exclusive ? BUFPOOL_EXSCAN_RECURSIVE_DOUBLING : BUFPOOL_SCAN_RECURSIVE_DOUBLING) ==
+        plan.alg) {
+        return scan_recursive_doubling(sbuf, rbuf, n, dtype, op, comm, exclusive);
+    }
+    return (exclusive ? exscan_chain : scan_chain)(sbuf, rbuf, n, dtype, op, &plan, comm, module);
+}
+
 static int scan_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_count_t count,
                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
@@ -329,39 +351,57 @@ static int scan_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_cou
     mca_coll_base_module_scan_fn_t prev = exclusive ? module->prev_exscan : module->prev_scan;
     mca_coll_base_module_t *prev_module =
         exclusive ? module->prev_exscan_module : module->prev_scan_module;
-    const size_t n = count > 0 ? (size_t)count : 0;
-    const bufpool_call_t call = bufpool_reduction_call(n, dtype, op, MPI_IN_PLACE == sbuf, comm);
-    bufpool_plan_t plan;
-
     /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
      * by the same hand-over as any other call bufpool does not serve. */
-    switch (BUFPOOL_COUNT_FITS(count) ? bufpool_enter(id, module, &call, comm, &plan)
-                                      : BUFPOOL_ENTRY_PREVIOUS) {
-        case BUFPOOL_ENTRY_DONE:
-            return OMPI_SUCCESS;
-        case BUFPOOL_ENTRY_PREVIOUS:
-            bufpool_count_fallback(id);
-            return prev(sbuf, rbuf, count, dtype, op, comm, prev_module);
-        default:
-            break;
+    if (!BUFPOOL_COUNT_FITS(count)) {
+        bufpool_module_count(&module->fallbacks[id]);
+        return prev(sbuf, rbuf, count, dtype, op, comm, prev_module);
     }
-    if ((exclusive ? BUFPOOL_EXSCAN_RECURSIVE_DOUBLING : BUFPOOL_SCAN_RECURSIVE_DOUBLING) ==
-        plan.alg) {
-        return scan_recursive_doubling(sbuf, rbuf, n, dtype, op, comm, exclusive);
+    if (count <= 0) {
+        return OMPI_SUCCESS;
     }
-    return (exclusive ? exscan_chain : scan_chain)(sbuf, rbuf, n, dtype, op, &plan, comm, module);
+    const size_t bytes = bufpool_bytes(dtype, count);
+    const bufpool_range_t *range = bufpool_range(
+        module, id, BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf), bytes);
+    if (bufpool_hands_back(module, id, range, bytes, comm)) {
+        return prev(sbuf, rbuf, count, dtype, op, comm, prev_module);
+    }
+    bool hand_back;
+    const int rc = scan_serve(exclusive, sbuf, rbuf, (size_t)count, dtype, op, comm, module, range,
+                              &hand_back);
+    return hand_back ? prev(sbuf, rbuf, count, dtype, op, comm, prev_module) : rc;
+}
+
+static BUFPOOL_NOINLINE int scan_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
+                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                      struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *base)
+{
+    return scan_family(false, sbuf, rbuf, count, dtype, op, comm, base);
+}
+
+static BUFPOOL_NOINLINE int exscan_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
+                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                        struct ompi_communicator_t *comm,
+                                        mca_coll_base_module_t *base)
+{
+    return scan_family(true, sbuf, rbuf, count, dtype, op, comm, base);
 }
 
 int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count,
                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
-    return scan_family(false, sbuf, rbuf, count, dtype, op, comm, base);
+    BUFPOOL_ENTRY_POINT(scan, count > 0,
+                        BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
+                        bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, comm);
 }
 
 int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, bufpool_count_t count,
                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
-    return scan_family(true, sbuf, rbuf, count, dtype, op, comm, base);
+    BUFPOOL_ENTRY_POINT(exscan, count > 0,
+                        BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
+                        bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, comm);
 }

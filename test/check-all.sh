@@ -4,26 +4,40 @@
 #   1. installs the dependencies (Debian 12, as root; skip with
 #      BUFPOOL_SKIP_DEPS=1),
 #   2. builds with -Wall -Wextra -Werror and runs `make check` (unit tests of
-#      the pool and the registration engine, MPI tests at 1-8 processes),
-#   3. rebuilds everything with AddressSanitizer and UndefinedBehaviorSanitizer
+#      the pool and the registration engine, MPI tests at 1-8 processes,
+#      bufpool-tune's quick form on 2 ranks and on 2 emulated hosts: its
+#      rules file loaded by the component, test/tune/),
+#   3. runs the README's first command in its quick form on that build tree
+#      (bench/run-side-by-side.sh --quick: every collective at 2 and 4
+#      processes, bufpool against default, adapt and basic, sizes to 4 MiB)
+#      and fails unless it wrote its CSVs, Markdown and plots with every
+#      point's data check ok,
+#   4. rebuilds everything with AddressSanitizer and UndefinedBehaviorSanitizer
 #      and runs the unit tests and 4-process collective jobs again,
-#   4. checks that every source file follows .clang-format,
-#   5. builds the Debian package, installs it, proves a job used bufpool with no
+#   5. checks that every source file follows .clang-format,
+#   6. builds the Debian package, installs it, proves a job used bufpool with no
 #      setting and purges it (scripts/deb-check.sh; seconds installed),
-#   6. Open MPI 5.0.10: builds it from ../shared/vendor once into
+#   7. Open MPI 5.0.10: builds it from ../shared/vendor once into
 #      ${BUFPOOL_OMPI5_PREFIX:-/opt/ompi5} (reused while its stamp matches),
 #      builds the project against it with -Werror and runs the MPI suite's
 #      quick form, every algorithm with --expect-bufpool, and the registrar
 #      tests (btl/ofi, pml/ucx, mtl/ofi: 5.0.10 is built with UCX and OFI),
-#   7. Open MPI 6.0.x: builds it once into ${BUFPOOL_OMPI6_PREFIX:-/opt/ompi6}
+#   8. Open MPI 6.0.x: builds it once into ${BUFPOOL_OMPI6_PREFIX:-/opt/ompi6}
 #      (reused likewise; it runs on 5.0.10's PMIx and PRRTE, the 6.0.x
 #      tarball has no PRRTE), builds the project against it with -Werror and
 #      runs the same tests as on 5.0 (none may be skipped),
-#   8. runs `make distcheck` (the release tarball builds and passes its own
+#   9. runs `make distcheck` (the release tarball builds and passes its own
 #      quick tests).
+# Steps 7 and 8 need the Open MPI source tarballs in ${BUFPOOL_VENDOR_DIR:-
+# ../shared/vendor beside the repository} (as scripts/build-ompi.sh finds
+# them).  Where a tarball is missing (any machine but this project's), its
+# step is skipped with a line saying why; set BUFPOOL_VENDOR_DIR to the
+# folder holding openmpi-5.0.10-src.tar.xz and openmpi-6.0.x-src.tar.xz to
+# run them.  Under CI (CI=true, which .ci/run sets) a missing tarball fails.
 # Build trees go under ${BUFPOOL_BUILD_ROOT:-_build}.  Exits non-zero at the
-# first failing step and says which; prints each step's time.  Skip steps
-# with BUFPOOL_SKIP_DEB=1, BUFPOOL_SKIP_OMPI5=1, BUFPOOL_SKIP_OMPI6=1.
+# first failing step and says which; prints each step's time and, at the
+# end, the steps skipped for a missing tarball.  Skip steps with
+# BUFPOOL_SKIP_DEB=1, BUFPOOL_SKIP_OMPI5=1, BUFPOOL_SKIP_OMPI6=1.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -41,6 +55,23 @@ step() {
 }
 fail() { printf '\n*** check-all: FAILED at step: %s ***\n' "$1" >&2; exit 1; }
 
+# The Open MPI 5.0/6.0 steps build from source tarballs that only this
+# project's machines have.  ompi_tarball SERIES TARBALL: true when the
+# tarball is there; else fails under CI, and elsewhere says the step is
+# skipped and why, and is false.
+vendor=${BUFPOOL_VENDOR_DIR:-$top/../shared/vendor}
+skipped=""
+ompi_tarball() {
+  [ -r "$vendor/$2" ] && return 0
+  if [ "${CI:-}" = true ]; then
+    fail "Open MPI $1: $vendor/$2 not found (CI=true: CI must run this step; set BUFPOOL_VENDOR_DIR)"
+  fi
+  printf '\n=== check-all: Open MPI %s step SKIPPED: %s not found; set BUFPOOL_VENDOR_DIR to the folder holding %s to run it ===\n' \
+    "$1" "$vendor/$2" "$2"
+  skipped="$skipped; Open MPI $1 (no $2)"
+  return 1
+}
+
 if [ "${BUFPOOL_SKIP_DEPS:-0}" != 1 ]; then
   step "dependencies"
   "$top/scripts/install-deps.sh" || fail "dependencies"
@@ -56,6 +87,49 @@ mkdir -p "$root/main"
   { find "$root/main/test" -name '*.log' -newer "$root/main/config.status" \
       -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
     fail "make check"; }
+
+# The README's first command (scripts/install-deps.sh, step 1, then
+# bench/run-side-by-side.sh) in its quick form: every collective at 2 and 4
+# processes, bufpool against default, adapt and basic, sizes to 4 MiB (20-45 s
+# on 2 cores).  A step here rather than in .ci/run after check-all: the
+# README's test command then proves the first command as well, `step` prints
+# its time and `fail` names it, and the runner reuses the -Werror tree just
+# built instead of configuring a second one (so its own build is a no-op
+# here; from a fresh clone it runs autogen, configure and make in ./build).
+# It fails on the runner's exit status (a job that crashed, hung or failed
+# its data check, or a build or report error) and on its outputs: the CSVs,
+# the Markdown and one plot per collective must be there, every point in
+# summary.csv but the memcpy floor's must have its data check ok, and
+# bufpool (not skipped for want of components) and default must have points
+# for every collective at both process counts.
+step "README's first command, quick form (bench/run-side-by-side.sh --quick on $root/main)"
+bench_out=$root/side-by-side
+bench_colls="allreduce reduce bcast allgather reduce_scatter reduce_scatter_block alltoall gather scatter scan exscan"
+rm -rf "$bench_out"
+"$top/bench/run-side-by-side.sh" --quick --build-dir "$root/main" --out "$bench_out" --timeout 600 ||
+  { cat "$bench_out/failures.txt" 2>/dev/null || true; fail "side-by-side quick run (see $bench_out/logs)"; }
+for f in raw.csv summary.csv results.md $(printf '%s.png ' $bench_colls); do
+  [ -s "$bench_out/$f" ] || fail "side-by-side quick run: $bench_out/$f is missing or empty"
+done
+awk -F, -v colls="$bench_colls" -v nps="2 4" -v cfgs="bufpool default" '
+  NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  $col["config"] == "floor" { next }
+  { seen[$col["np"] " " $col["collective"] " " $col["config"]]++ }
+  $col["check"] != "ok" {
+    printf "not checked ok: np=%s %s %s size %s: %s\n", $col["np"], $col["collective"],
+      $col["config"], $col["size"], $col["check"]; bad = 1 }
+  END {
+    if (!col["check"]) { print "summary.csv has no check column"; exit 1 }
+    split(nps, P, " "); split(colls, C, " "); split(cfgs, G, " ")
+    for (i in P) for (j in C) for (k in G)
+      if (!((P[i] " " C[j] " " G[k]) in seen)) {
+        printf "no points for np=%s %s %s\n", P[i], C[j], G[k]; bad = 1 }
+    exit bad
+  }' "$bench_out/summary.csv" ||
+  fail "side-by-side quick run: summary.csv lacks points or a data check failed"
+if grep -n FAIL "$bench_out/results.md"; then
+  fail "side-by-side quick run: results.md shows a failed data check"
+fi
 
 step "unit tests and a 4-process collective job under ASan and UBSan"
 # gcc: its ASan runtime is a shared library, which components that Open MPI
@@ -80,7 +154,7 @@ if [ "${BUFPOOL_SKIP_DEB:-0}" != 1 ]; then
   "$top/scripts/deb-check.sh" "$root/main" || fail "Debian package"
 fi
 
-if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ]; then
+if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ] && ompi_tarball 5.0.10 openmpi-5.0.10-src.tar.xz; then
   ompi5=${BUFPOOL_OMPI5_PREFIX:-/opt/ompi5}
   step "Open MPI 5.0.10 in $ompi5 (built once, reused while its stamp matches)"
   "$top/scripts/build-ompi.sh" 5.0 "$ompi5" || fail "Open MPI 5.0.10 build"
@@ -97,7 +171,7 @@ if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ]; then
       fail "Open MPI 5.0.10 tests"; }
 fi
 
-if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ]; then
+if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.tar.xz; then
   ompi6=${BUFPOOL_OMPI6_PREFIX:-/opt/ompi6}
   step "Open MPI 6.0.x in $ompi6 (built once on 5.0.10's PMIx and PRRTE, reused while its stamp matches)"
   BUFPOOL_OMPI5_PREFIX=${BUFPOOL_OMPI5_PREFIX:-/opt/ompi5} "$top/scripts/build-ompi.sh" 6.0 "$ompi6" ||
@@ -131,4 +205,5 @@ if [ "${BUFPOOL_SKIP_DISTCHECK:-0}" != 1 ]; then
 fi
 
 step "done"
-printf '\n=== check-all: every step passed in %d s ===\n' $(($(date +%s) - t0))
+printf '\n=== check-all: every step passed in %d s%s ===\n' $(($(date +%s) - t0)) \
+  "${skipped:+ (skipped: ${skipped#; })}"

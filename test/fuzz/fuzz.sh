@@ -9,7 +9,7 @@
 # found, fix the bug, and make check replays it from then on.
 #
 # Environment: FUZZ_SECONDS (0 = replay only), FUZZ_TARGETS (default
-# "parse pool"), FUZZ_JOBS (parallel libFuzzer processes per target, 1).
+# "parse pool rules"), FUZZ_JOBS (parallel libFuzzer processes per target, 1).
 # BUFPOOL_TEST_QUICK=1 (make distcheck in test/check-all.sh) replays only,
 # unless FUZZ_SECONDS says otherwise: make check has fuzzed already.
 set -u
@@ -21,7 +21,7 @@ case ${BUFPOOL_TEST_QUICK:-0} in
 esac
 status=0
 
-for target in ${FUZZ_TARGETS:-parse pool}; do
+for target in ${FUZZ_TARGETS:-parse pool rules}; do
     replay="$build/fuzz_${target}_replay"
     inputs=
     for dir in "$src/corpus/$target" "$src/regressions/$target"; do

@@ -8,10 +8,13 @@
 # --quick (default; make check): reduction and data-movement families at 4
 #   ranks placed 3+1 on 2 hosts, communicator splits at 5 ranks on 3 hosts
 #   (2+2+1, ranks alternating over hosts), 16 ranks on 4 hosts, and allreduce
-#   hier forced at 4 ranks 3+1 and 5 ranks 2+2+1 alternating: a few minutes.
+#   hier forced at 4 ranks 3+1 and 5 ranks 2+2+1 alternating, and
+#   bufpool-tune --quick through the cluster's mpirun on 2 hosts x 1 rank
+#   (test/tune/tune_multihost.sh): a few minutes.
 # --full (by hand): every suite (reduce, move, comms, algorithm forcing) on 2,
 #   3 and 4 hosts with placements 3+1, 2+2+1 and 1 per host, consecutive and
-#   alternating rank placement, and 16, 32 and 64 ranks (oversubscribed).
+#   alternating rank placement, 16, 32 and 64 ranks (oversubscribed), and
+#   bufpool-tune on 2 hosts x 1 rank.
 # Needs root and network namespaces; prints SKIP and exits 77 (automake's
 # skip status) otherwise.  Environment as for test/mpi (top_srcdir,
 # top_builddir, OMPI_SYSTEM_COMPONENT_DIR; make check exports them).
@@ -87,7 +90,32 @@ run() {
     rm -f "$log"
 }
 
+# bufpool-tune through the cluster's mpirun, 2 hosts x 1 rank
+# (test/tune/tune_multihost.sh: a quick run, its file loaded in a job).
+tune_run() {
+    sh "$cluster" up 2 >/dev/null || {
+        echo "multihost: cannot build a 2-host cluster" >&2
+        exit 1
+    }
+    runs=$((runs + 1))
+    start=$(date +%s)
+    if BUFPOOL_MH_PLACEMENT=1,1 BUFPOOL_MH_MAP=slot sh "$srcdir/test/tune/tune_multihost.sh" \
+        </dev/null >"$log" 2>&1; then
+        result=PASS
+    else
+        result=FAIL
+        status=1
+        failed="$failed
+  2 hosts placement 1,1 bufpool-tune (test/tune/tune_multihost.sh)"
+        tail -n 40 "$log"
+    fi
+    checks=$(grep -c '^ok: ' "$log")
+    echo "multihost: $result: bufpool-tune --quick on 2 hosts x 1 rank: $checks checks, $(($(date +%s) - start)) s"
+    rm -f "$log"
+}
+
 if [ $mode = quick ]; then
+    tune_run
     run 2 3,1 slot 4 coll_reduce.sh
     run 3 2,2,1 node 5 coll_move.sh
     run 3 2,2,1 node 5 coll_comms.sh
@@ -108,6 +136,7 @@ else
         run "$hosts" "$placement" node "2 3 4 5" coll_reduce.sh "--colls=allreduce --expect-bufpool" \
             "--mca coll_bufpool_allreduce_algorithm hier"
     done
+    tune_run
     for np in 16 32 64; do
         run 4 1,1,1,1 node $np coll_reduce.sh --smoke
         run 4 2,2,1,1 slot $np coll_move.sh --smoke

@@ -67,7 +67,7 @@ kind_of() {
         mpool_regpar_bucket_factor) echo factor ;;
         mpool_regpar_gc_age) echo duration ;;
         mpool_regpar_hugepages | mpool_regpar_prefault | mpool_regpar_bind_threads | \
-            coll_bufpool_*_enable) echo switch ;;
+            coll_bufpool_*_enable | coll_bufpool_rules_default) echo switch ;;
         mpool_regpar_numa) echo numa ;;
         mpool_regpar_reg_backend | mpool_regpar_reg_parallel | coll_bufpool_*_algorithm)
             echo choice ;;
@@ -75,6 +75,9 @@ kind_of() {
         # Empty (the default) is the built-in link table; every value of the
         # other classes is neither an entry nor a readable file.
         coll_bufpool_model_links | coll_bufpool_model_links_file) echo name ;;
+        # Empty (the default) is no file; every other value is no readable
+        # rules file.
+        coll_bufpool_rules_file) echo name ;;
         # Empty (the default) is the real host names; 0 is one host.
         coll_bufpool_test_host_map) echo host_map ;;
         *) echo none ;;

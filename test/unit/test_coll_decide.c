@@ -11,11 +11,12 @@
 #include <string.h>
 
 #include "unit.h"
+#include "unit_rules.h"
 
 #define K ((size_t)1 << 10)
 #define M ((size_t)1 << 20)
 
-static const bufpool_tuning_t dflt = {
+static bufpool_tuning_t dflt = {
     .segment_size = 128 * K, .pipeline_depth = 4, .min_size = 0, .small_size = 16 * K};
 
 static bufpool_plan_t decide(bufpool_coll_id_t id, int forced, int p, size_t bytes, bool commute,
@@ -485,6 +486,7 @@ static void test_measured_rows(void)
 
 int main(void)
 {
+    dflt.rules = unit_default_rules();
     test_hier();
     test_bounded();
     test_plan_geometry();

@@ -6,6 +6,7 @@
  * against rows read from coll_tuned_decision_fixed.c (5.0.10).
  */
 #include "coll_bufpool_decide.h"
+#include "unit_rules.h"
 #include "coll_bufpool_model.h"
 #include "unit/unit.h"
 
@@ -281,7 +282,11 @@ static void test_decisions(void)
      * (no model reason). */
     struct bufpool_model_links l;
     bufpool_model_links_default(&l);
-    bufpool_tuning_t tuning = {128 * 1024, 4, 0, 64 * 1024, &l};
+    bufpool_tuning_t tuning = {.segment_size = 128 * 1024,
+                               .pipeline_depth = 4,
+                               .small_size = 64 * 1024,
+                               .links = &l,
+                               .rules = unit_default_rules()};
     bufpool_call_t call = {.comm_size = 16,
                            .hosts = 8,
                            .count = 1 << 18,
@@ -372,8 +377,11 @@ static void test_onehost_layer(void)
 {
     struct bufpool_model_links l;
     bufpool_model_links_default(&l);
-    bufpool_tuning_t tuning = {
-        .segment_size = 128 * 1024, .pipeline_depth = 4, .small_size = 16 * 1024, .links = &l};
+    bufpool_tuning_t tuning = {.segment_size = 128 * 1024,
+                               .pipeline_depth = 4,
+                               .small_size = 16 * 1024,
+                               .links = &l,
+                               .rules = unit_default_rules()};
     bufpool_call_t call = {.comm_size = 4, .hosts = 1, .bytes = 1 << 20, .commute = true};
     bufpool_plan_t plan;
     struct bufpool_model_topo four = {4, 1, 128 * 1024, 4};
@@ -422,8 +430,11 @@ static void test_max_ppn(void)
 {
     struct bufpool_model_links l;
     bufpool_model_links_default(&l);
-    bufpool_tuning_t tuning = {
-        .segment_size = 128 * 1024, .pipeline_depth = 4, .small_size = 16 * 1024, .links = &l};
+    bufpool_tuning_t tuning = {.segment_size = 128 * 1024,
+                               .pipeline_depth = 4,
+                               .small_size = 16 * 1024,
+                               .links = &l,
+                               .rules = unit_default_rules()};
     bufpool_call_t call = {
         .comm_size = 4, .hosts = 2, .count = 16 << 10, .bytes = 16 << 10, .span = 16 << 10};
     bufpool_plan_t even, uneven;

@@ -1,0 +1,197 @@
+/*
+ * What a communicator's calls need, resolved once when its module is
+ * enabled: the algorithms forced on it (coll_bufpool_<coll>_algorithm, or
+ * the info key of the same name on the communicator) and, per collective
+ * and call class, the size map of the rules for its size, hosts and ranks
+ * per host.  The entry of a call then looks up one range
+ * (coll_bufpool.h, bufpool_range) instead of scanning rules.
+ */
+#include "coll_bufpool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ompi/mca/coll/base/base.h"
+#include "opal/util/output.h"
+
+#define COMPONENT (&mca_coll_bufpool_component)
+
+/* Collectives whose calls differ by operation (the others are data
+ * movement: every call is in the commutative classes), and those whose
+ * entry passes MPI_IN_PLACE to the decision (reduce's is the root's alone;
+ * bcast, allgather, gather and scatter decide the same either way).  The
+ * classes a collective does not use share the map of those it does. */
+static const bool takes_op[BUFPOOL_NCOLLS] = {
+    [BUFPOOL_COLL_allreduce] = true,      [BUFPOOL_COLL_reduce] = true,
+    [BUFPOOL_COLL_reduce_scatter] = true, [BUFPOOL_COLL_reduce_scatter_block] = true,
+    [BUFPOOL_COLL_scan] = true,           [BUFPOOL_COLL_exscan] = true,
+};
+static const bool takes_in_place[BUFPOOL_NCOLLS] = {
+    [BUFPOOL_COLL_allreduce] = true,      [BUFPOOL_COLL_alltoall] = true,
+    [BUFPOOL_COLL_reduce_scatter] = true, [BUFPOOL_COLL_reduce_scatter_block] = true,
+    [BUFPOOL_COLL_scan] = true,           [BUFPOOL_COLL_exscan] = true,
+};
+
+/* The class whose map a collective's call of class cls reads. */
+static int class_used(int id, int cls)
+{
+    const bool commutative = !takes_op[id] || 0 != (cls & BUFPOOL_CLASS(true, false));
+    const bool in_place = takes_in_place[id] && 0 != (cls & BUFPOOL_CLASS(false, true));
+    return BUFPOOL_CLASS(commutative, in_place);
+}
+
+/* The communicator's info keys coll_bufpool_<coll>_algorithm, then
+ * coll_bufpool_algorithm ("COLL:ALG,..."; the only one that fits
+ * MPI_MAX_INFO_KEY for reduce_scatter and reduce_scatter_block), for
+ * running one algorithm on one communicator (bufpool-tune and the
+ * benchmarks compare them in one job): auto, an algorithm of coll, or
+ * previous. */
+static void read_info_keys(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
+{
+    if (NULL == comm->super.s_info) {
+        return;
+    }
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        char key[64], value[64];
+        snprintf(key, sizeof(key), "coll_bufpool_%s_algorithm", bufpool_coll_names[id]);
+        if (!bufpool_info_get(comm->super.s_info, key, value, sizeof(value))) {
+            continue;
+        }
+        int alg = 0 == strcmp(value, "auto")
+                      ? BUFPOOL_ALG_AUTO
+                      : bufpool_algorithm_index((bufpool_coll_id_t)id, value);
+        if (alg < BUFPOOL_ALG_PREVIOUS) {
+            /* Once per communicator (every rank when verbose). */
+            if (0 == ompi_comm_rank(comm) || COMPONENT->verbose >= 1) {
+                mca_coll_bufpool_bad_info_key(comm->c_name, key, value, (bufpool_coll_id_t)id);
+            }
+            continue;
+        }
+        module->forced[id] = alg;
+    }
+    char list[256], err[256];
+    if (bufpool_info_get(comm->super.s_info, BUFPOOL_ALGORITHM_INFO_KEY, list, sizeof(list)) &&
+        0 != bufpool_algorithm_list_parse(list, module->forced, err, sizeof(err))) {
+        opal_output(0, "coll_bufpool: communicator %s: info key %s=%s: %s; the key is ignored",
+                    comm->c_name, BUFPOOL_ALGORITHM_INFO_KEY, list, err);
+    }
+}
+
+static bufpool_shape_t shape_of(const mca_coll_bufpool_module_t *module, int cls)
+{
+    return (bufpool_shape_t){.ranks = module->ranks,
+                             .hosts = module->hosts,
+                             .ppn = module->max_ppn,
+                             .commutative = 0 != (cls & BUFPOOL_CLASS(true, false)),
+                             .in_place = 0 != (cls & BUFPOOL_CLASS(false, true)),
+                             .form = BUFPOOL_FORM_BLOCKING};
+}
+
+bufpool_choice_t bufpool_module_choose(const mca_coll_bufpool_module_t *module,
+                                       bufpool_coll_id_t id, int cls, size_t bytes)
+{
+    const bufpool_shape_t shape = shape_of(module, cls);
+    const char *note;
+    const int forced =
+        bufpool_forced_for(id, module->forced[id], module->hosts, &COMPONENT->tuning, &note);
+    return bufpool_rules_choose(&COMPONENT->rules, id, &shape, bytes, forced, note);
+}
+
+/* "algorithm (why)" of a range, for the dump. */
+static void describe(bufpool_coll_id_t id, const bufpool_choice_t *c, char *out, size_t len)
+{
+    if (BUFPOOL_SOURCE_DEFAULT == c->source) {
+        snprintf(out, len, "the collective's own default (coll_bufpool_decide.c)");
+        return;
+    }
+    snprintf(out, len, "%s (%s)",
+             BUFPOOL_ALG_PREVIOUS == c->alg ? "previous module"
+                                            : bufpool_algorithm_names[id][c->alg],
+             bufpool_choice_why(id, c));
+}
+
+/* coll_bufpool_verbose >= 3: what the rules resolved to, once per
+ * communicator, from its rank 0. */
+static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
+{
+    opal_output(0, "coll_bufpool: %s: %d ranks on %d host(s), at most %d per host:", comm->c_name,
+                ompi_comm_size(comm), module->hosts > 1 ? module->hosts : 1, module->max_ppn);
+    static const char *const class_names[BUFPOOL_NCLASSES] = {
+        "non-commutative", "non-commutative in place", "", "in place"};
+    /* Commutative classes first: data movement has only those (its other
+     * two point at them). */
+    static const int order[BUFPOOL_NCLASSES] = {2, 3, 0, 1};
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        for (int k = 0; k < BUFPOOL_NCLASSES; k++) {
+            const int cls = order[k];
+            bool printed = false;
+            for (int earlier = 0; earlier < k; earlier++) {
+                printed |= module->map[id][order[earlier]] == module->map[id][cls];
+            }
+            if (printed) {
+                continue;
+            }
+            size_t lo = 0;
+            for (const bufpool_range_t *r = module->map[id][cls];; r++) {
+                char what[640], upto[32] = "";
+                describe((bufpool_coll_id_t)id, &r->choice, what, sizeof(what));
+                if (SIZE_MAX != r->bytes_max) {
+                    snprintf(upto, sizeof(upto), "%zu", r->bytes_max);
+                }
+                opal_output(0, "  %s%s%s %zu..%s: %s", bufpool_coll_names[id],
+                            '\0' != class_names[cls][0] ? ", " : "", class_names[cls], lo, upto,
+                            what);
+                if (SIZE_MAX == r->bytes_max) {
+                    break;
+                }
+                lo = r->bytes_max + 1;
+            }
+        }
+    }
+}
+
+int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
+{
+    const bufpool_rules_t *rules = &COMPONENT->rules;
+    const bufpool_tuning_t *tuning = &COMPONENT->tuning;
+    const size_t cap = BUFPOOL_MAP_RANGES(rules->n);
+    size_t used = 0, offset[BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
+    bufpool_range_t *all = malloc(BUFPOOL_NCOLLS * BUFPOOL_NCLASSES * cap * sizeof(*all));
+    if (NULL == all) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    module->ranks = ompi_comm_size(comm);
+    read_info_keys(module, comm);
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        const char *note;
+        const int forced = bufpool_forced_for((bufpool_coll_id_t)id, module->forced[id],
+                                              module->hosts, tuning, &note);
+        for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
+            if (class_used(id, cls) != cls) {
+                offset[id][cls] = SIZE_MAX; /* the map of the class it uses, below */
+                continue;
+            }
+            const bufpool_shape_t shape = shape_of(module, cls);
+            offset[id][cls] = used;
+            used += bufpool_sizemap_build(rules, (bufpool_coll_id_t)id, &shape, tuning->min_size,
+                                          forced, note, all + used);
+        }
+    }
+    module->map_mem = realloc(all, used * sizeof(*all));
+    if (NULL == module->map_mem) {
+        module->map_mem = all; /* shrinking failed: keep the larger block */
+    }
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
+            const size_t at = offset[id][class_used(id, cls)];
+            module->map[id][cls] = module->map_mem + at;
+        }
+    }
+    module->explain = COMPONENT->verbose >= 2 ||
+                      opal_output_get_verbosity(ompi_coll_base_framework.framework_output) >= 20;
+    if (COMPONENT->verbose >= 3 && 0 == ompi_comm_rank(comm)) {
+        print_maps(module, comm);
+    }
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,55 @@
+#!/bin/sh
+# Rules end to end in 2-rank jobs (test_coll_rules_job.c): a rules file
+# alone (coll_bufpool_rules_default off), the same file under min_size,
+# per-communicator info keys, and a malformed file, which must be reported
+# with its line while the default rules decide.  Each case's result is
+# checked and the MPI_T counters must show bufpool serving it or handing it
+# back exactly as the rows say.
+set -u
+prog="$top_builddir/test/mpi/test_coll_rules_job"
+run() { sh "$top_srcdir/test/mpi/run-mpi-test.sh" 2 "$prog" "$@"; }
+dir=$(mktemp -d "${TMPDIR:-/tmp}/bufpool-rules.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+status=0
+
+cat >"$dir/mine.rules" <<'RULES'
+bufpool-rules 1
+# rows for the test: the first match decides
+bcast ranks=2 bytes=..1K alg=previous measured="test"
+bcast ranks=2 bytes=1K+4.. alg=linear
+allreduce ranks=2 bytes=..63 alg=previous
+allreduce ranks=2 alg=recursive_doubling
+reduce ranks=2..3 alg=binary
+allgather alg=previous
+RULES
+
+echo "== a rules file alone, and info keys"
+BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/mine.rules --mca coll_bufpool_rules_default off ${BUFPOOL_TEST_MCA:-}" \
+    run --info coll_bufpool_bcast_algorithm=previous --info coll_bufpool_allreduce_algorithm=rsag \
+    bcast:8:previous bcast:1024:previous bcast:1028:served bcast:65536:served \
+    allreduce:60:previous allreduce:64:served reduce:4096:served allgather:4096:previous \
+    alltoall:64:served bcast:2048:previous:info allreduce:64:served:info \
+    allreduce:60:served:info || status=1
+
+echo "== the same under coll_bufpool_min_size 4K"
+BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/mine.rules --mca coll_bufpool_rules_default off --mca coll_bufpool_min_size 4K ${BUFPOOL_TEST_MCA:-}" \
+    run bcast:2048:previous bcast:4096:served allreduce:64:previous allreduce:4096:served || status=1
+
+echo "== a malformed file: reported with its line, the default rules decide"
+printf 'bufpool-rules 1\nbcast alg=linear\nreduce bytes=4Q alg=binary\n' >"$dir/bad.rules"
+BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/bad.rules ${BUFPOOL_TEST_MCA:-}" \
+    run reduce:8:previous allreduce:4096:previous >"$dir/bad.log" 2>&1 || status=1
+cat "$dir/bad.log"
+if ! grep -q "coll_bufpool_rules_file: invalid value \"$dir/bad.rules\" ($dir/bad.rules:3: bytes: '4Q' is not a size" "$dir/bad.log"; then
+    echo "FAIL: the malformed rules file was not reported with its line"
+    status=1
+fi
+
+echo "== a bad info key: reported, the parameter's setting applies"
+run --info coll_bufpool_bcast_algorithm=ring bcast:65536:served:info >"$dir/info.log" 2>&1 || status=1
+cat "$dir/info.log"
+if ! grep -q 'info key coll_bufpool_bcast_algorithm has the invalid value "ring"' "$dir/info.log"; then
+    echo "FAIL: the bad info key was not reported"
+    status=1
+fi
+exit $status
