@@ -178,11 +178,12 @@ if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.t
     fail "Open MPI 6.0.x build"
   step "Open MPI 6.0.x: -Werror build, MPI tests (quick) proving bufpool served the calls"
   mkdir -p "$root/ompi6"
-  # The same tests as on 5.0, and bufpool above and below acoll, xhc and
-  # adapt (coll_order: 6.0's modules install and restore themselves); none
+  # The same tests as on 5.0, bufpool above and below acoll, xhc and adapt
+  # (coll_order: 6.0's modules install and restore themselves), and the
+  # messages (coll_rules, bad_params: 6.0 no longer reads help files); none
   # may be skipped (6.0 is built with UCX and libfabric, so the registrar
   # tests must run).
-  ompi6_tests='mpi/coll_selftest.sh mpi/coll_algorithms.sh mpi/coll_order.sh mpi/mpool_alloc_mem.sh mpi/reg_transport.sh mpi/reg_registrars.sh'
+  ompi6_tests='mpi/coll_selftest.sh mpi/coll_algorithms.sh mpi/coll_order.sh mpi/coll_rules.sh mpi/mpool_alloc_mem.sh mpi/bad_params.sh mpi/reg_transport.sh mpi/reg_registrars.sh'
   ompi6_results=$(echo "$ompi6_tests" | sed 's/\.sh/.trs/g')
   # shellcheck disable=SC2086 # one word per result file
   (cd "$root/ompi6" && "$top/configure" --enable-werror --with-ompi="$ompi6" >configure.out &&
