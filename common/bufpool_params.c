@@ -18,28 +18,38 @@
 #include "opal/util/proc.h"
 #include "opal/util/show_help.h"
 
+#include "bufpool_ompi_compat.h"
 #include "regpar_size.h"
 
-/* The help files found so far.  Keyed by name: both components link this
- * library, and Open MPI may load them into one global namespace, where one
- * copy serves both. */
-static const char *help_files_found[4];
+/* The help files found so far, and where.  Keyed by name: both components
+ * link this library, and Open MPI may load them into one global namespace,
+ * where one copy serves both. */
+static struct {
+    const char *file;
+    char dir[PATH_MAX];
+} help_files_found[4];
+
+static const char *help_dir_of(const char *file)
+{
+    for (size_t i = 0; i < sizeof(help_files_found) / sizeof(*help_files_found); i++) {
+        if (NULL != help_files_found[i].file && 0 == strcmp(help_files_found[i].file, file)) {
+            return help_files_found[i].dir;
+        }
+    }
+    return NULL;
+}
 
 static bool help_known(const char *file)
 {
-    for (size_t i = 0; i < sizeof(help_files_found) / sizeof(*help_files_found); i++) {
-        if (NULL != help_files_found[i] && 0 == strcmp(help_files_found[i], file)) {
-            return true;
-        }
-    }
-    return false;
+    return NULL != help_dir_of(file);
 }
 
-static void help_remember(const char *file)
+static void help_remember(const char *file, const char *dir)
 {
     for (size_t i = 0; i < sizeof(help_files_found) / sizeof(*help_files_found); i++) {
-        if (NULL == help_files_found[i]) {
-            help_files_found[i] = file;
+        if (NULL == help_files_found[i].file) {
+            snprintf(help_files_found[i].dir, sizeof(help_files_found[i].dir), "%s", dir);
+            help_files_found[i].file = file;
             return;
         }
     }
@@ -55,8 +65,67 @@ static bool help_in(const char *dir, const char *file)
         return false;
     }
     (void)opal_show_help_add_dir(dir);
+    help_remember(file, dir);
     return true;
 }
+
+#if BUFPOOL_OMPI_SERIES >= 60
+/*
+ * Open MPI 6.0 compiles its own help texts into the library and no longer
+ * reads help files: opal_show_help_add_dir is kept but nothing searches
+ * the directories it adds, and opal_show_help_vstring prints "Sorry!  You
+ * were supposed to get help about ..." for any other file.  Read the topic
+ * from the file found at init instead, as Open MPI did: the lines after
+ * "[topic]" up to the next "[", '#' lines left out, each ending in a
+ * newline.  NULL when the file or the topic is not there.
+ */
+static char *help_topic_text(const char *file, const char *topic)
+{
+    const char *dir = help_dir_of(file);
+    char path[PATH_MAX], line[4096], header[256];
+    char *text = NULL;
+    size_t len = 0;
+    bool in_topic = false, found = false;
+    FILE *f;
+
+    if (NULL == dir || (size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path) ||
+        (size_t)snprintf(header, sizeof(header), "[%s]", topic) >= sizeof(header) ||
+        NULL == (f = fopen(path, "r"))) {
+        return NULL;
+    }
+    while (NULL != fgets(line, sizeof(line), f)) {
+        size_t n = strcspn(line, "\r\n");
+        line[n] = '\0';
+        if ('[' == line[0]) {
+            if (in_topic) {
+                break;
+            }
+            in_topic = found = 0 == strcmp(line, header);
+            continue;
+        }
+        if (!in_topic || '#' == line[0]) {
+            continue;
+        }
+        char *grown = realloc(text, len + n + 2);
+        if (NULL == grown) {
+            free(text);
+            text = NULL;
+            break;
+        }
+        text = grown;
+        memcpy(text + len, line, n);
+        len += n;
+        text[len++] = '\n';
+        text[len] = '\0';
+    }
+    fclose(f);
+    if (!found && NULL != text) {
+        free(text);
+        text = NULL;
+    }
+    return text;
+}
+#endif
 
 bool bufpool_params_help_init(const bufpool_params_t *pp)
 {
@@ -86,9 +155,6 @@ bool bufpool_params_help_init(const bufpool_params_t *pp)
         help_found = help_in(BUFPOOL_HELP_SRCDIR, pp->help_file);
     }
 #endif
-    if (help_found) {
-        help_remember(pp->help_file);
-    }
     return help_found;
 }
 
@@ -102,8 +168,16 @@ void bufpool_params_show(const bufpool_params_t *pp, const char *topic, const ch
      * of opal_show_help keys on the file and topic only, so a second bad
      * value in the same job would be swallowed as a repeat of the first.
      * Once per job is already this library's rule (rank 0 speaks). */
+#if BUFPOOL_OMPI_SERIES >= 60
+    char *text = NULL, *fmt = help_topic_text(pp->help_file, topic);
+    if (NULL != fmt && 0 > vasprintf(&text, fmt, ap)) {
+        text = NULL;
+    }
+    free(fmt);
+#else
     char *text =
         help_known(pp->help_file) ? opal_show_help_vstring(pp->help_file, topic, false, ap) : NULL;
+#endif
     if (NULL == text && 0 > vasprintf(&text, fallback_fmt, ap2)) {
         text = NULL;
     }

@@ -53,7 +53,11 @@
  * above han bufpool was faster than below it at 11 of 12 points, and below
  * han it ends up serving only han's inter-node blocking bcast (the
  * sub-communicators prefer tuned/sm/libnbc/adapt), which made bcast 2-4x
- * slower than stock.  4.1's han defaults to priority 0.
+ * slower than stock.  4.1's han defaults to priority 0.  On 6.0 (6.0.x
+ * sources) han stays 35, and acoll, xhc and adapt default to 0: tuned (30)
+ * covers them for every function it has, so they serve nothing unless a
+ * user raises them; at 40 bufpool is in front of all of them
+ * (test/mpi/coll_order.sh runs it above and below each).
  */
 #define BUFPOOL_COLL_DEFAULT_PRIORITY "40"
 

@@ -6,18 +6,29 @@
 # complete.  Every series difference in the C code lives in
 # compat/bufpool_ompi_compat.h.
 #
-# --with-ompi-source=DIR names a configured Open MPI source/build tree: it
-# supplies the headers an installation lacks (5.0 and 6.0 install
-# opal_config.h but not the opal/mca/threads/pthreads headers it includes),
-# and, with no mpicc at all, allows a headers-only build (compile and link the
-# components without libmpi; no tests) as CI does for 6.0.
+# --with-ompi-source=DIR names a configured Open MPI source/build tree of the
+# same version: it supplies the headers an installation lacks (all the
+# internal ones when Open MPI was installed without --with-devel-headers;
+# else the opal/mca/threads/pthreads headers that 5.0's and 6.0's installed
+# opal_config.h includes), and, with no mpicc at all, allows a headers-only
+# build (compile and link the components without libmpi; no tests).
+#
+# Open MPI 6.0 moved its internals from libmpi to libopen_mpi (libmpi keeps
+# the MPI bindings): the components link against it too when it exists.
+# Built with an external PMIx, the internal headers include <pmix.h> from
+# that PMIx, which the wrapper compiler does not name: it is looked for
+# beside the libpmix that libopen-pal loads.
 #
 # Sets and substitutes:
 #   OMPI_CPPFLAGS   -isystem flags for mpi.h and the internal headers
 #   OMPI_LDFLAGS    -L flags for libmpi and libopen-pal
-#   OMPI_LIBS       -lmpi -lopen-pal (components link against these so that
-#                   -Wl,--no-undefined catches a missing symbol at build time)
+#   OMPI_LIBS       -lmpi [-lopen_mpi] -lopen-pal (components link against
+#                   these so that -Wl,--no-undefined catches a missing symbol
+#                   at build time)
 #   OMPI_PAL_LIBS   -lopen-pal only (the mpool component needs nothing more)
+#   OMPI_MPI_LIBS   what an MPI program links, as mpicc links it: -lmpi, and
+#                   on 6.0 -lopen_mpi too (mpi.h's predefined handles,
+#                   ompi_mpi_int and the like, live there)
 #   MPICC, MPIRUN, OMPI_INFO, OMPI_SYSTEM_COMPONENT_DIR, bufpool_ompi_series
 AC_DEFUN([BUFPOOL_FIND_OMPI], [
   AC_ARG_WITH([ompi],
@@ -27,7 +38,8 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
   AC_ARG_WITH([ompi-source],
     [AS_HELP_STRING([--with-ompi-source=DIR],
        [configured Open MPI source tree of the same version, for the internal
-        headers an installation lacks (opal/mca/threads/pthreads); without an
+        headers an installation lacks (all of them without
+        --with-devel-headers, else opal/mca/threads/pthreads); without an
         mpicc, a headers-only build of the components against it])],
     [], [with_ompi_source=no])
   AS_IF([test "x$with_ompi_source" != "xno" && test ! -f "$with_ompi_source/opal/include/opal_config.h"],
@@ -48,13 +60,21 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
                   configure Open MPI with --with-devel-headers) or pass --with-ompi=DIR
                   pointing at the installation prefix.])])
 
-  AS_IF([test "$bufpool_ompi_headers_only" = "yes"], [
-    # The configured tree holds the generated headers beside the sources.
-    bufpool_ompi_incdirs=""
-    for bufpool_d in ompi/include opal/include 3rd-party/openpmix/include \
-                     3rd-party/openpmix/src/include . ; do
-      bufpool_ompi_incdirs="$bufpool_ompi_incdirs $with_ompi_source/$bufpool_d"
+  # A configured tree holds the generated headers beside the sources; its
+  # bundled PMIx only when it was configured with it (6.0.x bundles a PMIx
+  # 6 and runs here on an external 5.0.10).
+  bufpool_ompi_tree_incdirs=""
+  AS_IF([test "x$with_ompi_source" != "xno"], [
+    bufpool_ompi_tree_dirs="ompi/include opal/include"
+    AS_IF([test -f "$with_ompi_source/3rd-party/openpmix/config.status"],
+          [bufpool_ompi_tree_dirs="$bufpool_ompi_tree_dirs 3rd-party/openpmix/include 3rd-party/openpmix/src/include"])
+    for bufpool_d in $bufpool_ompi_tree_dirs; do
+      bufpool_ompi_tree_incdirs="$bufpool_ompi_tree_incdirs $with_ompi_source/$bufpool_d"
     done
+    bufpool_ompi_tree_incdirs="$bufpool_ompi_tree_incdirs $with_ompi_source"])
+
+  AS_IF([test "$bufpool_ompi_headers_only" = "yes"], [
+    bufpool_ompi_incdirs="$bufpool_ompi_tree_incdirs"
     bufpool_ompi_incdir="$with_ompi_source"
   ], [
   bufpool_mpidir=`AS_DIRNAME(["$MPICC"])`
@@ -76,12 +96,20 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
             [bufpool_ompi_incdir="$bufpool_cand"])
     done
   done
+  AS_IF([test -z "$bufpool_ompi_incdir" && test "x$with_ompi_source" != "xno" &&
+         test -f "$with_ompi_source/ompi/mca/coll/coll.h"],
+        [# An installation without --with-devel-headers: mpi.h from it, the
+         # internal headers from the configured tree it was built from.
+         AC_MSG_NOTICE([no internal headers installed: taking them from $with_ompi_source])
+         bufpool_ompi_incdirs="$bufpool_ompi_incdirs $bufpool_ompi_tree_incdirs"
+         bufpool_ompi_incdir="$with_ompi_source"])
   AS_IF([test -z "$bufpool_ompi_incdir"],
         [AC_MSG_ERROR([Open MPI's internal headers (ompi/mca/coll/coll.h, opal/mca/mpool/mpool.h)
                   were not found under: $bufpool_ompi_incdirs
                   Components can only be built against an installation that ships them
                   (Debian: libopenmpi-dev; from source: configure Open MPI with
-                  --with-devel-headers).])])
+                  --with-devel-headers), or with --with-ompi-source=DIR naming the
+                  configured source tree that installation was built from.])])
   ])
 
   OMPI_CPPFLAGS=""
@@ -131,6 +159,54 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
                   or pass --with-ompi-source=OMPI_SRC, the configured source tree of this
                   same Open MPI $bufpool_ompi_version (scripts/build-ompi.sh does the copy).  See config.log.])])])
 
+  # The internal headers include <pmix.h>.  An Open MPI built with an
+  # external PMIx (6.0 from scripts/build-ompi.sh runs on 5.0's) does not
+  # name its directory in the wrapper's include directories: look beside
+  # the libpmix that libopen-pal loads, beside the wrapper's library
+  # directories, and in the include flags of a configured source tree.
+  # (4.1's internal headers do not include it.)
+  AC_MSG_CHECKING([whether the internal headers find pmix.h])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include "opal_config.h"
+#if __has_include("opal/mca/pmix/pmix-internal.h")
+#include <pmix.h>
+#endif]], [[return 0;]])],
+    [AC_MSG_RESULT([yes])],
+    [AC_MSG_RESULT([no])
+     bufpool_pmix_cands=""
+     AS_IF([test "$bufpool_ompi_headers_only" != "yes"],
+           [for bufpool_d in `$MPICC --showme:libdirs 2>/dev/null`; do
+              # Where libopen-pal loads libpmix from (its run path), and
+              # beside the wrapper's library directories.
+              bufpool_f=`ldd "$bufpool_d/libopen-pal.so" 2>/dev/null |
+                         sed -n 's|.*libpmix[[^ ]]* => \(/[[^ ]]*\)/libpmix.*|\1|p' | head -n 1`
+              AS_IF([test -n "$bufpool_f"],
+                    [bufpool_pmix_cands="$bufpool_pmix_cands `dirname "$bufpool_f"`/include"])
+              bufpool_pmix_cands="$bufpool_pmix_cands `dirname "$bufpool_d"`/include"
+            done])
+     AS_IF([test "x$with_ompi_source" != "xno" && test -f "$with_ompi_source/Makefile"],
+           [for bufpool_f in `sed -n 's/^CPPFLAGS = //p' "$with_ompi_source/Makefile"`; do
+              bufpool_pmix_cands="$bufpool_pmix_cands `echo "$bufpool_f" | sed -n 's/^-I//p'`"
+            done])
+     bufpool_pmix_incdir=""
+     for bufpool_d in $bufpool_pmix_cands; do
+       AS_IF([test -z "$bufpool_pmix_incdir" && test -f "$bufpool_d/pmix.h"],
+             [bufpool_pmix_incdir="$bufpool_d"])
+     done
+     AS_IF([test -z "$bufpool_pmix_incdir"],
+           [AC_MSG_ERROR([Open MPI's internal headers include <pmix.h>, which was found neither
+                  with them nor in: $bufpool_pmix_cands
+                  Pass CPPFLAGS=-I<PMIx prefix>/include, the PMIx this Open MPI was built with.])])
+     # After Open MPI's own directories: the PMIx prefix may hold another
+     # Open MPI's mpi.h (the 5.0 installation that 6.0 takes PMIx from).
+     OMPI_CPPFLAGS="$OMPI_CPPFLAGS -idirafter $bufpool_pmix_incdir"
+     CPPFLAGS="$bufpool_save_CPPFLAGS $OMPI_CPPFLAGS"
+     AC_MSG_CHECKING([whether pmix.h compiles from $bufpool_pmix_incdir])
+     AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include "opal_config.h"
+#include <pmix.h>]], [[return 0;]])],
+       [AC_MSG_RESULT([yes])],
+       [AC_MSG_RESULT([no])
+        AC_MSG_ERROR([pmix.h from $bufpool_pmix_incdir does not compile; see config.log])])])
+
   # Debian and Ubuntu omit ompi/mpi/fortran/base/fint_2_int.h, which
   # ompi/op/op.h includes.  Use our copy only when theirs is missing.
   AC_MSG_CHECKING([whether ompi/op/op.h compiles as installed])
@@ -159,6 +235,7 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
     # Nothing to link against: the components keep their undefined symbols.
     OMPI_LIBS=""
     OMPI_PAL_LIBS=""
+    OMPI_MPI_LIBS=""
     OMPI_NO_UNDEFINED=""
   ], [
   OMPI_NO_UNDEFINED="-Wl,--no-undefined"
@@ -168,6 +245,16 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
   done
   OMPI_LIBS="-lmpi -lopen-pal"
   OMPI_PAL_LIBS="-lopen-pal"
+  # 6.0: the internals (communicators, coll base, ops) are in libopen_mpi.
+  for bufpool_d in $bufpool_ompi_libdirs; do
+    AS_IF([ls "$bufpool_d"/libopen_mpi.so* >/dev/null 2>&1],
+          [OMPI_LIBS="-lmpi -lopen_mpi -lopen-pal"])
+  done
+  OMPI_MPI_LIBS=""
+  for bufpool_d in `$MPICC --showme:libs 2>/dev/null`; do
+    OMPI_MPI_LIBS="$OMPI_MPI_LIBS -l$bufpool_d"
+  done
+  AS_IF([test -z "$OMPI_MPI_LIBS"], [OMPI_MPI_LIBS="-lmpi"])
   bufpool_save_LDFLAGS="$LDFLAGS"
   LDFLAGS="$LDFLAGS $OMPI_LDFLAGS"
   AC_CHECK_LIB([open-pal], [mca_mpool_base_module_lookup], [],
@@ -197,6 +284,7 @@ AC_DEFUN([BUFPOOL_FIND_OMPI], [
   AC_SUBST([OMPI_LDFLAGS])
   AC_SUBST([OMPI_LIBS])
   AC_SUBST([OMPI_PAL_LIBS])
+  AC_SUBST([OMPI_MPI_LIBS])
   AC_SUBST([OMPI_SYSTEM_COMPONENT_DIR])
   AC_SUBST([OMPI_NO_UNDEFINED])
   AC_SUBST([bufpool_ompi_series])
