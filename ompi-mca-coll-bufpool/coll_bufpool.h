@@ -400,6 +400,14 @@ bufpool_call_t bufpool_block_call(bufpool_count_t count, struct ompi_datatype_t 
         }                                                                                          \
     } while (0)
 
+/* Whether every blocking call of collective id on the module's
+ * communicator goes to the previous module by its rules (one range,
+ * "previous", in every class; never alltoall, never a forced "previous"):
+ * unless calls are explained, the module then does not install that
+ * function, so those calls cost nothing and are not counted, like a
+ * disabled collective's. */
+bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, bufpool_coll_id_t id);
+
 /* Resolve a module's size maps for comm (at enable); OMPI_ERR_OUT_OF_RESOURCE
  * when memory is short.  Prints them at coll_bufpool_verbose >= 3. */
 int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm);
