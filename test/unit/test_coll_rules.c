@@ -374,6 +374,35 @@ static void test_algorithm_list(void)
     UNIT_CHECK(BUFPOOL_ALG_AUTO == forced[BUFPOOL_COLL_allreduce]);
 }
 
+/* The default rows of the nonblocking and persistent forms at 2 ranks
+ * (measured against libnbc): small data movement goes to libnbc, and a
+ * blocking-only row leaves the other forms alone. */
+static void test_default_form_rows(void)
+{
+    const bufpool_rules_t *r = unit_default_rules();
+    bufpool_shape_t s = shape(2, 1, 2, true, false);
+    const int P = BUFPOOL_ALG_PREVIOUS;
+    s.form = BUFPOOL_FORM_NONBLOCKING;
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_bcast, &s, 64 * M, 0, NULL).alg, P);
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_allgather, &s, 2 * K, 0, NULL).alg, P);
+    UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_allgather, &s, 2 * K + 1, 0, NULL).alg);
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_alltoall, &s, 64 * K, 0, NULL).alg, P);
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_alltoall, &s, 64 * K + 1, 0, NULL).alg,
+                      BUFPOOL_ALLTOALL_LINEAR);
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_gather, &s, 1, 0, NULL).alg, P);
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_scatter, &s, 16 * K, 0, NULL).alg, P);
+    UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_scatter, &s, 16 * K + 1, 0, NULL).alg);
+    /* The blocking form's allreduce hand-back up to 4 KiB is not theirs. */
+    UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_allreduce, &s, 2 * K, 0, NULL).alg);
+    s.form = BUFPOOL_FORM_PERSISTENT;
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_alltoall, &s, 128 * K, 0, NULL).alg, P);
+    UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_scatter, &s, 8 * K + 1, 0, NULL).alg);
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_bcast, &s, 1, 0, NULL).alg, P);
+    s.form = BUFPOOL_FORM_BLOCKING;
+    UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_bcast, &s, 32 * K + 1, 0, NULL).alg);
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_allreduce, &s, 2 * K, 0, NULL).alg, P);
+}
+
 int main(void)
 {
     test_accepts();
@@ -382,5 +411,6 @@ int main(void)
     test_matching();
     test_sizemaps();
     test_default_rules();
+    test_default_form_rows();
     return unit_finish("test_coll_rules");
 }
