@@ -20,8 +20,10 @@
  * median, the first and third quartiles of ns per call over the batches,
  * and the toll = handback's median minus direct's, in ns and as a ratio.
  *
- *   mpirun -np P coll_toll [-n CALLS] [-b BATCHES] [-c LIST] [-s BYTES]
+ *   mpirun -np P coll_toll [-n CALLS] [-b BATCHES] [-c LIST] [-s BYTES] [-F nonblocking]
  *
+ * -F nonblocking times MPI_I<coll> + MPI_Wait instead (the previous module
+ * is then libnbc: the toll of bufpool's nonblocking entry).
  * -n total calls per collective and configuration (default 1000000),
  * -b batches they are cut into (default 40), -c collectives (allreduce,
  * bcast, reduce, allgather, alltoall, scan; default allreduce,bcast),
@@ -30,6 +32,7 @@
  */
 #include <mpi.h>
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +44,7 @@ static const char *const config_names[NCONFIGS] = {"direct", "handback", "auto"}
 typedef struct {
     const char *name;
     int (*run)(MPI_Comm comm, void *a, void *b, int count);
+    int (*irun)(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req);
 } toll_coll_t;
 
 static int run_allreduce(MPI_Comm comm, void *a, void *b, int count)
@@ -69,10 +73,49 @@ static int run_scan(MPI_Comm comm, void *a, void *b, int count)
     return MPI_Scan(a, b, count, MPI_INT64_T, MPI_SUM, comm);
 }
 
+static int irun_allreduce(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
+{
+    return MPI_Iallreduce(a, b, count, MPI_INT64_T, MPI_SUM, comm, req);
+}
+static int irun_bcast(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
+{
+    (void)b;
+    return MPI_Ibcast(a, count, MPI_INT64_T, 0, comm, req);
+}
+static int irun_reduce(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
+{
+    return MPI_Ireduce(a, b, count, MPI_INT64_T, MPI_SUM, 0, comm, req);
+}
+static int irun_allgather(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
+{
+    return MPI_Iallgather(a, count, MPI_INT64_T, b, count, MPI_INT64_T, comm, req);
+}
+static int irun_alltoall(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
+{
+    return MPI_Ialltoall(a, count, MPI_INT64_T, b, count, MPI_INT64_T, comm, req);
+}
+static int irun_scan(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
+{
+    return MPI_Iscan(a, b, count, MPI_INT64_T, MPI_SUM, comm, req);
+}
+
 static const toll_coll_t colls[] = {
-    {"allreduce", run_allreduce}, {"bcast", run_bcast},       {"reduce", run_reduce},
-    {"allgather", run_allgather}, {"alltoall", run_alltoall}, {"scan", run_scan},
+    {"allreduce", run_allreduce, irun_allreduce}, {"bcast", run_bcast, irun_bcast},
+    {"reduce", run_reduce, irun_reduce},          {"allgather", run_allgather, irun_allgather},
+    {"alltoall", run_alltoall, irun_alltoall},    {"scan", run_scan, irun_scan},
 };
+
+/* One call of coll c, blocking or (nonblocking) MPI_I<coll> + MPI_Wait. */
+static void call_once(int c, bool nonblocking, MPI_Comm comm, void *a, void *b, int count)
+{
+    if (nonblocking) {
+        MPI_Request req;
+        colls[c].irun(comm, a, b, count, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else {
+        colls[c].run(comm, a, b, count);
+    }
+}
 #define NCOLLS ((int)(sizeof(colls) / sizeof(*colls)))
 
 static int cmp_double(const void *x, const void *y)
@@ -113,7 +156,8 @@ static MPI_Comm config_comm(int config, int selected)
 static void usage(int rank)
 {
     if (0 == rank) {
-        fprintf(stderr, "usage: coll_toll [-n CALLS] [-b BATCHES] [-c LIST] [-s BYTES]\n");
+        fprintf(stderr,
+                "usage: coll_toll [-n CALLS] [-b BATCHES] [-c LIST] [-s BYTES] [-F nonblocking]\n");
     }
 }
 
@@ -126,6 +170,7 @@ int main(int argc, char **argv)
 
     long calls = 1000000;
     int batches = 40, selected = 0, bytes = 8;
+    bool nonblocking = false;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (NULL == v) {
@@ -138,6 +183,12 @@ int main(int argc, char **argv)
             batches = atoi(v);
         } else if (0 == strcmp(argv[i], "-s")) {
             bytes = atoi(v);
+        } else if (0 == strcmp(argv[i], "-F")) {
+            if (0 != strcmp(v, "nonblocking") && 0 != strcmp(v, "blocking")) {
+                usage(rank);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            nonblocking = 0 == strcmp(v, "nonblocking");
         } else if (0 == strcmp(argv[i], "-c")) {
             char *list = strdup(v);
             for (char *save = NULL, *t = strtok_r(list, ",", &save); t;
@@ -181,9 +232,10 @@ int main(int argc, char **argv)
         char host[MPI_MAX_PROCESSOR_NAME];
         int len;
         MPI_Get_processor_name(host, &len);
-        printf("# coll_toll: %d ranks, %d bytes per call, %ld calls per collective and "
+        printf("# coll_toll: %d ranks, %d bytes per call%s, %ld calls per collective and "
                "configuration in %d interleaved batches, ns per call (slowest rank); host %s\n",
-               size, count * 8, per_batch * batches, batches, host);
+               size, count * 8, nonblocking ? " (MPI_I<coll> + MPI_Wait)" : "", per_batch * batches,
+               batches, host);
         printf("%-10s %-9s %10s %10s %10s %10s %8s\n", "collective", "config", "median", "q1", "q3",
                "toll_ns", "ratio");
     }
@@ -194,7 +246,7 @@ int main(int argc, char **argv)
         /* Warm up every path (first-call costs, caches). */
         for (int k = 0; k < NCONFIGS; k++) {
             for (long i = 0; i < per_batch / 10 + 100; i++) {
-                colls[c].run(comm[k], a, b, count);
+                call_once(c, nonblocking, comm[k], a, b, count);
             }
         }
         for (int batch = 0; batch < batches; batch++) {
@@ -205,7 +257,7 @@ int main(int argc, char **argv)
                 MPI_Barrier(comm[k]);
                 const double t0 = MPI_Wtime();
                 for (long i = 0; i < per_batch; i++) {
-                    colls[c].run(comm[k], a, b, count);
+                    call_once(c, nonblocking, comm[k], a, b, count);
                 }
                 double t = MPI_Wtime() - t0, slowest;
                 MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

@@ -331,9 +331,6 @@ typedef enum {
     BUFPOOL_ENTRY_DONE      /* nothing to move: return OMPI_SUCCESS         */
 } bufpool_entry_t;
 
-/* An empty reduction or scan (count 0): done at once, counted nowhere. */
-bool bufpool_call_is_empty(bufpool_coll_id_t id, const bufpool_call_t *call);
-
 /* A call its size map did not hand back, in form (BUFPOOL_FORM_*): the
  * collective's plan function (coll_bufpool_decide.c) finishes the range's
  * choice with the call's own constraints into plan, which may still hand

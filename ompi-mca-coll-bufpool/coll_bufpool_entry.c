@@ -27,11 +27,6 @@ static const bool empty_call_counted[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_gather] = true, [BUFPOOL_COLL_scatter] = true,
 };
 
-bool bufpool_call_is_empty(bufpool_coll_id_t id, const bufpool_call_t *call)
-{
-    return !empty_call_counted[id] && 0 == call->count;
-}
-
 void bufpool_explain(bufpool_coll_id_t id, int form, int alg, const char *why, size_t bytes,
                      struct ompi_communicator_t *comm)
 {

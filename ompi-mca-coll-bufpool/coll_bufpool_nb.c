@@ -646,20 +646,22 @@ static int nb_call(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *a
                    struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
                    ompi_request_t **request)
 {
-    const bufpool_call_t call = bufpool_describe(id, args, comm);
     bufpool_entry_t entry = BUFPOOL_ENTRY_DONE;
+    bufpool_call_t call;
     bufpool_plan_t plan;
-    /* An empty reduction or scan is done at once, as in the blocking form. */
-    if (!bufpool_call_is_empty(id, &call)) {
+    /* An empty reduction or scan is done at once, as in the blocking form;
+     * a hand-back looks at nothing but the size map. */
+    if (!bufpool_args_empty(id, args, comm)) {
         bufpool_range_t unsafe_range;
         size_t bytes;
         const bufpool_range_t *range =
             bufpool_args_range(id, form, module, args, comm, &bytes, &unsafe_range);
-        entry =
-            NULL != range && bufpool_hands_back(module, form, id, range, bytes, comm)
-                ? BUFPOOL_ENTRY_PREVIOUS
-                : bufpool_enter(id, form, module, &call,
-                                NULL != range ? &range->choice : &unsafe_range.choice, comm, &plan);
+        if (NULL != range && bufpool_hands_back(module, form, id, range, bytes, comm)) {
+            return NB_PREVIOUS;
+        }
+        call = bufpool_describe(id, args, comm);
+        entry = bufpool_enter(id, form, module, &call,
+                              NULL != range ? &range->choice : &unsafe_range.choice, comm, &plan);
     }
     switch (entry) {
         case BUFPOOL_ENTRY_PREVIOUS:

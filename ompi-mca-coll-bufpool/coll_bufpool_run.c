@@ -67,6 +67,23 @@ int bufpool_run(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_cal
     }
 }
 
+bool bufpool_args_empty(bufpool_coll_id_t id, const bufpool_args_t *a,
+                        struct ompi_communicator_t *comm)
+{
+    switch (id) {
+        case BUFPOOL_COLL_allreduce:
+        case BUFPOOL_COLL_reduce:
+        case BUFPOOL_COLL_scan:
+        case BUFPOOL_COLL_exscan:
+        case BUFPOOL_COLL_reduce_scatter_block:
+            return 0 == a->count;
+        case BUFPOOL_COLL_reduce_scatter:
+            return 0 == bufpool_counts_total(a->rcounts, ompi_comm_size(comm));
+        default:
+            return false; /* an empty data movement is served (and counted) */
+    }
+}
+
 size_t bufpool_args_key(bufpool_coll_id_t id, const bufpool_args_t *a,
                         struct ompi_communicator_t *comm, int *cls)
 {

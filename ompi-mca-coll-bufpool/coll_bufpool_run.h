@@ -32,6 +32,11 @@ typedef struct bufpool_args {
 bufpool_call_t bufpool_describe(bufpool_coll_id_t id, const bufpool_args_t *a,
                                 struct ompi_communicator_t *comm);
 
+/* An empty reduction, scan or reduce_scatter (no element): done at once
+ * and counted nowhere, in every form. */
+bool bufpool_args_empty(bufpool_coll_id_t id, const bufpool_args_t *a,
+                        struct ompi_communicator_t *comm);
+
 /* What the size maps are keyed on, from the arguments: the bytes (and in
  * *cls the call class), exactly as the entry points' fast paths compute
  * them from theirs. */
