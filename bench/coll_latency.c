@@ -131,7 +131,7 @@ static int run_collective(const bench_options *opt, int coll_index, bench_config
 
     size_t sizes[MAX_SIZES];
     int nsizes = 0;
-    for (size_t s = opt->min_size; s <= max_size && nsizes < MAX_SIZES; s *= 2) {
+    for (size_t s = opt->min_size; s <= max_size && nsizes < MAX_SIZES; s *= opt->size_factor) {
         if (cd->count(s, p) > 0) {
             sizes[nsizes++] = s;
         }

@@ -49,6 +49,7 @@ typedef struct {
     const char *collectives; /* comma list or "all" */
     const char *configs;     /* comma list */
     size_t min_size, max_size;
+    size_t size_factor; /* each size is this many times the one before (default 2) */
     long iterations, warmup, iterations_large, warmup_large;
     size_t large_budget; /* bytes; 0 keeps OSU's fixed large counts */
     int repeat;

@@ -38,6 +38,7 @@ static void usage(const char *prog)
         "                            floor   = memcpy of the bytes the collective must move\n"
         "                            what a job cannot measure is skipped with the reason\n"
         "  -m, --message-size [MIN:]MAX  sizes in bytes, suffixes K M G (default 1:64M)\n"
+        "      --size-factor N       each size N times the one before (2 to 16, default 2)\n"
         "  -i, --iterations N        timed iterations up to 8 KiB (default 1000)\n"
         "  -x, --warmup N            warm-up iterations up to 8 KiB (default 200)\n"
         "      --iterations-large N  timed iterations above 8 KiB (default 100)\n"
@@ -225,7 +226,8 @@ int options_parse(int argc, char **argv, bench_options *opt)
         OPT_SKIP,
         OPT_POINT_TIMEOUT,
         OPT_INJECT,
-        OPT_LIST_CONFIGS
+        OPT_LIST_CONFIGS,
+        OPT_SIZE_FACTOR
     };
     static const struct option long_options[] = {
         {"collective", required_argument, NULL, 'c'},
@@ -248,6 +250,7 @@ int options_parse(int argc, char **argv, bench_options *opt)
         {"point-timeout", required_argument, NULL, OPT_POINT_TIMEOUT},
         {"inject", required_argument, NULL, OPT_INJECT},
         {"list-configs", no_argument, NULL, OPT_LIST_CONFIGS},
+        {"size-factor", required_argument, NULL, OPT_SIZE_FACTOR},
         {"full", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -256,6 +259,7 @@ int options_parse(int argc, char **argv, bench_options *opt)
         .collectives = "all",
         .configs = "world",
         .min_size = 1,
+        .size_factor = 2,
         .max_size = DEFAULT_MAX_SIZE,
         .iterations = 1000,
         .warmup = 200,
@@ -381,6 +385,15 @@ int options_parse(int argc, char **argv, bench_options *opt)
                     bad = "--inject wants crash|hang|wrong:config:collective:SIZE";
                 }
                 break;
+            case OPT_SIZE_FACTOR: {
+                long n;
+                if (0 != parse_count(optarg, 2, &n) || n > 16) {
+                    bad = "--size-factor wants a number from 2 to 16";
+                } else {
+                    opt->size_factor = (size_t)n;
+                }
+                break;
+            }
             case OPT_LIST_CONFIGS:
                 opt->list_configs = 1;
                 break;

@@ -33,6 +33,7 @@ Usage: $0 [options]
                        (default: all; those this Open MPI or placement lacks are skipped
                        with the reason: han needs --hosts, acoll and xhc one host)
   --max-size SIZE      largest message size (default 64M; suffixes K M G)
+  --size-factor N      each size N times the one before (default 2; 4 halves the points)
   --rounds N           repetitions of every point; the median is kept (default 3)
   --mode injob|job     injob (default): configurations alternate size by size inside one
                        job per collective; job: one mpirun per configuration per round
@@ -103,6 +104,7 @@ footprint=0
 footprint_size=64M
 idle_list="10 15"
 inject=""
+size_factor=2
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -131,6 +133,7 @@ while [ $# -gt 0 ]; do
         --footprint-size) footprint_size=${2:?--footprint-size needs a size}; shift ;;
         --idle) idle_list=${2:?--idle needs a list of seconds}; shift ;;
         --inject) inject=${2:?--inject needs KIND:CONFIG:COLL:SIZE}; shift ;;
+        --size-factor) size_factor=${2:?--size-factor needs a number}; shift ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option '$1'" ;;
     esac
@@ -152,7 +155,7 @@ case $stat in avg | p50) ;; *) die "--stat must be avg or p50, not '$stat'" ;; e
 case $form in blocking | nonblocking | persistent | overlap) ;; *) die "--form must be blocking, nonblocking, persistent or overlap, not '$form'" ;; esac
 [[ $test_calls =~ ^[0-9]+$ ]] || die "--test-calls must be a number >= 0"
 [ "$form" = blocking ] || [ -z "$osu_dir" ] || die "--osu runs the blocking OSU binaries only"
-bench_iters="$bench_iters -F $form --test-calls $test_calls"
+bench_iters="$bench_iters -F $form --test-calls $test_calls --size-factor $size_factor"
 [[ $rounds =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1..99, not '$rounds'"
 [[ $job_timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
 [[ $max_size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--max-size must look like 65536, 64K or 64M, not '$max_size'"
@@ -172,6 +175,7 @@ done
 for c in $configs; do
     case " $all_configs " in *" $c "*) ;; *) die "--configs: unknown '$c' (known: $all_configs)" ;; esac
 done
+[[ $size_factor =~ ^([2-9]|1[0-6])$ ]] || die "--size-factor must be 2..16"
 [[ $point_timeout =~ ^[0-9]+$ ]] || die "--point-timeout must be a number of seconds (0: no limit)"
 [[ $footprint_size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--footprint-size must look like 64M"
 for t in $idle_list; do
