@@ -296,6 +296,16 @@ static inline bool bufpool_quick_hand_back(mca_coll_bufpool_module_t *module, bu
         return BUFPOOL_PREVIOUS(module, name, __VA_ARGS__);                                        \
     }
 
+/* The end of an entry point's slow path: bufpool_serve on the call's
+ * arguments (args), and the previous module's function on the entry's
+ * arguments (__VA_ARGS__) when it hands the call back. */
+#define BUFPOOL_SERVE_OR_PREVIOUS(module, name, args, ...)                                         \
+    do {                                                                                           \
+        bool bp_hand_back_;                                                                        \
+        const int bp_rc_ = bufpool_serve(BUFPOOL_COLL_##name, args, comm, module, &bp_hand_back_); \
+        return bp_hand_back_ ? BUFPOOL_PREVIOUS(module, name, __VA_ARGS__) : bp_rc_;               \
+    } while (0)
+
 /* The choice for a call of bytes in form and class cls read from the rules
  * in place, without min_size (the slow path of a call that must not be
  * handed back whatever its range says: an alltoall of different types). */
@@ -399,6 +409,14 @@ bufpool_call_t bufpool_block_call(bufpool_count_t count, struct ompi_datatype_t 
             return BUFPOOL_FALLBACK(bp_module, name, __VA_ARGS__);                                 \
         }                                                                                          \
     } while (0)
+
+/* Whether every blocking call of collective id on the module's
+ * communicator goes to the previous module by its rules (one range,
+ * "previous", in every class; never alltoall, never a forced "previous"):
+ * unless calls are explained, the module then does not install that
+ * function, so those calls cost nothing and are not counted, like a
+ * disabled collective's. */
+bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, bufpool_coll_id_t id);
 
 /* Resolve a module's size maps for comm (at enable); OMPI_ERR_OUT_OF_RESOURCE
  * when memory is short.  Prints them at coll_bufpool_verbose >= 3. */

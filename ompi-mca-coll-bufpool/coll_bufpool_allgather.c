@@ -164,11 +164,8 @@ static BUFPOOL_NOINLINE int allgather_slow(const void *sbuf, bufpool_count_t sco
                               .rbuf = rbuf,
                               .rcount = (int)rcount,
                               .rdtype = rdtype};
-    bool hand_back;
-    const int rc = bufpool_serve(BUFPOOL_COLL_allgather, &a, comm, module, &hand_back);
-    return hand_back ? BUFPOOL_PREVIOUS(module, allgather, sbuf, scount, sdtype, rbuf, rcount,
-                                        rdtype, comm)
-                     : rc;
+    BUFPOOL_SERVE_OR_PREVIOUS(module, allgather, &a, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                              comm);
 }
 
 int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,

@@ -265,9 +265,7 @@ static BUFPOOL_NOINLINE int allreduce_slow(const void *sbuf, void *rbuf, bufpool
     }
     const bufpool_args_t a = {
         .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)count, .dtype = dtype, .op = op};
-    bool hand_back;
-    const int rc = bufpool_serve(BUFPOOL_COLL_allreduce, &a, comm, module, &hand_back);
-    return hand_back ? BUFPOOL_PREVIOUS(module, allreduce, sbuf, rbuf, count, dtype, op, comm) : rc;
+    BUFPOOL_SERVE_OR_PREVIOUS(module, allreduce, &a, sbuf, rbuf, count, dtype, op, comm);
 }
 
 int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t count,

@@ -273,11 +273,8 @@ static BUFPOOL_NOINLINE int alltoall_slow(const void *sbuf, bufpool_count_t scou
                               .rbuf = rbuf,
                               .rcount = (int)rcount,
                               .rdtype = rdtype};
-    bool hand_back;
-    const int rc = bufpool_serve(BUFPOOL_COLL_alltoall, &a, comm, module, &hand_back);
-    return hand_back ? BUFPOOL_PREVIOUS(module, alltoall, sbuf, scount, sdtype, rbuf, rcount,
-                                        rdtype, comm)
-                     : rc;
+    BUFPOOL_SERVE_OR_PREVIOUS(module, alltoall, &a, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                              comm);
 }
 
 int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,

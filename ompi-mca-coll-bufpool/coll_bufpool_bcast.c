@@ -457,9 +457,7 @@ static BUFPOOL_NOINLINE int bcast_slow(void *buf, bufpool_count_t count,
     BUFPOOL_FALLBACK_UNLESS_FITS(module, bcast, count, buf, count, dtype, root, comm);
     const bufpool_args_t a = {
         .rbuf = buf, .count = count > 0 ? (size_t)count : 0, .dtype = dtype, .root = root};
-    bool hand_back;
-    const int rc = bufpool_serve(BUFPOOL_COLL_bcast, &a, comm, module, &hand_back);
-    return hand_back ? BUFPOOL_PREVIOUS(module, bcast, buf, count, dtype, root, comm) : rc;
+    BUFPOOL_SERVE_OR_PREVIOUS(module, bcast, &a, buf, count, dtype, root, comm);
 }
 
 int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype,

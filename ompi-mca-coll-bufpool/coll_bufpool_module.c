@@ -220,6 +220,15 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
                             comm->c_name);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    /* A collective the rules give wholly to the previous module here is
+     * not installed (unless its calls are to be explained): Open MPI then
+     * calls the previous module itself. */
+#define BUFPOOL_UNINSTALL_WHOLE(name)                                                              \
+    if (!module->explain && bufpool_module_hands_back_all(module, BUFPOOL_COLL_##name)) {          \
+        module->super.coll_##name = NULL;                                                          \
+    }
+    BUFPOOL_FOREACH_COLL(BUFPOOL_UNINSTALL_WHOLE)
+#undef BUFPOOL_UNINSTALL_WHOLE
     OPAL_THREAD_LOCK(&COMPONENT->modules_lock);
     module->next_module = COMPONENT->modules;
     if (NULL != module->next_module) {

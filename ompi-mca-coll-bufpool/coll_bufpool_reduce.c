@@ -423,10 +423,7 @@ static BUFPOOL_NOINLINE int reduce_slow(const void *sbuf, void *rbuf, bufpool_co
     }
     const bufpool_args_t a = {
         .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)count, .dtype = dtype, .op = op, .root = root};
-    bool hand_back;
-    const int rc = bufpool_serve(BUFPOOL_COLL_reduce, &a, comm, module, &hand_back);
-    return hand_back ? BUFPOOL_PREVIOUS(module, reduce, sbuf, rbuf, count, dtype, op, root, comm)
-                     : rc;
+    BUFPOOL_SERVE_OR_PREVIOUS(module, reduce, &a, sbuf, rbuf, count, dtype, op, root, comm);
 }
 
 int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count,

@@ -901,11 +901,7 @@ static BUFPOOL_NOINLINE int reduce_scatter_slow(const void *sbuf, void *rbuf,
     }
     const bufpool_args_t a = {
         .sbuf = sbuf, .rbuf = rbuf, .rcounts = counts, .dtype = dtype, .op = op};
-    bool hand_back;
-    const int rc = bufpool_serve(BUFPOOL_COLL_reduce_scatter, &a, comm, module, &hand_back);
-    return hand_back
-               ? BUFPOOL_PREVIOUS(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm)
-               : rc;
+    BUFPOOL_SERVE_OR_PREVIOUS(module, reduce_scatter, &a, sbuf, rbuf, rcounts, dtype, op, comm);
 }
 
 static BUFPOOL_NOINLINE int
@@ -921,11 +917,8 @@ reduce_scatter_block_slow(const void *sbuf, void *rbuf, bufpool_count_t rcount,
     }
     const bufpool_args_t a = {
         .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)rcount, .dtype = dtype, .op = op};
-    bool hand_back;
-    const int rc = bufpool_serve(BUFPOOL_COLL_reduce_scatter_block, &a, comm, module, &hand_back);
-    return hand_back
-               ? BUFPOOL_PREVIOUS(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm)
-               : rc;
+    BUFPOOL_SERVE_OR_PREVIOUS(module, reduce_scatter_block, &a, sbuf, rbuf, rcount, dtype, op,
+                              comm);
 }
 
 int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts_t rcounts,

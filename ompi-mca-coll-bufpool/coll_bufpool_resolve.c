@@ -134,6 +134,14 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
                 for (int earlier = 0; earlier < k; earlier++) {
                     printed |= module->map[form][id][order[earlier]] == map;
                 }
+                if (!printed && BUFPOOL_FORM_BLOCKING == form &&
+                    bufpool_module_hands_back_all(module, (bufpool_coll_id_t)id)) {
+                    opal_output(0,
+                                "  %s: every call to the previous module: not installed (below "
+                                "coll_bufpool_verbose 2, where no call is explained)",
+                                bufpool_coll_names[id]);
+                    break;
+                }
                 size_t lo = 0;
                 for (const bufpool_range_t *r = map; !printed; r++) {
                     char what[640], upto[32] = "";
@@ -163,6 +171,24 @@ static bool same_map(const bufpool_range_t *a, const bufpool_range_t *b)
             return true;
         }
     }
+}
+
+bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, bufpool_coll_id_t id)
+{
+    /* An alltoall of different types must reach bufpool whatever the rows
+     * say (bufpool_args_range); a forced "previous" (the info key) keeps
+     * the entry, whose hand-back it exists to show (bench/coll_toll). */
+    if (BUFPOOL_COLL_alltoall == id) {
+        return false;
+    }
+    for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
+        const bufpool_range_t *map = module->map[BUFPOOL_FORM_BLOCKING][id][cls];
+        if (SIZE_MAX != map->bytes_max || BUFPOOL_ALG_PREVIOUS != map->choice.alg ||
+            BUFPOOL_SOURCE_FORCED == map->choice.source) {
+            return false;
+        }
+    }
+    return true;
 }
 
 int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)

@@ -2,7 +2,11 @@
 # Rules end to end in 2-rank jobs (test_coll_rules_job.c): a rules file
 # alone (coll_bufpool_rules_default off), the same file under min_size,
 # per-communicator info keys, and a malformed file, which must be reported
-# with its line while the default rules decide.  Each case's result is
+# with its line while the default rules decide.  A collective the rows give
+# wholly to the previous module on a communicator (allgather in mine.rules,
+# reduce at 2 ranks in the default rules) is not installed there: neither
+# counter moves ("none"), and coll_bufpool_verbose 3 says so (at 2 and
+# more, which explain every call, it stays installed).  Each case's result is
 # checked and the MPI_T counters must show bufpool serving it or handing it
 # back exactly as the rows say.
 set -u
@@ -27,7 +31,7 @@ echo "== a rules file alone, and info keys"
 BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/mine.rules --mca coll_bufpool_rules_default off ${BUFPOOL_TEST_MCA:-}" \
     run --info coll_bufpool_bcast_algorithm=previous --info coll_bufpool_allreduce_algorithm=rsag \
     bcast:8:previous bcast:1024:previous bcast:1028:served bcast:65536:served \
-    allreduce:60:previous allreduce:64:served reduce:4096:served allgather:4096:previous \
+    allreduce:60:previous allreduce:64:served reduce:4096:served allgather:4096:none \
     alltoall:64:served bcast:2048:previous:info allreduce:64:served:info \
     allreduce:60:served:info || status=1
 
@@ -38,10 +42,19 @@ BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/mine.rules --mca coll_bufpo
 echo "== a malformed file: reported with its line, the default rules decide"
 printf 'bufpool-rules 1\nbcast alg=linear\nreduce bytes=4Q alg=binary\n' >"$dir/bad.rules"
 BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/bad.rules ${BUFPOOL_TEST_MCA:-}" \
-    run reduce:8:previous allreduce:4096:previous >"$dir/bad.log" 2>&1 || status=1
+    run reduce:8:none allreduce:4096:previous >"$dir/bad.log" 2>&1 || status=1
 cat "$dir/bad.log"
 if ! grep -q "coll_bufpool_rules_file: invalid value \"$dir/bad.rules\" ($dir/bad.rules:3: bytes: '4Q' is not a size" "$dir/bad.log"; then
     echo "FAIL: the malformed rules file was not reported with its line"
+    status=1
+fi
+
+echo "== coll_bufpool_verbose 3 names what it does not install (installed while explaining)"
+BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/mine.rules --mca coll_bufpool_rules_default off --mca coll_bufpool_verbose 3 ${BUFPOOL_TEST_MCA:-}" \
+    run allgather:8:previous >"$dir/v3.log" 2>&1 || status=1
+if ! grep -q "allgather: every call to the previous module: not installed" "$dir/v3.log"; then
+    cat "$dir/v3.log"
+    echo "FAIL: coll_bufpool_verbose 3 did not say that allgather is not installed"
     status=1
 fi
 

@@ -11,8 +11,11 @@
  *
  * CASE is COLL:BYTES:WHO[:COMM] with COLL one of allreduce, bcast, reduce,
  * allgather, alltoall; BYTES the message (per block for allgather and
- * alltoall; a multiple of 4); WHO served or previous; COMM world (default)
- * or info (the duplicate with the --info keys).
+ * alltoall; a multiple of 4); WHO served, previous (handed back through
+ * bufpool's entry) or none (bufpool did not install the collective on that
+ * communicator because the rules give all of it to the previous module:
+ * neither counter moves); COMM world (default) or info (the duplicate with
+ * the --info keys).
  */
 #include <mpi.h>
 
@@ -136,8 +139,11 @@ int main(int argc, char **argv)
         char coll[32], who[16], comm_name[16] = "world";
         unsigned long bytes;
         if (sscanf(argv[i], "%31[a-z_]:%lu:%15[a-z]:%15[a-z]", coll, &bytes, who, comm_name) < 3 ||
-            bytes % 4 != 0 || (0 != strcmp(who, "served") && 0 != strcmp(who, "previous"))) {
-            fail(argv[i], "not COLL:BYTES:served|previous[:world|info] with BYTES a multiple of 4");
+            bytes % 4 != 0 ||
+            (0 != strcmp(who, "served") && 0 != strcmp(who, "previous") &&
+             0 != strcmp(who, "none"))) {
+            fail(argv[i],
+                 "not COLL:BYTES:served|previous|none[:world|info] with BYTES a multiple of 4");
             continue;
         }
         MPI_Comm comm = 0 == strcmp(comm_name, "info") ? with_info : MPI_COMM_WORLD;
@@ -151,9 +157,9 @@ int main(int argc, char **argv)
         if (read_counter(coll, "calls", &calls1) || read_counter(coll, "fallbacks", &fb1)) {
             continue;
         }
-        const int served = 0 == strcmp(who, "served");
+        const int served = 0 == strcmp(who, "served"), previous = 0 == strcmp(who, "previous");
         if (calls1 - calls0 != (unsigned long long)served ||
-            fb1 - fb0 != (unsigned long long)!served) {
+            fb1 - fb0 != (unsigned long long)previous) {
             char got[96];
             snprintf(got, sizeof(got), "served %llu, handed back %llu (expected %s)",
                      calls1 - calls0, fb1 - fb0, who);

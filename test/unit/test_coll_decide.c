@@ -63,9 +63,20 @@ static void test_plan_geometry(void)
 static void test_allreduce(void)
 {
     const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4 * K - 4, true, false),
-                      BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    /* 2 ranks, one host: handed back up to 8 KiB and at 32-64 KiB (2 cores,
+     * 2026-11-26), recursive doubling at 8-16 KiB, rsag from 64 KiB. */
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4 * K - 4, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 8 * K, true, false),
+                      BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 32 * K - 4, true, false), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 32 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 64 * K - 4, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 64 * K, true, false), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 4 * K - 4, true, false),
+                      BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 4 * K, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 8 * K - 4, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K, true, false),
                       BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
@@ -98,7 +109,9 @@ static void test_reduce(void)
 static void test_bcast(void)
 {
     const int AUTO = BUFPOOL_ALG_AUTO;
-    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 1 * K, true, false), BUFPOOL_BCAST_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 1 * K, true, false), BUFPOOL_ALG_PREVIOUS);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 32 * K, true, false), BUFPOOL_ALG_PREVIOUS);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 32 * K + 1, true, false), BUFPOOL_BCAST_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 64 * M, true, false), BUFPOOL_BCAST_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 256, true, false), BUFPOOL_BCAST_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 257, true, false), BUFPOOL_BCAST_BINOMIAL);
@@ -122,7 +135,13 @@ static void test_allgather_alltoall(void)
 
     UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 2, 1 * K, true, true), P);
     UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 2, 1 * K + 1, true, true), BUFPOOL_ALLTOALL_LINEAR);
-    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 2, 1 * K, true, false), BUFPOOL_ALLTOALL_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 2, 1 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 2, 32 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 2, 32 * K + 1, true, false), BUFPOOL_ALLTOALL_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 2, 32 * K, true, true), BUFPOOL_ALLTOALL_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(allgather, AUTO, 2, 64 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allgather, AUTO, 2, 64 * K + 1, true, false),
+                      BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING);
     /* In place, linear copies p - 1 blocks: within 512K / 3 at p = 4. */
     UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 170 * K, true, true), BUFPOOL_ALLTOALL_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 171 * K, true, true), BUFPOOL_ALLTOALL_PAIRWISE);
@@ -157,6 +176,10 @@ static void test_rooted(void)
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 2 * K + 1, true, false), BUFPOOL_GATHER_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(gather, BUFPOOL_GATHER_BINOMIAL, 2, 64 * K, true, false),
                       BUFPOOL_GATHER_BINOMIAL);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 1, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 32 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(scatter, AUTO, 2, 8 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(scatter, AUTO, 2, 8 * K + 1, true, false), BUFPOOL_SCATTER_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(scatter, AUTO, 2, 64 * K, true, false), BUFPOOL_SCATTER_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(scatter, AUTO, 8, 2 * K, true, false), BUFPOOL_SCATTER_BINOMIAL);
     UNIT_CHECK_EQ_U64(ALG(scatter, BUFPOOL_SCATTER_LINEAR, 8, 1, true, false),

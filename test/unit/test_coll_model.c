@@ -396,8 +396,10 @@ static void test_onehost_layer(void)
     call.bytes = (2 << 10) + 1;
     struct bufpool_model_topo eight = {8, 1, 128 * 1024, 8};
     check_modeled(BUFPOOL_MODEL_GATHER, bufpool_decide_gather, &call, &tuning, &eight);
-    /* Rows: 2 ranks (the model ties) and many ranks (not measured). */
+    /* Rows: 2 ranks (the model ties; up to 32 KiB the previous module) and
+     * many ranks (not measured). */
     call.comm_size = 2;
+    call.bytes = 64 << 10;
     bufpool_decide_alltoall(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK(BUFPOOL_ALLTOALL_LINEAR == plan.alg);
     UNIT_CHECK(NULL == strstr(plan.why, "cost model"));
