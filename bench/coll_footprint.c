@@ -5,28 +5,32 @@
  * One configuration per job (the collective components are chosen with
  * mpirun's --mca options: memory is counted per process, so two
  * configurations in one job could not be told apart).  Each rank:
- *   1. records its resident and anonymous mapped memory (/proc/self/status
- *      VmRSS, /proc/self/smaps_rollup Anonymous) after MPI_Init and its
- *      own buffers;
+ *   1. records its resident and anonymous memory (/proc/self/status VmRSS,
+ *      /proc/self/smaps_rollup Anonymous) after MPI_Init and its own
+ *      buffers: the baseline;
  *   2. runs a burst: -n calls of each collective of -c at -s bytes (the
  *      message; per block for allgather, alltoall, gather, scatter), each
  *      result checked;
- *   3. records the memory again, then stays idle for -i seconds the way an
- *      application computing between MPI calls does (one MPI_Test every
- *      100 ms: the progress engine runs, as in any MPI call), and records
- *      it a third time.
- * Printed (rank 0; the most of any rank): the memory above the baseline
- * after the burst and after the idle period, in MiB, and where coll/bufpool
- * and mpool/regpar are loaded their own view (MPI_T: the pool's bytes held
- * and the scratch high-water mark), so that what a configuration keeps can
- * be compared with its cap.
+ *   3. records the memory again, then stays idle the way an application
+ *      computing between MPI calls does (one MPI_Test every 100 ms: the
+ *      progress engine runs, as in any MPI call), and records it at each
+ *      checkpoint of -i (seconds since the burst ended).
+ * Printed (rank 0; the most of any rank): one line per moment (after the
+ * burst, then each checkpoint) with the memory above the baseline in MiB
+ * and, where coll/bufpool and mpool/regpar are loaded, their own view
+ * through MPI_T: the pool's bytes held at that moment against its cap
+ * (mpool_regpar_max_capacity), the pool's and bufpool's scratch high-water
+ * marks.  -v adds, for rank 0, the mappings whose resident size grew most
+ * between the baseline and the last checkpoint (/proc/self/smaps): where the
+ * kept memory lives (heap, an anonymous mapping, a shared-memory file).
  *
  *   mpirun -np P [--mca ...] coll_footprint [-c LIST] [-s SIZE] [-n CALLS]
- *                                           [-i SECONDS] [-l LABEL]
+ *                                           [-i SECONDS[,SECONDS...]]
+ *                                           [-l LABEL] [-v 1]
  *
  * Defaults: allreduce,allgather,bcast,reduce_scatter_block,alltoall,
- * gather,scatter; 64M; 3 calls; 10 s.  One line "footprint LABEL ..." per
- * run for scripts (bench/run-side-by-side.sh --footprint).
+ * gather,scatter; 64M; 3 calls; 10 s.  Lines "footprint LABEL at=burst|Ns
+ * ..." are for scripts (bench/run-side-by-side.sh --footprint).
  */
 #include <mpi.h>
 
@@ -71,12 +75,102 @@ static mem_t mem_now(void)
     return (mem_t){rss / 1024.0, anon < 0 ? -1 : anon / 1024.0};
 }
 
-/* The most of any rank. */
-static mem_t mem_max(mem_t m)
+/* The most of any rank, of each figure above the rank's own baseline. */
+static mem_t mem_max_above(mem_t m, mem_t base)
 {
-    mem_t out;
-    MPI_Allreduce(&m, &out, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return out;
+    double mine[2] = {m.rss_mib - base.rss_mib, m.anon_mib - base.anon_mib}, out[2];
+    MPI_Allreduce(mine, out, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return (mem_t){out[0], out[1]};
+}
+
+/* Mappings of /proc/self/smaps: address range, name and resident kB. */
+typedef struct {
+    unsigned long start, end;
+    char name[96];
+    long rss_kb;
+} mapping_t;
+
+static int smaps_read(mapping_t *maps, int max)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    int n = -1;
+    while (NULL != f && NULL != fgets(line, sizeof(line), f)) {
+        unsigned long a, b;
+        int off = 0;
+        if (2 == sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &a, &b, &off) && off > 0) {
+            if (n + 1 >= max) {
+                break;
+            }
+            n++;
+            maps[n].start = a;
+            maps[n].end = b;
+            maps[n].rss_kb = 0;
+            char *name = line + off;
+            name[strcspn(name, "\n")] = '\0';
+            snprintf(maps[n].name, sizeof(maps[n].name), "%s", '\0' == *name ? "[anon]" : name);
+        } else if (n >= 0 && 0 == strncmp(line, "Rss:", 4)) {
+            maps[n].rss_kb = strtol(line + 4, NULL, 10);
+        }
+    }
+    if (NULL != f) {
+        fclose(f);
+    }
+    return n + 1;
+}
+
+/* Rank 0: the mappings whose resident size grew most since the baseline. */
+static void smaps_growth(const mapping_t *before, int nb, const mapping_t *after, int na)
+{
+    long best[5] = {0};
+    int which[5] = {-1, -1, -1, -1, -1};
+    for (int i = 0; i < na; i++) {
+        long was = 0;
+        for (int j = 0; j < nb; j++) {
+            if (before[j].start == after[i].start && before[j].end == after[i].end) {
+                was = before[j].rss_kb;
+                break;
+            }
+        }
+        long grew = after[i].rss_kb - was;
+        for (int k = 0; k < 5; k++) {
+            if (grew > best[k]) {
+                for (int m = 4; m > k; m--) {
+                    best[m] = best[m - 1];
+                    which[m] = which[m - 1];
+                }
+                best[k] = grew;
+                which[k] = i;
+                break;
+            }
+        }
+    }
+    for (int k = 0; k < 5 && which[k] >= 0; k++) {
+        const mapping_t *m = &after[which[k]];
+        printf("# coll_footprint rank 0: +%.1f MiB resident in %lx-%lx (%.1f MiB mapped) %s\n",
+               best[k] / 1024.0, m->start, m->end, (m->end - m->start) / 1048576.0, m->name);
+    }
+}
+
+/* A size-valued control variable (as "256M"), or -1. */
+static double cvar_size(const char *name)
+{
+    int index, count;
+    MPI_T_cvar_handle handle;
+    double value = -1;
+    if (MPI_SUCCESS != MPI_T_cvar_get_index(name, &index) ||
+        MPI_SUCCESS != MPI_T_cvar_handle_alloc(index, NULL, &handle, &count)) {
+        return -1;
+    }
+    char *text = calloc((size_t)count + 1, 1);
+    uint64_t bytes;
+    if (NULL != text && MPI_SUCCESS == MPI_T_cvar_read(handle, text) &&
+        0 == regpar_parse_size(text, &bytes, NULL, 0)) {
+        value = (double)bytes;
+    }
+    free(text);
+    MPI_T_cvar_handle_free(&handle);
+    return value;
 }
 
 static unsigned long long pvar_or_zero(const char *name, int *found)
@@ -143,6 +237,28 @@ static long burst_call(const char *coll, size_t n, char *a, char *b)
     return bad;
 }
 
+#define MAX_CHECKPOINTS 8
+#define MAX_MAPPINGS    4096
+
+/* One moment's line: memory above the baseline and the pool's view. */
+static void report(const char *label, const char *at, mem_t above, double cap)
+{
+    int have_pool = 0, have_coll = 0;
+    unsigned long long held = pvar_or_zero("mpool_regpar_bytes_held", &have_pool);
+    unsigned long long peak = pvar_or_zero("mpool_regpar_bytes_peak", &have_pool);
+    unsigned long long scratch = pvar_or_zero("coll_bufpool_scratch_bytes_peak", &have_coll);
+    unsigned long long mine[3] = {held, peak, scratch}, most[3];
+    MPI_Reduce(mine, most, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (0 == rank) {
+        printf("footprint %s at=%s ranks=%d rss=%.1f anon=%.1f pool_held=%.1f pool_peak=%.1f "
+               "pool_cap=%.1f scratch_peak=%.1f\n",
+               label, at, size, above.rss_mib, above.anon_mib,
+               have_pool ? most[0] / 1048576.0 : -1.0, have_pool ? most[1] / 1048576.0 : -1.0,
+               cap >= 0 ? cap / 1048576.0 : -1.0, have_coll ? most[2] / 1048576.0 : -1.0);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -151,7 +267,8 @@ int main(int argc, char **argv)
     const char *colls = "allreduce,allgather,bcast,reduce_scatter_block,alltoall,gather,scatter";
     const char *label = "run";
     uint64_t bytes = 64u << 20;
-    int calls = 3, idle = 10;
+    int calls = 3, verbose = 0;
+    int checkpoints[MAX_CHECKPOINTS] = {10}, ncheck = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         char err[64];
         if (0 == strcmp(argv[i], "-c")) {
@@ -166,9 +283,29 @@ int main(int argc, char **argv)
         } else if (0 == strcmp(argv[i], "-n")) {
             calls = atoi(argv[i + 1]);
         } else if (0 == strcmp(argv[i], "-i")) {
-            idle = atoi(argv[i + 1]);
+            /* ascending seconds since the burst, comma separated */
+            char *list = strdup(argv[i + 1]);
+            ncheck = 0;
+            for (char *save = NULL, *t = strtok_r(list, ",", &save); NULL != t;
+                 t = strtok_r(NULL, ",", &save)) {
+                int sec = atoi(t);
+                if (ncheck == MAX_CHECKPOINTS || sec < 0 ||
+                    (ncheck > 0 && sec <= checkpoints[ncheck - 1])) {
+                    if (0 == rank) {
+                        fprintf(stderr,
+                                "coll_footprint: -i %s: at most %d ascending seconds "
+                                "(e.g. 10,15)\n",
+                                argv[i + 1], MAX_CHECKPOINTS);
+                    }
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                }
+                checkpoints[ncheck++] = sec;
+            }
+            free(list);
         } else if (0 == strcmp(argv[i], "-l")) {
             label = argv[i + 1];
+        } else if (0 == strcmp(argv[i], "-v")) {
+            verbose = atoi(argv[i + 1]);
         } else {
             if (0 == rank) {
                 fprintf(stderr,
@@ -180,17 +317,31 @@ int main(int argc, char **argv)
         }
     }
     (void)pvar_util_init();
+    const double cap = cvar_size("mpool_regpar_max_capacity");
     /* Both buffers hold p blocks (allgather, alltoall, gather); touched now
      * so that the baseline counts them. */
     const size_t buf_bytes = (size_t)bytes * (size_t)size;
     char *a = malloc(buf_bytes), *b = malloc(buf_bytes);
-    if (NULL == a || NULL == b) {
+    mapping_t *maps_before = verbose ? calloc(MAX_MAPPINGS, sizeof(mapping_t)) : NULL;
+    mapping_t *maps_after = verbose ? calloc(MAX_MAPPINGS, sizeof(mapping_t)) : NULL;
+    if (NULL == a || NULL == b || (verbose && (NULL == maps_before || NULL == maps_after))) {
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     memset(a, 1, buf_bytes);
     memset(b, 1, buf_bytes);
     MPI_Barrier(MPI_COMM_WORLD);
-    const mem_t base = mem_max(mem_now());
+    const mem_t base = mem_now();
+    double base_most[2] = {base.rss_mib, base.anon_mib}, base_out[2];
+    MPI_Reduce(base_most, base_out, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    const int nbefore = verbose ? smaps_read(maps_before, MAX_MAPPINGS) : 0;
+    if (0 == rank) {
+        printf("# coll_footprint %s: %d ranks, %s of %llu bytes x %d calls, then idle with an "
+               "MPI_Test every 100 ms; MiB above each rank's baseline (the most of any rank; "
+               "baseline at most rss %.1f, anon %.1f MiB)\n",
+               label, size, colls, (unsigned long long)bytes, calls, base_out[0], base_out[1]);
+        printf("footprint %s at=base ranks=%d rss=%.1f anon=%.1f\n", label, size, base_out[0],
+               base_out[1]);
+    }
 
     long bad = 0;
     char *list = strdup(colls);
@@ -209,42 +360,39 @@ int main(int argc, char **argv)
     }
     free(list);
     MPI_Barrier(MPI_COMM_WORLD);
-    const mem_t burst = mem_max(mem_now());
+    const double burst_end = MPI_Wtime();
+    report(label, "burst", mem_max_above(mem_now(), base), cap);
 
     /* Idle: computing, with an MPI call every 100 ms. */
     MPI_Request req;
     int dummy = 0, flag;
     MPI_Irecv(&dummy, 1, MPI_INT, MPI_ANY_SOURCE, 4242, MPI_COMM_SELF, &req);
-    for (int t = 0; t < idle * 10; t++) {
-        usleep(100 * 1000);
-        MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+    for (int k = 0; k < ncheck; k++) {
+        while (MPI_Wtime() - burst_end < checkpoints[k]) {
+            usleep(100 * 1000);
+            MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        }
+        /* Each rank samples itself when it gets there; the reduction of
+         * the figures comes after (it is an MPI call of its own). */
+        const mem_t now = mem_now();
+        char at[32];
+        snprintf(at, sizeof(at), "%ds", checkpoints[k]);
+        report(label, at, mem_max_above(now, base), cap);
     }
     MPI_Cancel(&req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
-    MPI_Barrier(MPI_COMM_WORLD);
-    const mem_t after = mem_max(mem_now());
+    if (verbose && 0 == rank) {
+        smaps_growth(maps_before, nbefore, maps_after, smaps_read(maps_after, MAX_MAPPINGS));
+    }
 
-    int have_pool = 0, have_coll = 0;
-    unsigned long long held = pvar_or_zero("mpool_regpar_bytes_held", &have_pool);
-    unsigned long long peak = pvar_or_zero("mpool_regpar_bytes_peak", &have_pool);
-    unsigned long long scratch = pvar_or_zero("coll_bufpool_scratch_bytes_peak", &have_coll);
-    unsigned long long mine[3] = {held, peak, scratch}, most[3];
-    MPI_Reduce(mine, most, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     long all_bad = 0;
     MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (0 == rank) {
-        printf("# coll_footprint %s: %d ranks, %s of %llu bytes x %d calls, %d s idle; MiB above "
-               "the baseline (rss %.1f, anon %.1f MiB), the most of any rank\n",
-               label, size, colls, (unsigned long long)bytes, calls, idle, base.rss_mib,
-               base.anon_mib);
-        printf("footprint %s ranks=%d rss_burst=%.1f rss_idle=%.1f anon_burst=%.1f anon_idle=%.1f "
-               "pool_held=%.1f pool_peak=%.1f scratch_peak=%.1f check=%s\n",
-               label, size, burst.rss_mib - base.rss_mib, after.rss_mib - base.rss_mib,
-               burst.anon_mib - base.anon_mib, after.anon_mib - base.anon_mib,
-               have_pool ? most[0] / 1048576.0 : -1.0, have_pool ? most[1] / 1048576.0 : -1.0,
-               have_coll ? most[2] / 1048576.0 : -1.0, 0 == all_bad ? "ok" : "FAILED");
+        printf("footprint %s check=%s\n", label, 0 == all_bad ? "ok" : "FAILED");
     }
     pvar_util_finalize();
+    free(maps_before);
+    free(maps_after);
     free(a);
     free(b);
     MPI_Finalize();

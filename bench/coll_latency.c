@@ -11,10 +11,15 @@
  *
  * Side by side: each configuration is a duplicate of MPI_COMM_WORLD created
  * with Open MPI's per-communicator "ompi_comm_coll_preference" info key, so
- * one job can alternate bufpool, Open MPI's default selection, adapt and
- * basic size by size (and repetition by repetition), and machine drift hits
- * them alike.  A pseudo-configuration "floor" times plain memcpy of the bytes
- * a bandwidth-optimal algorithm must move, on every rank at once.
+ * one job can alternate bufpool, Open MPI's default selection and Open MPI's
+ * own components (tuned, han, acoll, xhc, adapt, basic) size by size (and
+ * repetition by repetition), and machine drift hits them alike.  A
+ * pseudo-configuration "floor" times plain memcpy of the bytes a
+ * bandwidth-optimal algorithm must move, on every rank at once.
+ *
+ * For a runner that must survive a peer's crash or hang: --progress names
+ * the point in progress, --point-timeout ends a hung job, --skip leaves
+ * points out when the job runs again (bench/run-side-by-side.sh).
  *
  * This file is the driver; coll_latency.h lists the other pieces.
  */
@@ -23,11 +28,77 @@
 #include "coll_latency.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#define MAX_CONFIGS 8
+#define MAX_CONFIGS 16
 #define MAX_SIZES   64
+
+/* The point in progress, for --progress and the --point-timeout message. */
+static char point_text[160];
+static size_t point_text_len;
+static int point_timeout_s;
+
+static void point_timed_out(int sig)
+{
+    (void)sig;
+    static const char head[] = "\n# coll_latency: point timed out: ";
+    ssize_t ignored = write(STDOUT_FILENO, head, sizeof(head) - 1);
+    ignored = write(STDOUT_FILENO, point_text, point_text_len);
+    (void)ignored;
+    _exit(124);
+}
+
+/* Before each point: rank 0 rewrites the progress file, and every rank
+ * arms the point's time limit. */
+static void point_begin(const bench_options *opt, const char *coll, const bench_config *cfg,
+                        size_t size, int rep)
+{
+    int len =
+        snprintf(point_text, sizeof(point_text), "%s %s %zu %d\n", coll, cfg->name, size, rep);
+    point_text_len = len > 0 && (size_t)len < sizeof(point_text) ? (size_t)len : 0;
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (0 == rank && NULL != opt->progress_path) {
+        int fd = open(opt->progress_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            ssize_t ignored = write(fd, point_text, point_text_len);
+            (void)ignored;
+            close(fd);
+        }
+    }
+    if (point_timeout_s > 0) {
+        alarm((unsigned)point_timeout_s);
+    }
+}
+
+static void point_end(void)
+{
+    if (point_timeout_s > 0) {
+        alarm(0);
+    }
+}
+
+/* --inject (testing the runner): rank 1 crashes or hangs at this point;
+ * "wrong" is applied to the point's result. */
+static void inject_fault(const char *kind, int rank)
+{
+    if (NULL == kind || 1 != rank) {
+        return;
+    }
+    if (0 == strcmp(kind, "crash")) {
+        fprintf(stderr, "coll_latency: --inject crash: rank 1 raises SIGSEGV\n");
+        fflush(stderr);
+        raise(SIGSEGV);
+    } else if (0 == strcmp(kind, "hang")) {
+        for (;;) {
+            pause();
+        }
+    }
+}
 
 /* Every size of one collective in every configuration; sync carries the
  * harness's own barriers and reductions. */
@@ -60,7 +131,7 @@ static int run_collective(const bench_options *opt, int coll_index, bench_config
 
     size_t sizes[MAX_SIZES];
     int nsizes = 0;
-    for (size_t s = opt->min_size; s <= max_size && nsizes < MAX_SIZES; s *= 2) {
+    for (size_t s = opt->min_size; s <= max_size && nsizes < MAX_SIZES; s *= opt->size_factor) {
         if (cd->count(s, p) > 0) {
             sizes[nsizes++] = s;
         }
@@ -97,6 +168,25 @@ static int run_collective(const bench_options *opt, int coll_index, bench_config
         return -1;
     }
 
+    /* Which configurations measure this collective at all. */
+    int runs[MAX_CONFIGS];
+    for (int c = 0; c < nconfigs; c++) {
+        const char *why = NULL;
+        runs[c] = config_runs(&configs[c], cd->name, opt->form, &why);
+        if (!runs[c]) {
+            char name[64];
+            root_printf("# configuration %s skipped for %s: %s\n", configs[c].name,
+                        form_coll_name(opt->form, cd->name, name, sizeof(name)), why);
+        }
+    }
+    char *measured = calloc((size_t)nsizes * (size_t)nconfigs, 1);
+    if (NULL == measured) {
+        free(results);
+        point_setup_free(&ps);
+        *any_failure = 1;
+        return -1;
+    }
+
     unsigned seed = 1;
     for (int si = 0; si < nsizes; si++) {
         size_t size = sizes[si];
@@ -111,7 +201,23 @@ static int run_collective(const bench_options *opt, int coll_index, bench_config
              * warm (or cold) cache from the same predecessor. */
             for (int k = 0; k < nconfigs; k++) {
                 int c = (k + si + rep) % nconfigs;
+                char name[64];
+                form_coll_name(opt->form, cd->name, name, sizeof(name));
+                if (!runs[c] || options_skips(opt, configs[c].name, name, size)) {
+                    seed++;
+                    continue;
+                }
+                measured[(size_t)si * nconfigs + c] = 1;
+                const char *inject = options_injected(opt, configs[c].name, name, size);
+                point_begin(opt, name, &configs[c], size, rep);
+                config_enter(&configs[c]);
+                inject_fault(inject, rank);
                 point_result r = measure_point(&ps, &configs[c], iters, warmup, seed++);
+                config_leave(&configs[c]);
+                point_end();
+                if (NULL != inject && 0 == strcmp(inject, "wrong")) {
+                    r.wrong += 1; /* as if one element had been wrong */
+                }
                 results[((size_t)si * nconfigs + c) * opt->repeat + rep] = r;
                 if (r.wrong != 0 && !configs[c].is_floor) {
                     *any_failure = 1;
@@ -124,13 +230,24 @@ static int run_collective(const bench_options *opt, int coll_index, bench_config
     }
 
     for (int c = 0; c < nconfigs; c++) {
+        int any = 0;
+        for (int si = 0; si < nsizes; si++) {
+            any |= measured[(size_t)si * nconfigs + c];
+        }
+        if (!any) {
+            continue;
+        }
         print_table_header(cd, opt->form, &configs[c], p);
         for (int si = 0; si < nsizes; si++) {
+            if (!measured[(size_t)si * nconfigs + c]) {
+                continue;
+            }
             const point_result *reps = &results[((size_t)si * nconfigs + c) * opt->repeat];
             print_table_row(sizes[si], median_rep(reps, opt->repeat), opt->form, &configs[c]);
         }
     }
     fflush(stdout);
+    free(measured);
     free(results);
     point_setup_free(&ps);
     return 0;
@@ -189,6 +306,10 @@ int main(int argc, char **argv)
         return 1 == rc ? 0 : 2;
     }
 
+    point_timeout_s = opt.point_timeout;
+    if (point_timeout_s > 0) {
+        signal(SIGALRM, point_timed_out);
+    }
     mpit_open(opt.form);
     /* The harness's own barriers and reductions stay off bufpool, so its
      * counters only count the measured calls. */
@@ -206,6 +327,17 @@ int main(int argc, char **argv)
         }
         MPI_Finalize();
         return 2;
+    }
+
+    if (opt.list_configs) {
+        for (int c = 0; c < nconfigs; c++) {
+            root_printf("# configuration %s available\n", configs[c].name);
+        }
+        configs_free(configs, nconfigs);
+        MPI_Comm_free(&sync_comm);
+        mpit_close();
+        MPI_Finalize();
+        return 0;
     }
 
     FILE *csv = NULL;

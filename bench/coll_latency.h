@@ -49,6 +49,7 @@ typedef struct {
     const char *collectives; /* comma list or "all" */
     const char *configs;     /* comma list */
     size_t min_size, max_size;
+    size_t size_factor; /* each size is this many times the one before (default 2) */
     long iterations, warmup, iterations_large, warmup_large;
     size_t large_budget; /* bytes; 0 keeps OSU's fixed large counts */
     int repeat;
@@ -57,8 +58,19 @@ typedef struct {
     const char *tag;        /* free text copied into every CSV row (e.g. job round) */
     const char *world_name; /* label of the "world" configuration in the output */
     bench_form form;
-    int test_calls; /* overlap: MPI_Test calls spread over the computation */
+    int test_calls;            /* overlap: MPI_Test calls spread over the computation */
+    const char *progress_path; /* rank 0 rewrites the point in progress here */
+    const char *skip;          /* config:collective:size[+] entries not to measure */
+    int point_timeout;         /* seconds one point may take (0: no limit) */
+    const char *inject;        /* testing: crash|wrong|hang:config:collective:size */
+    int list_configs;          /* print the available configurations and stop */
 } bench_options;
+
+/* Whether --skip names this point (SIZE+ names that size and larger ones). */
+int options_skips(const bench_options *opt, const char *config, const char *coll, size_t size);
+/* --inject's kind for this point (crash, hang, wrong), or NULL. */
+const char *options_injected(const bench_options *opt, const char *config, const char *coll,
+                             size_t size);
 
 /* Returns 0 to run, 1 to stop quietly (help), 2 on a bad option. */
 int options_parse(int argc, char **argv, bench_options *opt);
@@ -116,6 +128,17 @@ void mpit_close(void);
 /* An integer or size-string control variable; -1 if absent. */
 double cvar_read_number(const char *name);
 int cvar_exists(const char *name);
+/* Writes a control variable through MPI_T (every rank, same value); the
+ * first write of a string variable saves its value for cvar_restore.
+ * 0 on success. */
+int cvar_write_text(const char *name, const char *value);
+int cvar_write_int(const char *name, int value);
+void cvar_restore(const char *name);
+
+/* Calls served or handed back by bufpool so far, every collective and form
+ * (NaN without bufpool): what tells that bufpool ran inside another
+ * configuration's calls (as han's sub-communicators may let it). */
+double bufpool_calls_total(void);
 
 /* Every loaded coll component (but base), from its priority variable. */
 int list_coll_components(char names[][32], int max);
@@ -136,9 +159,12 @@ counters counters_sample(int coll_index, int with_pool);
 /* Configurations (coll_latency_configs.c)                                   */
 
 typedef struct {
-    char name[16];
+    char name[16]; /* in tables and CSV */
+    char kind[16]; /* what it is: its name, or in job mode the -n name of "world" */
     int is_floor;
-    int uses_bufpool; /* its rows get the pool columns */
+    int uses_bufpool;  /* its rows get the pool columns */
+    int hide_bufpool;  /* coll_bufpool_priority -1 while its points run */
+    int han_nopersist; /* coll_han_use_persist_buffers 0 while its points run */
     MPI_Comm comm;
 } bench_config;
 
@@ -146,6 +172,13 @@ typedef struct {
  * list (reported). */
 int configs_create(const char *list, const char *world_name, bench_config *configs, int max);
 void configs_free(bench_config *configs, int n);
+/* Hosts the job spans and the most ranks on one (set by configs_create). */
+void configs_placement(int *hosts, int *ppn);
+/* Whether cfg measures coll in this form; if not, why. */
+int config_runs(const bench_config *cfg, const char *coll, bench_form form, const char **why);
+/* MPI_T settings of a configuration around its points (every rank). */
+void config_enter(const bench_config *cfg);
+void config_leave(const bench_config *cfg);
 
 /* ------------------------------------------------------------------------ */
 /* Measurement and statistics (coll_latency_measure.c)                      */
@@ -161,6 +194,7 @@ typedef struct {
     double regs;         /* pool registrations, all ranks */
     double scratch_peak; /* bufpool scratch high-water, worst rank */
     double own_calls, fallbacks;
+    double bufpool_inside; /* other configurations: bufpool calls during the point */
     /* -F overlap, averaged over ranks: MPI_I<coll> + MPI_Wait alone, the
      * computation alone, and the overlap percentage 100 (1 - (overall -
      * compute) / comm); avg_us etc. are then the overall times. */

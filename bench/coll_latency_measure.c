@@ -144,6 +144,10 @@ point_result measure_point(const point_setup *ps, const bench_config *cfg, long 
     int failed = 0;
     MPI_Request persistent = MPI_REQUEST_NULL;
     counters made_before = {0}, made_after = {0};
+    /* Another configuration's calls must not reach bufpool (han builds
+     * sub-communicators of its own, where bufpool could sit below the
+     * component han prefers): count what it served meanwhile. */
+    const double inside_before = cfg->hide_bufpool ? bufpool_calls_total() : NAN;
     if (FORM_PERSISTENT == ps->form && !cfg->is_floor) {
         /* Made (and decided) once per point: who serves it is known here. */
         made_before = counters_sample(ps->coll_index, cfg->uses_bufpool);
@@ -197,6 +201,7 @@ point_result measure_point(const point_setup *ps, const bench_config *cfg, long 
     if (failed) {
         wrong = LONG_MAX / 4; /* an MPI error is a failed check, never a number */
     }
+    const double inside = delta(cfg->hide_bufpool ? bufpool_calls_total() : NAN, inside_before);
 
     double latency = elapsed * 1e6 / (double)iters;
     /* OSU's mean is what the tables show; the median resists the odd call
@@ -227,13 +232,14 @@ point_result measure_point(const point_setup *ps, const bench_config *cfg, long 
     }
 
     /* A counter absent on every rank (NaN) stays NaN through MPI_SUM and MPI_MAX. */
-    enum { SUMS = 6, MAXES = 2 };
+    enum { SUMS = 7, MAXES = 2 };
     double sums[SUMS] = {(double)wrong,
                          after.minflt - before.minflt,
                          delta(after.pool_sys_allocs, before.pool_sys_allocs),
                          delta(after.pool_regs, before.pool_regs),
                          delta(after.own_calls, before.own_calls),
-                         delta(after.fallbacks, before.fallbacks)};
+                         delta(after.fallbacks, before.fallbacks),
+                         inside};
     double maxes[MAXES] = {after.maxrss_kib - before.maxrss_kib, after.scratch_peak};
     double sums_out[SUMS], maxes_out[MAXES];
     /* every rank learns the check result: it sets the exit status */
@@ -245,6 +251,7 @@ point_result measure_point(const point_setup *ps, const bench_config *cfg, long 
     r.regs = sums_out[3];
     r.own_calls = sums_out[4];
     r.fallbacks = sums_out[5];
+    r.bufpool_inside = sums_out[6];
     r.rss_growth = maxes_out[0];
     r.scratch_peak = maxes_out[1];
     if (cfg->is_floor) {

@@ -50,6 +50,8 @@ static double probe_read(const pvar_probe *probe)
 typedef struct {
     pvar_probe slabs_mapped, direct_allocs, reg_regions, scratch_peak;
     pvar_probe own_calls[NUM_COLLECTIVES], fallbacks[NUM_COLLECTIVES];
+    /* every form's calls and fallbacks of every collective */
+    pvar_probe any[3][2][NUM_COLLECTIVES];
 } bufpool_probes;
 
 static bufpool_probes probes;
@@ -74,7 +76,30 @@ void mpit_open(bench_form form)
         probes.own_calls[k] = probe_open(name);
         snprintf(name, sizeof(name), fallbacks[form], bench_collectives[k].name);
         probes.fallbacks[k] = probe_open(name);
+        for (int f = 0; f < 3; f++) {
+            snprintf(name, sizeof(name), calls[f], bench_collectives[k].name);
+            probes.any[f][0][k] = probe_open(name);
+            snprintf(name, sizeof(name), fallbacks[f], bench_collectives[k].name);
+            probes.any[f][1][k] = probe_open(name);
+        }
     }
+}
+
+double bufpool_calls_total(void)
+{
+    double sum = 0;
+    int any = 0;
+    for (int f = 0; f < 3; f++) {
+        for (int w = 0; w < 2; w++) {
+            for (int k = 0; k < NUM_COLLECTIVES; k++) {
+                if (probes.any[f][w][k].present) {
+                    sum += probe_read(&probes.any[f][w][k]);
+                    any = 1;
+                }
+            }
+        }
+    }
+    return any ? sum : NAN;
 }
 
 void mpit_close(void)
@@ -140,6 +165,73 @@ int cvar_exists(const char *name)
 {
     int index;
     return mpit_ready && MPI_SUCCESS == MPI_T_cvar_get_index(name, &index);
+}
+
+static int cvar_handle(const char *name, MPI_T_cvar_handle *handle, int *count)
+{
+    int index;
+    return mpit_ready && MPI_SUCCESS == MPI_T_cvar_get_index(name, &index) &&
+                   MPI_SUCCESS == MPI_T_cvar_handle_alloc(index, NULL, handle, count)
+               ? 0
+               : -1;
+}
+
+/* String variables written by cvar_write_text, with the value each had. */
+static struct {
+    char name[64];
+    char *saved;
+} saved_cvars[4];
+
+int cvar_write_text(const char *name, const char *value)
+{
+    MPI_T_cvar_handle handle;
+    int count, slot = -1;
+    if (0 != cvar_handle(name, &handle, &count)) {
+        return -1;
+    }
+    for (int i = 0; i < 4 && slot < 0; i++) {
+        if (0 == strcmp(saved_cvars[i].name, name) || '\0' == saved_cvars[i].name[0]) {
+            slot = i;
+        }
+    }
+    if (slot >= 0 && NULL == saved_cvars[slot].saved) {
+        char *text = calloc((size_t)count + 1, 1);
+        if (NULL != text && MPI_SUCCESS == MPI_T_cvar_read(handle, text)) {
+            snprintf(saved_cvars[slot].name, sizeof(saved_cvars[slot].name), "%s", name);
+            saved_cvars[slot].saved = text;
+        } else {
+            free(text);
+        }
+    }
+    int rc = MPI_T_cvar_write(handle, value);
+    MPI_T_cvar_handle_free(&handle);
+    return MPI_SUCCESS == rc ? 0 : -1;
+}
+
+void cvar_restore(const char *name)
+{
+    for (int i = 0; i < 4; i++) {
+        if (0 == strcmp(saved_cvars[i].name, name) && NULL != saved_cvars[i].saved) {
+            MPI_T_cvar_handle handle;
+            int count;
+            if (0 == cvar_handle(name, &handle, &count)) {
+                (void)MPI_T_cvar_write(handle, saved_cvars[i].saved);
+                MPI_T_cvar_handle_free(&handle);
+            }
+        }
+    }
+}
+
+int cvar_write_int(const char *name, int value)
+{
+    MPI_T_cvar_handle handle;
+    int count;
+    if (0 != cvar_handle(name, &handle, &count)) {
+        return -1;
+    }
+    int rc = MPI_T_cvar_write(handle, &value);
+    MPI_T_cvar_handle_free(&handle);
+    return MPI_SUCCESS == rc ? 0 : -1;
 }
 
 /* Every loaded coll component, from its priority control variable. */

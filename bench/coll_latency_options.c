@@ -28,10 +28,17 @@ static void usage(const char *prog)
         "                            world   = whatever this mpirun selected (job-level mode)\n"
         "                            default = Open MPI's own selection without bufpool\n"
         "                            bufpool = bufpool first (skipped if it is not loaded)\n"
-        "                            adapt   = adapt first, the rest as default\n"
+        "                            tuned, han, acoll, xhc, adapt = that component first,\n"
+        "                                      the rest as default, where it serves (han:\n"
+        "                                      several hosts; acoll, xhc: one host) and only\n"
+        "                                      the collectives it implements\n"
+        "                            han_nopersist = han with coll_han_use_persist_buffers 0\n"
+        "                                      (set through MPI_T while its points run)\n"
         "                            basic   = basic only (with self and libnbc)\n"
         "                            floor   = memcpy of the bytes the collective must move\n"
+        "                            what a job cannot measure is skipped with the reason\n"
         "  -m, --message-size [MIN:]MAX  sizes in bytes, suffixes K M G (default 1:64M)\n"
+        "      --size-factor N       each size N times the one before (2 to 16, default 2)\n"
         "  -i, --iterations N        timed iterations up to 8 KiB (default 1000)\n"
         "  -x, --warmup N            warm-up iterations up to 8 KiB (default 200)\n"
         "      --iterations-large N  timed iterations above 8 KiB (default 100)\n"
@@ -53,6 +60,20 @@ static void usage(const char *prog)
         "                            as the pure communication, MPI_Wait (overlap %%)\n"
         "      --test-calls N        overlap: MPI_Test calls spread over the computation\n"
         "                            (default 0, as OSU's)\n"
+        "      --progress FILE       rank 0 rewrites FILE with the point about to run\n"
+        "                            (collective configuration size repetition), so that a\n"
+        "                            runner can tell which point a crashed job was in\n"
+        "      --skip LIST           points not to measure: config:collective:SIZE, SIZE+ for\n"
+        "                            that size and larger ones, * for every size\n"
+        "      --point-timeout SEC   a point (warm-up, timed calls, check) that takes longer\n"
+        "                            ends the job with \"# coll_latency: point timed out\"\n"
+        "                            (default 0: no limit)\n"
+        "      --inject KIND:CONFIG:COLLECTIVE:SIZE  testing the runner: at that point rank 1\n"
+        "                            crashes (KIND crash), hangs (hang) or reports a wrong\n"
+        "                            element (wrong)\n"
+        "      --list-configs        print which configurations of -C this job can measure\n"
+        "                            (\"# configuration NAME available\", or skipped and why)\n"
+        "                            and stop\n"
         "  -f, --full                accepted for OSU compatibility (columns are always full)\n"
         "  -h, --help                this message\n",
         prog, BUDGET_MIN_ITERS, BUDGET_MIN_WARMUP);
@@ -97,9 +118,117 @@ static int parse_size_range(const char *text, bench_options *opt)
     return 0;
 }
 
+/* One "config:collective:size" entry of a point list (with_kind: a
+ * leading "kind:" field): its fields, and whether its size is "SIZE+"
+ * (and larger) or "*" (every size).  0 if well formed. */
+typedef struct {
+    char kind[16], config[32], coll[32];
+    size_t size;
+    int and_above;
+} point_entry;
+
+static int parse_point_entry(const char *text, size_t len, int with_kind, point_entry *e)
+{
+    char buf[160], *fields[4];
+    int n = 0, want = with_kind ? 4 : 3;
+    if (len >= sizeof(buf)) {
+        return -1;
+    }
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    for (char *save = NULL, *tok = strtok_r(buf, ":", &save); NULL != tok && n < 4;
+         tok = strtok_r(NULL, ":", &save)) {
+        fields[n++] = tok;
+    }
+    if (n != want) {
+        return -1;
+    }
+    memset(e, 0, sizeof(*e));
+    int f = 0;
+    if (with_kind) {
+        snprintf(e->kind, sizeof(e->kind), "%s", fields[f++]);
+        if (0 != strcmp(e->kind, "crash") && 0 != strcmp(e->kind, "hang") &&
+            0 != strcmp(e->kind, "wrong")) {
+            return -1;
+        }
+    }
+    snprintf(e->config, sizeof(e->config), "%s", fields[f++]);
+    snprintf(e->coll, sizeof(e->coll), "%s", fields[f++]);
+    char *size = fields[f];
+    size_t slen = strlen(size);
+    if (0 == strcmp(size, "*")) {
+        e->size = 0;
+        e->and_above = 1;
+        return 0;
+    }
+    if (slen > 1 && '+' == size[slen - 1]) {
+        e->and_above = 1;
+        size[slen - 1] = '\0';
+    }
+    return parse_size(size, &e->size);
+}
+
+static int check_point_list(const char *list, int with_kind)
+{
+    const char *p = list;
+    do {
+        const char *comma = strchr(p, ',');
+        size_t len = NULL == comma ? strlen(p) : (size_t)(comma - p);
+        point_entry e;
+        if (len > 0 && 0 != parse_point_entry(p, len, with_kind, &e)) {
+            return -1;
+        }
+        p = NULL == comma ? NULL : comma + 1;
+    } while (NULL != p);
+    return 0;
+}
+
+/* The first entry of a list that names this point; its kind in *kind. */
+static int point_listed(const char *list, int with_kind, const char *config, const char *coll,
+                        size_t size, char *kind, size_t kind_len)
+{
+    for (const char *p = list; NULL != p && '\0' != *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = NULL == comma ? strlen(p) : (size_t)(comma - p);
+        point_entry e;
+        if (len > 0 && 0 == parse_point_entry(p, len, with_kind, &e) &&
+            0 == strcmp(e.config, config) && 0 == strcmp(e.coll, coll) &&
+            (e.size == size || (e.and_above && size >= e.size))) {
+            if (NULL != kind) {
+                snprintf(kind, kind_len, "%s", e.kind);
+            }
+            return 1;
+        }
+        p = NULL == comma ? NULL : comma + 1;
+    }
+    return 0;
+}
+
+int options_skips(const bench_options *opt, const char *config, const char *coll, size_t size)
+{
+    return point_listed(opt->skip, 0, config, coll, size, NULL, 0);
+}
+
+const char *options_injected(const bench_options *opt, const char *config, const char *coll,
+                             size_t size)
+{
+    static char kind[16];
+    return point_listed(opt->inject, 1, config, coll, size, kind, sizeof(kind)) ? kind : NULL;
+}
+
 int options_parse(int argc, char **argv, bench_options *opt)
 {
-    enum { OPT_ITER_LARGE = 256, OPT_WARMUP_LARGE, OPT_TEST_CALLS };
+    enum {
+        OPT_ITER_LARGE = 256,
+        OPT_WARMUP_LARGE,
+        OPT_TEST_CALLS,
+        OPT_PROGRESS,
+        OPT_SKIP,
+        OPT_POINT_TIMEOUT,
+        OPT_INJECT,
+        OPT_LIST_CONFIGS,
+        OPT_SIZE_FACTOR
+    };
     static const struct option long_options[] = {
         {"collective", required_argument, NULL, 'c'},
         {"configs", required_argument, NULL, 'C'},
@@ -116,6 +245,12 @@ int options_parse(int argc, char **argv, bench_options *opt)
         {"world-name", required_argument, NULL, 'n'},
         {"form", required_argument, NULL, 'F'},
         {"test-calls", required_argument, NULL, OPT_TEST_CALLS},
+        {"progress", required_argument, NULL, OPT_PROGRESS},
+        {"skip", required_argument, NULL, OPT_SKIP},
+        {"point-timeout", required_argument, NULL, OPT_POINT_TIMEOUT},
+        {"inject", required_argument, NULL, OPT_INJECT},
+        {"list-configs", no_argument, NULL, OPT_LIST_CONFIGS},
+        {"size-factor", required_argument, NULL, OPT_SIZE_FACTOR},
         {"full", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -124,6 +259,7 @@ int options_parse(int argc, char **argv, bench_options *opt)
         .collectives = "all",
         .configs = "world",
         .min_size = 1,
+        .size_factor = 2,
         .max_size = DEFAULT_MAX_SIZE,
         .iterations = 1000,
         .warmup = 200,
@@ -224,6 +360,43 @@ int options_parse(int argc, char **argv, bench_options *opt)
                 }
                 break;
             }
+            case OPT_PROGRESS:
+                opt->progress_path = optarg;
+                break;
+            case OPT_SKIP:
+                opt->skip = optarg;
+                if (0 != check_point_list(optarg, 0)) {
+                    bad = "--skip wants config:collective:SIZE[+] entries separated by commas "
+                          "(SIZE may be *)";
+                }
+                break;
+            case OPT_POINT_TIMEOUT: {
+                long n;
+                if (0 != parse_count(optarg, 0, &n) || n > 86400) {
+                    bad = "--point-timeout wants seconds from 0 (no limit) to 86400";
+                } else {
+                    opt->point_timeout = (int)n;
+                }
+                break;
+            }
+            case OPT_INJECT:
+                opt->inject = optarg;
+                if (0 != check_point_list(optarg, 1)) {
+                    bad = "--inject wants crash|hang|wrong:config:collective:SIZE";
+                }
+                break;
+            case OPT_SIZE_FACTOR: {
+                long n;
+                if (0 != parse_count(optarg, 2, &n) || n > 16) {
+                    bad = "--size-factor wants a number from 2 to 16";
+                } else {
+                    opt->size_factor = (size_t)n;
+                }
+                break;
+            }
+            case OPT_LIST_CONFIGS:
+                opt->list_configs = 1;
+                break;
             case 'f':
                 break;
             case 'h':

@@ -83,7 +83,8 @@ static const char *served_by(const point_result *r, const bench_config *cfg)
         return "memcpy";
     }
     if (!cfg->uses_bufpool || isnan(r->own_calls)) {
-        return cfg->name;
+        /* bufpool ran inside another configuration's calls: say so */
+        return !isnan(r->bufpool_inside) && r->bufpool_inside > 0 ? "bufpool-inside" : cfg->name;
     }
     if (r->own_calls > 0 && r->fallbacks > 0) {
         return "mixed";

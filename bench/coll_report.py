@@ -27,7 +27,33 @@ ADAPT_PROVIDES = {"bcast", "reduce"}
 CSV_FIELDS = ["tag", "np", "collective", "config", "size", "rep", "avg_us", "min_us", "max_us",
               "iterations", "check", "minflt", "rss_growth_kib", "sys_allocs", "new_regs",
               "scratch_peak", "own_calls", "fallbacks", "served"]
-CONFIG_ORDER = ["floor", "default", "bufpool", "adapt", "basic"]
+CONFIG_ORDER = ["floor", "default", "bufpool", "tuned", "han", "han_nopersist", "acoll", "xhc",
+                "adapt", "basic"]
+# Open MPI's components measured beside bufpool (issue 21), and what each is.
+PEERS = ["tuned", "han", "han_nopersist", "acoll", "xhc", "adapt", "basic"]
+PEER_TEXT = {
+    "default": "Open MPI's own selection without bufpool",
+    "tuned": "coll/tuned first",
+    "han": "coll/han first (its persistent buffers on, as by default on 6.0)",
+    "han_nopersist": "coll/han first, coll_han_use_persist_buffers 0",
+    "acoll": "coll/acoll first (coll_acoll_comm_size_thresh lowered to 2)",
+    "xhc": "coll/xhc first (its reductions left out: they need XPMEM)",
+    "adapt": "coll/adapt first",
+    "basic": "basic, self and libnbc only",
+}
+# Issue 21's targets.  On several hosts bufpool against han with its
+# persistent buffers, for the collectives both serve, from 4 KiB; on one
+# host against the best of tuned (the default there), acoll and adapt.
+HAN_TARGET_MIN_SIZE = 4 * 1024
+HAN_TARGET_RATIO = 1.0
+HAN_REDUCTIONS = {"allreduce", "reduce"}
+HAN_REDUCTION_RATIO = 0.85
+ONE_HOST_PEERS = ["default", "tuned", "acoll", "adapt"]
+ONE_HOST_RATIO = 1.05
+# A peer beats bufpool "beyond the noise" at a point when it is faster by
+# more than this margin and every one of its rounds beats every one of
+# bufpool's (with one round: by more than twice the margin).
+WIN_MARGIN = 0.05
 # The latency statistic of tables, ratios and plots: OSU's mean ("avg_us",
 # the issue's convention) or the median call ("p50_us", for busy machines).
 LAT = "avg_us"
@@ -99,10 +125,29 @@ def load_rows(path):
     return rows
 
 
-def summarize(rows):
+def load_failures(path):
+    """failures.csv of the runner: points that crashed or hung, keyed like
+    the summary."""
+    failed = {}
+    if not path or not os.path.exists(path):
+        return failed
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            try:
+                key = (int(r["np"]), r["collective"], r["config"], int(r["size"]))
+            except (KeyError, ValueError):
+                continue
+            failed.setdefault(key, []).append(f"{r['kind']} (log: {r.get('log', '?')})")
+    return failed
+
+
+def summarize(rows, crashed=None):
     """One record per (np, collective, config, size): the median over every
     repetition and round, and the worst case of the counters that must be
-    zero."""
+    zero.  A point that computed wrongly in any round, or crashed or hung
+    (crashed: from failures.csv), keeps its record but no latency: it is
+    left out of every timing, ratio and plot."""
+    crashed = crashed or {}
     groups = defaultdict(list)
     for r in rows:
         groups[(r["np"], r["collective"], r["config"], r["size"])].append(r)
@@ -118,6 +163,7 @@ def summarize(rows):
 
         checks = {r["check"] for r in reps}
         failed = sorted(c for c in checks if c.startswith("FAIL"))
+        lat_values = [v for v in (number(r[LAT]) for r in reps) if v is not None]
         summary[key] = {
             "reps": len(reps),
             "avg_us": med("avg_us"),
@@ -132,7 +178,23 @@ def summarize(rows):
             "scratch_peak": worst("scratch_peak"),
             "served": "/".join(sorted({r["served"] for r in reps})),
             "overlap_pct": med("overlap_pct") if "overlap_pct" in reps[0] else None,
+            "values": lat_values,
+            "excluded": ("wrong" if failed else None) or ("failed" if key in crashed else None),
         }
+        if summary[key]["excluded"] == "failed" and not failed:
+            summary[key]["check"] = "FAILED"
+        if summary[key]["excluded"]:
+            for field in ("avg_us", "p50_us", "min_us", "max_us"):
+                summary[key][field] = None
+            summary[key]["values"] = []
+    # Points that crashed before any round was written still get a record.
+    for key, kinds in crashed.items():
+        if key not in summary:
+            summary[key] = {"reps": 0, "avg_us": None, "p50_us": None, "min_us": None,
+                            "max_us": None, "check": "FAILED", "minflt": None,
+                            "rss_growth_kib": None, "sys_allocs": None, "new_regs": None,
+                            "scratch_peak": None, "served": "", "overlap_pct": None,
+                            "values": [], "excluded": "failed"}
     return summary
 
 
@@ -299,10 +361,12 @@ def collective_table(summary, np_, coll, configs):
     bufpool = has["bufpool"] and "bufpool" in configs
     if bufpool:
         header += ["bufpool (us)", "bufpool/default", "target", "met"]
-    if has["adapt"]:
-        header += ["adapt (us)" if base in ADAPT_PROVIDES else "adapt¹ (us)", "adapt/default"]
-    if has["basic"]:
-        header += ["basic (us)", "basic/default"]
+    peers = [p for p in PEERS if has[p]]
+    for p in peers:
+        label = p
+        if p == "adapt" and base not in ADAPT_PROVIDES:
+            label = "adapt¹"
+        header += [f"{label} (us)", f"{p}/default"]
     if has["floor"]:
         header.append("default/floor")
         if bufpool:
@@ -318,6 +382,8 @@ def collective_table(summary, np_, coll, configs):
 
         def us(cfg):
             rec = get(cfg)
+            if rec and rec.get("excluded"):
+                return "**" + rec["excluded"].upper() + "**"
             return fmt_us(rec[LAT] if rec else None)
 
         row = [human_size(size)]
@@ -332,10 +398,12 @@ def collective_table(summary, np_, coll, configs):
             if served and served != "bufpool":
                 met += f" ({served})"
             row += [us("bufpool"), fmt_ratio(r), f"≤ {limit:.2f}", met]
-        if has["adapt"]:
-            row += [us("adapt"), fmt_ratio(ratio(summary, np_, coll, size, "adapt", "default"))]
-        if has["basic"]:
-            row += [us("basic"), fmt_ratio(ratio(summary, np_, coll, size, "basic", "default"))]
+        for p in peers:
+            cell = us(p)
+            rec = get(p)
+            if rec and "bufpool-inside" in rec.get("served", ""):
+                cell += " (bufpool inside)"
+            row += [cell, fmt_ratio(ratio(summary, np_, coll, size, p, "default"))]
         if has["floor"]:
             row.append(fmt_ratio(ratio(summary, np_, coll, size, "default", "floor")))
             if bufpool:
@@ -346,10 +414,11 @@ def collective_table(summary, np_, coll, configs):
                     fmt_count(rec.get("scratch_peak"))]
         rec = get("default") or {}
         row += [fmt_count(rec.get("minflt")), fmt_count(rec.get("rss_growth_kib"))]
-        checks = [summary[(np_, coll, cfg, size)]["check"] for cfg in CONFIG_ORDER
+        checks = [(cfg, summary[(np_, coll, cfg, size)]["check"]) for cfg in CONFIG_ORDER
                   if (np_, coll, cfg, size) in summary and cfg != "floor"]
-        bad = [c for c in checks if c.startswith("FAIL")]
-        row.append("**" + bad[0] + "**" if bad else ("ok" if "ok" in checks else "n/a"))
+        bad = [f"{cfg} {c}" for cfg, c in checks if c.startswith("FAIL")]
+        row.append("**" + ", ".join(bad) + "**" if bad else
+                   ("ok" if any(c == "ok" for _, c in checks) else "n/a"))
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     if has["adapt"] and base not in ADAPT_PROVIDES:
@@ -358,7 +427,178 @@ def collective_table(summary, np_, coll, configs):
     return lines
 
 
-def write_markdown(path, summary, meta, configs, nps, collectives, failures):
+# ---------------------------------------------------------------------------
+# Peers (issue 21): bufpool against each of Open MPI's components
+
+def peer_wins(summary, np_, coll, size, peer):
+    """Whether peer beats bufpool at this point beyond the noise, and the
+    ratio bufpool / peer."""
+    a = summary.get((np_, coll, "bufpool", size))
+    b = summary.get((np_, coll, peer, size))
+    if not a or not b or a[LAT] is None or not b[LAT]:
+        return None, None
+    r = a[LAT] / b[LAT]
+    if len(a["values"]) >= 2 and len(b["values"]) >= 2:
+        clear = r > 1 + WIN_MARGIN and max(b["values"]) < min(a["values"])
+    else:
+        clear = r > 1 + 2 * WIN_MARGIN
+    return clear, r
+
+
+def noise_lines(summary, nps):
+    """How much the rounds of one point spread (max / min over rounds), per
+    configuration: the scale against which the ratios below are read."""
+    out = []
+    for np_ in nps:
+        cells = []
+        for cfg in ["bufpool", "default"] + PEERS:
+            spreads = sorted(max(rec["values"]) / min(rec["values"])
+                             for (n, c, k, s), rec in summary.items()
+                             if n == np_ and k == cfg and len(rec["values"]) >= 2
+                             and min(rec["values"]) > 0)
+            if spreads:
+                med = spreads[len(spreads) // 2]
+                p90 = spreads[min(len(spreads) - 1, int(len(spreads) * 0.9))]
+                cells.append(f"{cfg} {med:.2f} / {p90:.2f}")
+        if cells:
+            out.append(f"- np={np_}: max/min over rounds, median / 90th percentile over points: "
+                       + "; ".join(cells))
+    return out
+
+
+def peer_section(summary, nps, collectives, meta):
+    peers_seen = [p for p in PEERS if any(k[2] == p for k in summary)]
+    if "bufpool" not in {k[2] for k in summary} or not peers_seen:
+        return []
+    out = ["## bufpool and Open MPI's components", "",
+           "Configurations: " + "; ".join(f"`{c}` = {PEER_TEXT[c]}" for c in
+                                          ["default"] + peers_seen) + ".  "
+           "Each is a communicator of the same job (in-job mode) or a job of its own (job "
+           "mode); while another configuration's points run, bufpool takes no communicator, "
+           "so that han's own sub-communicators leave it out as in a job without it "
+           "(a point where bufpool served calls anyway is marked \"bufpool inside\").", ""]
+    out += ["**Noise.**"] + noise_lines(summary, nps) + [""]
+    hosts = int(meta.get("hosts", "1") or 1)
+    # Issue 21's targets.
+    out += ["### Targets (issue 21)", "", "| Target | " + " | ".join(f"np={n}" for n in nps) + " |",
+            "|---|" + "---|" * len(nps)]
+
+    def target_row(label, points):
+        cells = []
+        for np_ in nps:
+            pts = [p for p in points(np_)]
+            if not pts:
+                cells.append("not measured")
+                continue
+            bad = [(r / lim, r, c, s) for c, s, r, lim in pts if r > lim]
+            if not bad:
+                worst = max(pts, key=lambda t: t[2] / t[3])
+                cells.append(f"**met** {len(pts)}/{len(pts)}; worst {worst[2]:.2f}× "
+                             f"({worst[0]} {human_size(worst[1])})")
+            else:
+                w = max(bad)
+                cells.append(f"**not met** {len(pts) - len(bad)}/{len(pts)}; worst {w[1]:.2f}× "
+                             f"({w[2]} {human_size(w[3])})")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    def han_points(np_):
+        pts = []
+        for (n, c, cfg, size), rec in summary.items():
+            if n != np_ or cfg != "han" or size < HAN_TARGET_MIN_SIZE:
+                continue
+            _, r = peer_wins(summary, np_, c, size, "han")
+            if r is None:
+                continue
+            lim = HAN_REDUCTION_RATIO if base_collective(c) in HAN_REDUCTIONS and \
+                size >= REDUCTION_TARGET_MIN_SIZE else HAN_TARGET_RATIO
+            pts.append((c, size, r, lim))
+        return pts
+
+    def one_host_points(np_):
+        pts = []
+        for (n, c, cfg, size), rec in summary.items():
+            if n != np_ or cfg != "bufpool" or rec[LAT] is None:
+                continue
+            best = [summary[(n, c, p, size)][LAT] for p in ONE_HOST_PEERS
+                    if (n, c, p, size) in summary and summary[(n, c, p, size)][LAT]]
+            if best:
+                pts.append((c, size, rec[LAT] / min(best), ONE_HOST_RATIO))
+        return pts
+
+    if "han" in peers_seen:
+        target_row("bufpool ≤ 1.0× han (persistent buffers) from 4 KiB, ≤ 0.85× for "
+                   "allreduce and reduce from 256 KiB", han_points)
+    if hosts <= 1:
+        target_row("bufpool ≤ 1.05× the best of tuned (default), acoll and adapt, every size",
+                   one_host_points)
+    out.append("")
+
+    # Where a peer beats bufpool beyond the noise.
+    out += ["### Where a component beats bufpool beyond the noise", "",
+            f"bufpool / component > {1 + WIN_MARGIN:.2f} and every round of the component "
+            "faster than every round of bufpool's (one round: > "
+            f"{1 + 2 * WIN_MARGIN:.2f}).", ""]
+    wins = []
+    for np_ in nps:
+        for coll in collectives:
+            sizes = sorted({s for (n, c, k, s) in summary if n == np_ and c == coll})
+            for size in sizes:
+                for p in peers_seen:
+                    clear, r = peer_wins(summary, np_, coll, size, p)
+                    if clear:
+                        served = summary[(np_, coll, "bufpool", size)]["served"]
+                        wins.append(f"| {np_} | {coll} | {human_size(size)} | {p} | {r:.2f} | "
+                                    f"{served} |")
+    if wins:
+        out += ["| np | collective | size | component | bufpool / component | bufpool served by |",
+                "|---|---|---|---|---|---|"] + wins
+    else:
+        out.append("None.")
+    out.append("")
+
+    # Per collective: bufpool against the best component at each size.
+    for np_ in nps:
+        out += [f"### bufpool / best component, {np_} processes", "",
+                "| collective | " + " | ".join(human_size(s) for s in sorted(
+                    {s for (n, c, k, s) in summary if n == np_ and k == "bufpool"})) + " |"]
+        sizes = sorted({s for (n, c, k, s) in summary if n == np_ and k == "bufpool"})
+        out.append("|---|" + "---|" * len(sizes))
+        for coll in collectives:
+            cells = []
+            for size in sizes:
+                a = summary.get((np_, coll, "bufpool", size))
+                best = None
+                for p in ["default"] + peers_seen:
+                    rec = summary.get((np_, coll, p, size))
+                    if rec and rec[LAT] and (best is None or rec[LAT] < best[1]):
+                        best = (p, rec[LAT])
+                if not a or a[LAT] is None or best is None:
+                    cells.append("—")
+                else:
+                    r = a[LAT] / best[1]
+                    cells.append(f"{r:.2f} {best[0]}" if r > 1 else f"{r:.2f}")
+            if any(c != "—" for c in cells):
+                out.append(f"| {coll} | " + " | ".join(cells) + " |")
+        out += ["", "(ratio ≤ 1: bufpool is the fastest; above 1 the fastest component is "
+                "named)", ""]
+    return out
+
+
+def failure_lines(summary, crashed):
+    """FAILED (crashed, hung) and WRONG (data check) lines, one per point."""
+    lines = []
+    for (np_, coll, cfg, size), kinds in sorted(crashed.items()):
+        for kind in kinds:
+            lines.append(f"- FAILED: np={np_} {cfg} {coll} {human_size(size)}: {kind}")
+    for (np_, coll, cfg, size), rec in sorted(summary.items()):
+        if rec.get("excluded") == "wrong":
+            lines.append(f"- WRONG: np={np_} {cfg} {coll} {human_size(size)}: data check "
+                         f"{rec['check']} (wrong elements, summed over ranks)")
+    return lines
+
+
+def write_markdown(path, summary, meta, configs, nps, collectives, failures, crashed=None,
+                   notes=""):
     have_bufpool = any(cfg == "bufpool" for (_, _, cfg, _) in summary)
     out = ["# Side-by-side collective latency", ""]
     out.append(f"Mode `{meta.get('mode', '?')}`, preset `{meta.get('preset', '?')}`, "
@@ -379,8 +619,23 @@ def write_markdown(path, summary, meta, configs, nps, collectives, failures):
     out.append("## Targets (bufpool / default)")
     out.append("")
     out += target_lines(summary, nps, collectives, meta, have_bufpool)
-    if failures:
-        out += ["## Failures", "", failures.strip(), ""]
+    points = failure_lines(summary, crashed or {})
+    if points or failures:
+        out += ["## Failures", "",
+                "Every point listed here is left out of the timings, ratios and plots; the "
+                "other configurations went on.", ""]
+        out += points
+        # the runner's own failures (a job that died before its first
+        # point, ...); the points' are listed above from failures.csv
+        others = [line for line in failures.strip().splitlines()
+                  if line.strip() and " B: " not in line]
+        if others:
+            out += [""] + others
+        out.append("")
+    if notes.strip():
+        out += ["## Not measured, and why", "",
+                "\n".join("- " + line for line in notes.strip().splitlines()), ""]
+    out += peer_section(summary, nps, collectives, meta)
     for np_ in nps:
         out += [f"## {np_} processes", ""]
         for coll in collectives:
@@ -488,6 +743,83 @@ def parse_osu(path, np_, collective, config, tag):
                         "n/a", config, "n/a"])
 
 
+# ---------------------------------------------------------------------------
+# Footprint (run-side-by-side.sh --footprint)
+
+def write_footprint(csv_path, meta, out_dir, failures, notes):
+    with open(csv_path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    moments = []
+    for r in rows:
+        if r["at"] not in moments and r["at"] not in ("base",):
+            moments.append(r["at"])
+    by = defaultdict(dict)
+    for r in rows:
+        by[(int(r["np"]), r["config"])][r["at"]] = r
+    out = ["# Memory kept by each configuration", ""]
+    out.append(f"bench/coll_footprint, one job per configuration: a burst of "
+               f"{meta.get('footprint_size', '?')} collectives (3 calls each of allreduce, "
+               "allgather, bcast, reduce_scatter_block, alltoall, gather, scatter; every result "
+               "checked), then idle with an MPI_Test every 100 ms.  MiB above each rank's "
+               "baseline (after MPI_Init and its own buffers), the most of any rank: resident "
+               "(RSS) and anonymous resident memory (smaps Anonymous; shared-memory files are "
+               "in RSS only).  pool: mpool/regpar's bytes held at that moment / its cap "
+               "(mpool_regpar_max_capacity), and bufpool's scratch high-water mark.  "
+               f"Checkpoints: {', '.join(m for m in moments if m != 'burst')} after the burst.  "
+               f"Load average {meta.get('load_before', '?')} before, "
+               f"{meta.get('load_after', '?')} after; {meta.get('hosts', '1')} host(s).")
+    out.append("")
+    header = ["np", "configuration", "baseline RSS"]
+    for m in moments:
+        header += [f"RSS kept {m}", f"anon kept {m}"]
+    header += ["pool held " + "/".join(moments) + " (cap)", "scratch peak", "check", "note"]
+    out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for (np_, cfg) in sorted(by, key=lambda k: (k[0], CONFIG_ORDER.index(k[1])
+                                                if k[1] in CONFIG_ORDER else 99)):
+        d = by[(np_, cfg)]
+        base = d.get("base", {})
+        row = [str(np_), cfg, base.get("rss_mib", "—")]
+        for m in moments:
+            rec = d.get(m, {})
+            row += [rec.get("rss_mib", "—"), rec.get("anon_mib", "—")]
+        held = [d.get(m, {}).get("pool_held_mib", "") for m in moments]
+        cap = next((d[m].get("pool_cap_mib") for m in moments if m in d), "")
+        if any(h not in ("", "-1.0") for h in held):
+            row.append("/".join(held) + f" ({cap})")
+            peak = d.get(moments[-1], {}).get("scratch_peak_mib", "")
+            row.append(peak if peak != "-1.0" else "n/a")
+        else:
+            row += ["n/a", "n/a"]
+        any_rec = next(iter(d.values()))
+        row += [any_rec.get("check", "") or "—", any_rec.get("note", "")]
+        out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    # The target: bufpool's pool at most its cap at every moment.
+    verdicts = []
+    for (np_, cfg), d in sorted(by.items()):
+        if cfg != "bufpool":
+            continue
+        for m in moments:
+            rec = d.get(m, {})
+            held, cap = number(rec.get("pool_held_mib")), number(rec.get("pool_cap_mib"))
+            if held is not None and cap is not None and cap > 0:
+                verdicts.append((np_, m, held, cap))
+    if verdicts:
+        bad = [v for v in verdicts if v[2] > v[3]]
+        out.append("Target (issue 21): bufpool's pool at most its cap after the burst and idle: "
+                   + ("**met** at every moment (" if not bad else "**not met** (")
+                   + "; ".join(f"np={n} {m}: {h:.1f} of {c:.0f} MiB" for n, m, h, c in verdicts)
+                   + ").")
+        out.append("")
+    if failures.strip():
+        out += ["## Failures", "", failures.strip(), ""]
+    if notes.strip():
+        out += ["## Not measured, and why", "",
+                "\n".join("- " + line for line in notes.strip().splitlines()), ""]
+    with open(os.path.join(out_dir, "footprint.md"), "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--report", metavar="RAW_CSV")
@@ -500,6 +832,8 @@ def main():
     p.add_argument("--collective")
     p.add_argument("--config")
     p.add_argument("--tag", default="osu")
+    p.add_argument("--footprint", metavar="FOOTPRINT_CSV",
+                   help="write footprint.md from run-side-by-side.sh --footprint's CSV")
     p.add_argument("--stat", choices=["avg", "p50"], default="avg",
                    help="latency statistic for tables, ratios and plots (default: OSU's avg)")
     args = p.parse_args()
@@ -508,6 +842,15 @@ def main():
     LAT = "p50_us" if args.stat == "p50" else "avg_us"
     if args.parse_osu:
         parse_osu(args.parse_osu, args.np, args.collective, args.config, args.tag)
+        return 0
+    if args.footprint:
+        if not args.out:
+            p.error("--footprint needs --out DIR")
+        failures_path = os.path.join(args.out, "failures.txt")
+        notes_path = os.path.join(args.out, "notes.txt")
+        write_footprint(args.footprint, read_meta(args.meta), args.out,
+                        open(failures_path).read() if os.path.exists(failures_path) else "",
+                        open(notes_path).read() if os.path.exists(notes_path) else "")
         return 0
     if not args.report or not args.out:
         p.error("give --report RAW_CSV --out DIR (or --parse-osu LOG ...)")
@@ -519,7 +862,8 @@ def main():
     if not rows:
         print(f"coll_report: {args.report} holds no points", file=sys.stderr)
         return 1
-    summary = summarize(rows)
+    crashed = load_failures(os.path.join(args.out, "failures.csv"))
+    summary = summarize(rows, crashed)
     meta = read_meta(args.meta)
     nps = sorted({r["np"] for r in rows})
     order = ALL_COLLECTIVES
@@ -529,12 +873,14 @@ def main():
     configs = args.configs.split() or sorted({r["config"] for r in rows})
     failures_path = os.path.join(args.out, "failures.txt")
     failures = open(failures_path).read() if os.path.exists(failures_path) else ""
+    notes_path = os.path.join(args.out, "notes.txt")
+    notes = open(notes_path).read() if os.path.exists(notes_path) else ""
 
     write_summary_csv(os.path.join(args.out, "summary.csv"), summary)
     if args.plot_script:
         write_plots(args.out, summary, nps, collectives, args.plot_script)
     write_markdown(os.path.join(args.out, "results.md"), summary, meta, configs, nps,
-                   collectives, failures)
+                   collectives, failures, crashed, notes)
     return 0
 
 

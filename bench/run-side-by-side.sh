@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Side-by-side collective benchmarks: coll/bufpool against Open MPI's default
-# selection (tuned), adapt and basic, plus a memcpy floor, at 2 processes and
-# at 4 oversubscribed.  Builds what it needs, runs, and writes a CSV, a
-# Markdown table with ratios and targets, and one log-log PNG per collective.
+# selection and the collective components of the running Open MPI (tuned,
+# han with and without its persistent buffers, acoll, xhc, adapt, basic),
+# plus a memcpy floor, at 2 processes and at 4 oversubscribed, or on the
+# emulated cluster (--hosts).  Builds what it needs, runs, and writes a CSV,
+# a Markdown table with ratios and targets, and one log-log PNG per
+# collective; --footprint measures the memory each configuration keeps
+# instead.  A configuration that crashes, hangs or computes wrongly is
+# reported point by point and left out of the timings; the others go on.
 # See docs/benchmarks.md for the method and the meaning of every column.
 set -u -o pipefail
 
@@ -10,6 +15,10 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 srcdir=$(cd "$script_dir/.." && pwd)
 
 all_collectives="allreduce reduce bcast allgather reduce_scatter reduce_scatter_block alltoall gather scatter scan exscan"
+all_configs="bufpool default tuned han han_nopersist acoll xhc adapt basic"
+# Configurations whose failure fails the run; the others are Open MPI's own
+# components (peers): their failures are reported, and the run goes on.
+hard_configs="bufpool default floor"
 osu_names="allreduce reduce bcast allgather reduce_scatter reduce_scatter_block alltoall gather scatter scan exscan"
 
 usage() {
@@ -20,8 +29,11 @@ Usage: $0 [options]
   --full               OSU's own iteration counts (1000/100, warm-up 200/10), 5 rounds (hours)
   --np "LIST"          process counts (default "2 4"; above the core count, runs oversubscribed)
   --collectives "LIST" subset of: $all_collectives
-  --configs "LIST"     subset of: bufpool default adapt basic (default: all four)
+  --configs "LIST"     subset of: $all_configs
+                       (default: all; those this Open MPI or placement lacks are skipped
+                       with the reason: han needs --hosts, acoll and xhc one host)
   --max-size SIZE      largest message size (default 64M; suffixes K M G)
+  --size-factor N      each size N times the one before (default 2; 4 halves the points)
   --rounds N           repetitions of every point; the median is kept (default 3)
   --mode injob|job     injob (default): configurations alternate size by size inside one
                        job per collective; job: one mpirun per configuration per round
@@ -46,6 +58,13 @@ Usage: $0 [options]
                        network namespaces; needs root), built here and torn down at exit
   --ppn N              ranks per host in multi-host mode (default 1); --np becomes H x N
   --shape RATE         tc tbf rate on every host's link in multi-host mode (e.g. 1gbit)
+  --point-timeout SEC  a point that takes longer is reported as hung (default 600)
+  --footprint          measure memory instead of latency: bench/coll_footprint once per
+                       configuration (one job each): burst of --footprint-size collectives,
+                       then idle with an MPI call every 100 ms, memory at --idle checkpoints
+  --footprint-size S   message size of the footprint's burst (default 64M)
+  --idle "LIST"        the footprint's checkpoints, seconds after the burst (default "10 15")
+  --inject SPEC        testing: passed to coll_latency --inject (crash|hang|wrong:CONFIG:COLL:SIZE)
   -h, --help           this message
 EOF
 }
@@ -64,7 +83,7 @@ note() {
 preset=default
 nps="2 4"
 collectives=$all_collectives
-configs="bufpool default adapt basic"
+configs=$all_configs
 max_size=""
 rounds=""
 mode=injob
@@ -80,6 +99,12 @@ test_calls=0
 mh_hosts=""
 mh_ppn=1
 mh_shape=""
+point_timeout=600
+footprint=0
+footprint_size=64M
+idle_list="10 15"
+inject=""
+size_factor=2
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -103,6 +128,12 @@ while [ $# -gt 0 ]; do
         --hosts) mh_hosts=${2:?--hosts needs a number}; shift ;;
         --ppn) mh_ppn=${2:?--ppn needs a number}; shift ;;
         --shape) mh_shape=${2:?--shape needs a rate}; shift ;;
+        --point-timeout) point_timeout=${2:?--point-timeout needs seconds}; shift ;;
+        --footprint) footprint=1 ;;
+        --footprint-size) footprint_size=${2:?--footprint-size needs a size}; shift ;;
+        --idle) idle_list=${2:?--idle needs a list of seconds}; shift ;;
+        --inject) inject=${2:?--inject needs KIND:CONFIG:COLL:SIZE}; shift ;;
+        --size-factor) size_factor=${2:?--size-factor needs a number}; shift ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option '$1'" ;;
     esac
@@ -124,7 +155,7 @@ case $stat in avg | p50) ;; *) die "--stat must be avg or p50, not '$stat'" ;; e
 case $form in blocking | nonblocking | persistent | overlap) ;; *) die "--form must be blocking, nonblocking, persistent or overlap, not '$form'" ;; esac
 [[ $test_calls =~ ^[0-9]+$ ]] || die "--test-calls must be a number >= 0"
 [ "$form" = blocking ] || [ -z "$osu_dir" ] || die "--osu runs the blocking OSU binaries only"
-bench_iters="$bench_iters -F $form --test-calls $test_calls"
+bench_iters="$bench_iters -F $form --test-calls $test_calls --size-factor $size_factor"
 [[ $rounds =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1..99, not '$rounds'"
 [[ $job_timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
 [[ $max_size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--max-size must look like 65536, 64K or 64M, not '$max_size'"
@@ -142,7 +173,13 @@ for c in $collectives; do
     case " $all_collectives " in *" $c "*) ;; *) die "--collectives: unknown '$c' (known: $all_collectives)" ;; esac
 done
 for c in $configs; do
-    case $c in bufpool | default | adapt | basic) ;; *) die "--configs: unknown '$c' (known: bufpool default adapt basic)" ;; esac
+    case " $all_configs " in *" $c "*) ;; *) die "--configs: unknown '$c' (known: $all_configs)" ;; esac
+done
+[[ $size_factor =~ ^([2-9]|1[0-6])$ ]] || die "--size-factor must be 2..16"
+[[ $point_timeout =~ ^[0-9]+$ ]] || die "--point-timeout must be a number of seconds (0: no limit)"
+[[ $footprint_size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--footprint-size must look like 64M"
+for t in $idle_list; do
+    [[ $t =~ ^[0-9]+$ ]] || die "--idle: '$t' is not a number of seconds"
 done
 if [ -n "$osu_dir" ] && [ ! -d "$osu_dir" ]; then
     die "--osu: '$osu_dir' is not a directory (give the OSU installation or build directory)"
@@ -192,8 +229,8 @@ if [ "$do_build" = 1 ]; then
     else
         note "the components did not build (see $build_log); bufpool will be skipped"
     fi
-    note "building coll_latency and coll_toll in $build_dir"
-    make -C "$build_dir/bench" coll_latency coll_toll >>"$build_log" 2>&1 || die "building coll_latency failed; see $build_log"
+    note "building coll_latency, coll_toll and coll_footprint in $build_dir"
+    make -C "$build_dir/bench" coll_latency coll_toll coll_footprint >>"$build_log" 2>&1 || die "building coll_latency failed; see $build_log"
 fi
 bench_bin=$build_dir/bench/coll_latency
 [ -x "$bench_bin" ] || die "$bench_bin is missing; run without --no-build or build it (make -C $build_dir/bench coll_latency)"
@@ -228,15 +265,29 @@ done
 run_configs=${run_configs# }
 [ -n "$run_configs" ] || die "no configuration left to run"
 
-# mpirun arguments of one configuration in job mode.
+# mpirun arguments of one configuration in job mode (and for the footprint):
+# the component first by its priority, bufpool not loaded.
 job_config_args() {
     case $1 in
         bufpool) ;;
         default) echo "--mca coll ^bufpool" ;;
+        tuned) echo "--mca coll ^bufpool --mca coll_tuned_priority 100" ;;
+        han) echo "--mca coll ^bufpool --mca coll_han_priority 100" ;;
+        han_nopersist) echo "--mca coll ^bufpool --mca coll_han_priority 100 --mca coll_han_use_persist_buffers 0" ;;
+        acoll) echo "--mca coll ^bufpool --mca coll_acoll_priority 100 --mca coll_acoll_comm_size_thresh 2" ;;
+        xhc) echo "--mca coll ^bufpool --mca coll_xhc_priority 100" ;;
         adapt) echo "--mca coll ^bufpool --mca coll_adapt_priority 100" ;;
         basic) echo "--mca coll basic,self,libnbc" ;;
     esac
 }
+
+# acoll takes only communicators of at least coll_acoll_comm_size_thresh (16)
+# ranks, a read-only variable: in-job runs lower it for the whole job.  At
+# acoll's priority (0) that changes no other configuration's selection:
+# tuned (30) has every function acoll has.
+if [[ " $configs " == *" acoll "* ]] && [ -z "${OMPI_MCA_coll_acoll_comm_size_thresh:-}" ]; then
+    export OMPI_MCA_coll_acoll_comm_size_thresh=2
+fi
 
 # Multi-host mode: the emulated cluster, always torn down (see
 # docs/multihost.md); mpirun becomes the cluster's wrapper, which adds the
@@ -261,7 +312,8 @@ fi
 
 ncores=$(nproc 2>/dev/null || echo 1)
 mpirun_base() {
-    local np=$1 args="-np $np"
+    local np=$1
+    local args="-np $np"
     [ "$(id -u)" = 0 ] && args="$args --allow-run-as-root"
     if [ "$np" -gt "$ncores" ]; then
         # Spinning ranks on a shared core would time the spinning, not the algorithm.
@@ -272,6 +324,7 @@ mpirun_base() {
 
 # Runs one job under the time limit; its output goes to a log.
 failures=""
+hard_failure=0
 run_job() {
     local log=$1
     shift
@@ -284,46 +337,105 @@ run_job() {
     return $rc
 }
 
+# A failure of the run itself (a job that died before its first point, a
+# build step, a report): always fails the run.
 record_failure() {
     failures="$failures
-- $1 (log: $2)"
+- FAILED: $1 (log: $2)"
+    hard_failure=1
     note "FAILED: $1; see $2"
+}
+
+# A point that crashed or hung: one line of failures.txt for people and
+# one row of failures.csv for the report, which leaves the point out of the
+# timings.  Only bufpool's, default's and the floor's fail the run.
+failures_csv=$out_dir/failures.csv
+rm -f "$failures_csv"
+record_point_failure() {
+    local np=$1 coll=$2 cfg=$3 size=$4 kind=$5 log=$6
+    [ -s "$failures_csv" ] || echo "np,collective,config,size,kind,log" >"$failures_csv"
+    echo "$np,$coll,$cfg,$size,$kind,${log#"$out_dir"/}" >>"$failures_csv"
+    failures="$failures
+- FAILED: np=$np $cfg $coll $size B: $kind (log: ${log#"$out_dir"/})"
+    case " $hard_configs " in *" $cfg "*) hard_failure=1 ;; esac
+    note "FAILED: np=$np $cfg $coll at $size bytes: $kind; see $log"
 }
 
 load_before=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 if awk -v l="$load_before" -v n="$ncores" 'BEGIN { exit !(l > n / 2) }'; then
     note "warning: load average $load_before on $ncores cores; other work will add noise (ratios within this run stay comparable, absolute times less so)"
 fi
-echo "# run-side-by-side meta mode=$mode preset=$preset rounds=$rounds max_size=$max_size nps=$nps configs=$run_configs" >"$out_dir/meta.txt"
+echo "# run-side-by-side meta mode=$mode preset=$preset rounds=$rounds max_size=$max_size hosts=${mh_hosts:-1} ppn=$mh_ppn form=$form nps=$nps configs=$run_configs" >"$out_dir/meta.txt"
+notes_txt=$out_dir/notes.txt
+: >"$notes_txt"
 
-# ---------------------------------------------------------------------------
+# One collective's points in one job, resumed after a crash or a hang:
+# coll_latency's progress file names the point it was in; that point is
+# recorded as FAILED and skipped, and the job runs again from its size (the
+# rows already written stay: more repetitions for those points).  A
+# configuration that fails at 3 sizes of one collective is left out of its
+# larger sizes.  Arguments: np, collective, configuration list, CSV tag, log
+# name without .log; rp_mpirun_args and rp_prog_args (arrays) go before and
+# after the program.
+rp_mpirun_args=()
+rp_prog_args=()
+run_points() {
+    local np=$1 coll=$2 cfgs=$3 tag=$4 logbase=$5
+    local min=1 skip="" attempt=0 rc log
+    local progress=$logbase.progress
+    local -A fails=()
+    while :; do
+        log=$logbase.log
+        [ "$attempt" -gt 0 ] && log=$logbase-resume$attempt.log
+        rm -f "$progress"
+        # shellcheck disable=SC2046,SC2086
+        run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
+            "${rp_mpirun_args[@]}" "$bench_bin" "${rp_prog_args[@]}" \
+            -c "$coll" -C "$cfgs" -m "$min:$max_size" $bench_iters -r "$rounds" \
+            -o "$raw_csv" -t "$tag" --progress "$progress" --point-timeout "$point_timeout" \
+            ${skip:+--skip "$skip"} ${inject:+--inject "$inject"}
+        rc=$?
+        grep -h '^# configuration .* skipped' "$log" | sed "s/^# /np=$np: /" >>"$notes_txt"
+        if grep -q '^# coll_latency: done' "$log"; then
+            # wrong results are in the CSV's check column: the report lists them
+            return 0
+        fi
+        if [ ! -s "$progress" ]; then
+            record_failure "np=$np $coll ($cfgs): the job died before its first point" "$log"
+            return 1
+        fi
+        local pcoll pcfg psize prep kind
+        read -r pcoll pcfg psize prep <"$progress"
+        kind="crashed (exit status $rc; repetition $((prep + 1)))"
+        if grep -q '^# coll_latency: point timed out' "$log"; then
+            kind="hung: no result in ${point_timeout} s (repetition $((prep + 1)))"
+        elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+            kind="hung: job killed after ${job_timeout} s"
+        fi
+        record_point_failure "$np" "$pcoll" "$pcfg" "$psize" "$kind" "$log"
+        fails[$pcfg]=$((${fails[$pcfg]:-0} + 1))
+        if [ "${fails[$pcfg]}" -ge 3 ]; then
+            skip="$skip${skip:+,}$pcfg:$pcoll:$psize+"
+            echo "np=$np: configuration $pcfg left out of $pcoll from $psize bytes: it failed at 3 sizes" >>"$notes_txt"
+        else
+            skip="$skip${skip:+,}$pcfg:$pcoll:$psize"
+        fi
+        min=$psize
+        attempt=$((attempt + 1))
+        if [ "$attempt" -ge 12 ]; then
+            record_failure "np=$np $coll: 12 failed jobs, giving up on this collective" "$log"
+            return 1
+        fi
+    done
+}
+
 # In-job mode: one job per collective; configurations alternate inside it,
 # size by size, repetition by repetition.
 run_injob() {
     local np=$1 coll=$2
     local cfgs="floor,${run_configs// /,}"
-    local log=$out_dir/logs/np$np-$coll.log
     note "np=$np $coll: $cfgs ($rounds rounds, in one job)"
-    # shellcheck disable=SC2046
-    if ! run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
-        "$bench_bin" -c "$coll" -C "$cfgs" -m "1:$max_size" $bench_iters -r "$rounds" \
-        -o "$raw_csv" -t injob || ! grep -q '^# coll_latency: done' "$log"; then
-        if grep -q '^# coll_latency: done' "$log"; then
-            record_failure "np=$np $coll: data check failed" "$log"
-            return
-        fi
-        # A crash or hang in one configuration must not hide the others:
-        # measure each on its own.
-        record_failure "np=$np $coll: job died; rerunning each configuration alone" "$log"
-        for c in floor $run_configs; do
-            local clog=$out_dir/logs/np$np-$coll-$c.log
-            # shellcheck disable=SC2046
-            run_job "$clog" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
-                "$bench_bin" -c "$coll" -C "$c" -m "1:$max_size" $bench_iters -r "$rounds" \
-                -o "$raw_csv" -t injob-alone ||
-                record_failure "np=$np $coll $c (alone)" "$clog"
-        done
-    fi
+    run_points "$np" "$coll" "$cfgs" injob "$out_dir/logs/np$np-$coll"
 }
 
 # Job mode: round-robin of whole jobs, the configuration order rotating each
@@ -335,15 +447,15 @@ run_jobmode() {
     for ((round = 0; round < rounds; round++)); do
         for ((k = 0; k < n; k++)); do
             local c=${order[$(((k + round) % n))]}
-            local log=$out_dir/logs/np$np-$coll-$c-r$round.log
             local cfg="world"
             [ "$c" = default ] && cfg="world,floor"
             note "np=$np $coll: $c, round $((round + 1))/$rounds"
-            # shellcheck disable=SC2046
-            run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
-                $(job_config_args "$c") "$bench_bin" -c "$coll" -C "$cfg" -n "$c" \
-                -m "1:$max_size" $bench_iters -o "$raw_csv" -t "job-r$round" ||
-                record_failure "np=$np $coll $c round $round" "$log"
+            read -r -a rp_mpirun_args <<<"$(job_config_args "$c")"
+            rp_prog_args=(-n "$c")
+            rounds=1 run_points "$np" "$coll" "$cfg" "job-r$round" \
+                "$out_dir/logs/np$np-$coll-$c-r$round"
+            rp_mpirun_args=()
+            rp_prog_args=()
         done
     done
 }
@@ -363,6 +475,12 @@ run_osu() {
         for ((k = 0; k < n; k++)); do
             local c=${order[$(((k + round) % n))]}
             local log=$out_dir/logs/osu-np$np-$coll-$c-r$round.log
+            case $c in han | han_nopersist | acoll | xhc)
+                # OSU cannot tell where these serve (placement, exclusions)
+                [ "$round" = 0 ] && echo "np=$np: osu_$coll not run with $c: OSU's binaries run bufpool, default, tuned, adapt and basic only" >>"$notes_txt"
+                continue
+                ;;
+            esac
             note "np=$np osu_$coll: $c, round $((round + 1))/$rounds"
             # shellcheck disable=SC2046
             if run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
@@ -375,6 +493,79 @@ run_osu() {
         done
     done
 }
+
+# ---------------------------------------------------------------------------
+# Footprint mode: bench/coll_footprint once per configuration, one job each
+# (memory is counted per process); then the table, and nothing else.
+run_footprints() {
+    local fp_bin=$build_dir/bench/coll_footprint
+    [ -x "$fp_bin" ] || die "$fp_bin is missing; run without --no-build or build it (make -C $build_dir/bench coll_footprint)"
+    local fp_csv=$out_dir/footprint.csv idle_arg np c log avail colls fnote
+    idle_arg=$(echo $idle_list | tr ' ' ',')
+    echo "np,hosts,config,at,rss_mib,anon_mib,pool_held_mib,pool_peak_mib,pool_cap_mib,scratch_peak_mib,check,note" >"$fp_csv"
+    for np in $nps; do
+        # Which configurations this Open MPI and placement can run.
+        log=$out_dir/logs/footprint-np$np-configs.log
+        # shellcheck disable=SC2046
+        run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
+            "$bench_bin" -C "${run_configs// /,}" --list-configs ||
+            record_failure "np=$np: coll_latency --list-configs" "$log"
+        grep -h '^# configuration .* skipped' "$log" | sed "s/^# /np=$np: /" >>"$notes_txt"
+        avail=$(sed -n 's/^# configuration \([a-z_]*\) available$/\1/p' "$log")
+        for c in $avail; do
+            colls=allreduce,allgather,bcast,reduce_scatter_block,alltoall,gather,scatter
+            fnote=""
+            if [ "$c" = xhc ]; then
+                # Its reductions need XPMEM (the latency runs leave them out
+                # too), and above it tuned's reduce_scatter_block calls
+                # MPI_Reduce, which xhc then serves (it crashed there).
+                colls=allgather,bcast,alltoall,gather,scatter
+                fnote="burst without allreduce and reduce_scatter_block: xhc's reductions need XPMEM"
+            fi
+            log=$out_dir/logs/footprint-np$np-$c.log
+            note "np=$np footprint: $c ($footprint_size burst, idle checkpoints $idle_arg s)"
+            local -a args=()
+            read -r -a args <<<"$(job_config_args "$c")"
+            # shellcheck disable=SC2046
+            if ! run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
+                "${args[@]}" "$fp_bin" -s "$footprint_size" -i "$idle_arg" -l "$c" -c "$colls" -v 1; then
+                if grep -q "^footprint $c check=FAILED" "$log"; then
+                    record_point_failure "$np" footprint "$c" "$footprint_size" "computed wrongly (coll_footprint's check)" "$log"
+                else
+                    record_point_failure "$np" footprint "$c" "$footprint_size" "crashed or hung" "$log"
+                fi
+            fi
+            awk -v np="$np" -v hosts="${mh_hosts:-1}" -v c="$c" -v note="$fnote" '
+                $1 == "footprint" && $2 == c && $3 ~ /^check=/ { check = substr($3, 7) }
+                $1 == "footprint" && $2 == c && $3 ~ /^at=/ {
+                    delete v
+                    for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+                    rows[++n] = np "," hosts "," c "," v["at"] "," v["rss"] "," v["anon"] "," \
+                        (("pool_held" in v) ? v["pool_held"] : "") "," (("pool_peak" in v) ? v["pool_peak"] : "") "," \
+                        (("pool_cap" in v) ? v["pool_cap"] : "") "," (("scratch_peak" in v) ? v["scratch_peak"] : "")
+                }
+                END { for (i = 1; i <= n; i++) print rows[i] "," check "," note }' "$log" >>"$fp_csv"
+        done
+    done
+}
+
+if [ "$footprint" = 1 ]; then
+    run_footprints
+    end_time=$(date +%s)
+    wall=$((end_time - start_time))
+    echo "# run-side-by-side footprint_size=$footprint_size idle=${idle_list// /,} wall_seconds=$wall load_before=$load_before load_after=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0) host=$(uname -n) cores=$ncores hosts=${mh_hosts:-1} ppn=${mh_ppn}" >>"$out_dir/meta.txt"
+    [ -n "$failures" ] && printf '%s\n' "$failures" >"$out_dir/failures.txt"
+    python3 "$script_dir/coll_report.py" --footprint "$out_dir/footprint.csv" --meta "$out_dir/meta.txt" \
+        --out "$out_dir" || die "the footprint report failed; the data is in $out_dir/footprint.csv"
+    echo
+    echo "Footprint ($((wall / 60)) min $((wall % 60)) s):"
+    echo "  data             $out_dir/footprint.csv"
+    echo "  table            $out_dir/footprint.md"
+    echo "  logs             $out_dir/logs/"
+    [ -n "$failures" ] && echo "Failures:$failures"
+    [ "$hard_failure" = 1 ] && exit 1
+    exit 0
+fi
 
 for np in $nps; do
     for coll in $collectives; do
@@ -434,6 +625,7 @@ wall=$((end_time - start_time))
 grep -h '^# bufpool scratch bound' "$out_dir"/logs/*.log 2>/dev/null | head -n 1 >>"$out_dir/meta.txt"
 echo "# run-side-by-side wall_seconds=$wall load_before=$load_before load_after=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0) host=$(uname -n) cores=$ncores" >>"$out_dir/meta.txt"
 [ -n "$failures" ] && printf '%s\n' "$failures" >"$out_dir/failures.txt"
+sort -u "$notes_txt" -o "$notes_txt"
 
 python3 "$script_dir/coll_report.py" --report "$raw_csv" --meta "$out_dir/meta.txt" \
     --out "$out_dir" --plot-script "$script_dir/plot.gp" --configs "$run_configs" --stat "$stat" ||
@@ -458,6 +650,19 @@ echo "  plots            $out_dir/*.png"
 echo "  logs             $out_dir/logs/"
 if [ -n "$failures" ]; then
     echo "Failures:$failures"
+fi
+if grep -q '^- WRONG: ' "$out_dir/results.md" 2>/dev/null; then
+    echo "Wrong results (left out of the timings):"
+    grep '^- WRONG: ' "$out_dir/results.md"
+fi
+# A peer (an Open MPI component) that crashed, hung or computed wrongly is
+# a finding, reported in results.md; bufpool's, default's or the floor's,
+# or a broken job, fail the run.
+wrong_hard=$(awk -F, -v hard=" $hard_configs " '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["check"] ~ /^FAIL/ && index(hard, " " $col["config"] " ") { n++ }
+    END { print n + 0 }' "$raw_csv" 2>/dev/null)
+if [ "$hard_failure" = 1 ] || [ "${wrong_hard:-0}" != 0 ]; then
     exit 1
 fi
 exit 0

@@ -270,6 +270,33 @@ static int bufpool_module_disable(mca_coll_base_module_t *base, struct ompi_comm
 }
 #endif
 
+/* The sub-communicators coll/han builds for itself (node-local and between
+ * node leaders): its newer algorithms mark them with the info key
+ * ompi_comm_coll_han_topo_level, its older ones with a preference
+ * "<component>,^han" naming the component han wants on that level (tuned,
+ * sm, xhc, libnbc, adapt; 4.1, 5.0 and 6.0 alike).  bufpool stays out of
+ * them: there it would sit just below the named component and serve
+ * whatever that one lacks (every blocking collective below libnbc and
+ * adapt, between the node leaders), which is not the han a call handed back
+ * to han, or a bufpool placed below han, means to get; on 5.0 it made han's
+ * bcast 2-4x slower (docs/benchmarks.md, "Open MPI 5: bufpool and han"). */
+static bool bufpool_han_level(struct ompi_communicator_t *comm)
+{
+    char value[64];
+    if (NULL == comm->super.s_info) {
+        return false;
+    }
+    if (bufpool_info_get(comm->super.s_info, "ompi_comm_coll_han_topo_level", value,
+                         sizeof(value))) {
+        return true;
+    }
+    if (!bufpool_info_get(comm->super.s_info, "ompi_comm_coll_preference", value, sizeof(value))) {
+        return false;
+    }
+    const char *comma = strchr(value, ',');
+    return NULL != comma && comma > value && 0 == strcmp(comma, ",^han");
+}
+
 mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
     /* Read at every new communicator: the priority may change at run time. */
@@ -280,6 +307,7 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
     const char *why_not = my_priority < 0            ? "negative coll_bufpool_priority"
                           : OMPI_COMM_IS_INTER(comm) ? "an inter-communicator"
                           : ompi_comm_size(comm) < 2 ? "a single process"
+                          : bufpool_han_level(comm)  ? "one of coll/han's own sub-communicators"
                                                      : NULL;
     if (NULL != why_not) {
         opal_output_verbose(10, ompi_coll_base_framework.framework_output,

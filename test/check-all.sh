@@ -11,7 +11,9 @@
 #      (bench/run-side-by-side.sh --quick: every collective at 2 and 4
 #      processes, bufpool against default, adapt and basic, sizes to 4 MiB)
 #      and fails unless it wrote its CSVs, Markdown and plots with every
-#      point's data check ok,
+#      point's data check ok; then checks that a peer crashing, hanging or
+#      computing wrongly (coll_latency --inject) is reported point by point
+#      without stopping the others, and that a wrong bufpool point fails,
 #   4. rebuilds everything with AddressSanitizer and UndefinedBehaviorSanitizer
 #      and runs the unit tests and 4-process collective jobs again,
 #   5. checks that every source file follows .clang-format,
@@ -130,6 +132,31 @@ awk -F, -v colls="$bench_colls" -v nps="2 4" -v cfgs="bufpool default" '
 if grep -n FAIL "$bench_out/results.md"; then
   fail "side-by-side quick run: results.md shows a failed data check"
 fi
+# A peer that crashes, hangs or computes wrongly is reported point by point
+# and left out of the timings, and the other configurations go on (exit 0);
+# a wrong bufpool point fails the run.  coll_latency --inject makes rank 1
+# crash, hang or report a wrong element at the named point (about 20 s).
+fault_out=$root/side-by-side-faults
+rm -rf "$fault_out"
+"$top/bench/run-side-by-side.sh" --quick --build-dir "$root/main" --no-build --out "$fault_out" \
+  --np 2 --collectives "bcast allreduce" --max-size 4K --configs "bufpool default basic" \
+  --point-timeout 5 --inject "crash:basic:bcast:64,hang:basic:bcast:1K,wrong:basic:allreduce:256" \
+  >"$fault_out.log" 2>&1 || { tail -n 20 "$fault_out.log"; fail "side-by-side with failing peers: exit status not 0"; }
+for want in "FAILED: np=2 basic bcast 64 B: crashed" "FAILED: np=2 basic bcast 1 KiB: hung" \
+  "WRONG: np=2 basic allreduce 256 B"; do
+  grep -q "^- $want" "$fault_out/results.md" ||
+    fail "side-by-side with failing peers: results.md lacks \"$want\""
+done
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  $col["config"] == "basic" && (($col["collective"] == "bcast" && ($col["size"] == 64 || $col["size"] == 1024)) ||
+    ($col["collective"] == "allreduce" && $col["size"] == 256)) && $col["avg_us"] != "" { bad = 1 }
+  $col["config"] == "bufpool" && $col["collective"] == "bcast" { n++ }
+  END { exit bad || n != 13 }' "$fault_out/summary.csv" ||
+  fail "side-by-side with failing peers: a failed point kept its timing, or bufpool lost bcast points"
+"$top/bench/run-side-by-side.sh" --quick --build-dir "$root/main" --no-build --out "$fault_out-bufpool" \
+  --np 2 --collectives allreduce --max-size 1K --configs "bufpool default" \
+  --inject "wrong:bufpool:allreduce:256" >"$fault_out-bufpool.log" 2>&1 &&
+  fail "side-by-side: a wrong bufpool point did not fail the run"
 
 step "unit tests and a 4-process collective job under ASan and UBSan"
 # gcc: its ASan runtime is a shared library, which components that Open MPI

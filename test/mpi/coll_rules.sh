@@ -8,7 +8,8 @@
 # counter moves ("none"), and coll_bufpool_verbose 3 says so (at 2 and
 # more, which explain every call, it stays installed).  Each case's result is
 # checked and the MPI_T counters must show bufpool serving it or handing it
-# back exactly as the rows say.
+# back exactly as the rows say.  On the communicators coll/han builds for
+# itself bufpool is not selected at all.
 set -u
 prog="$top_builddir/test/mpi/test_coll_rules_job"
 run() { sh "$top_srcdir/test/mpi/run-mpi-test.sh" 2 "$prog" "$@"; }
@@ -65,4 +66,14 @@ if ! grep -q 'info key coll_bufpool_bcast_algorithm has the invalid value "ring"
     echo "FAIL: the bad info key was not reported"
     status=1
 fi
+echo "== coll/han's own sub-communicators: bufpool stays out of them"
+# han builds its levels with a preference "<component>,^han" or the info key
+# ompi_comm_coll_han_topo_level; below libnbc (no blocking collectives)
+# bufpool would serve every blocking call there, tuned must.  The same
+# preference without han's mark keeps bufpool (the control).
+run --info "ompi_comm_coll_preference=libnbc,^han" allreduce:65536:none:info bcast:65536:none:info \
+    allreduce:65536:served || status=1
+run --info ompi_comm_coll_han_topo_level=INTER_NODE --info ompi_comm_coll_preference=libnbc \
+    allreduce:65536:none:info || status=1
+run --info "ompi_comm_coll_preference=libnbc,^adapt" allreduce:65536:served:info || status=1
 exit $status

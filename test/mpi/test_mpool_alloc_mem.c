@@ -3,11 +3,18 @@
  * memory that holds data, can be sent and received, and goes back to the
  * pool with MPI_Free_mem.  The pool's MPI_T counters prove who served it.
  *
- * Usage: test_mpool_alloc_mem [--no-pool]
+ * Usage: test_mpool_alloc_mem [--no-pool | --idle-collect SECONDS]
  *   --no-pool   the regpar component is expected to be absent or unusable
  *               (the allocations must still work, from Open MPI's default
  *               allocator, and the counters must not move).
+ *   --idle-collect SECONDS  then stay idle for SECONDS the way an application
+ *               computing between MPI calls does (an MPI_Test every 100 ms)
+ *               and check that the pool released its free slabs meanwhile:
+ *               run with mpool_regpar_gc_age well below SECONDS.  The
+ *               collection runs from the progress engine, which such an
+ *               application calls rarely.
  */
+#include <unistd.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +53,7 @@ static unsigned long long counter(const char *name)
 int main(int argc, char **argv)
 {
     int expect_pool = !(argc > 1 && 0 == strcmp(argv[1], "--no-pool"));
+    int idle_collect = argc > 2 && 0 == strcmp(argv[1], "--idle-collect") ? atoi(argv[2]) : 0;
     /* Sizes around every boundary the pool cares about: a page, the default
      * smallest bucket, a non-power-of-two, and above the largest bucket
      * (64M: a direct mapping). */
@@ -148,6 +156,30 @@ int main(int argc, char **argv)
         }
         CHECK(0 == bad, "MPI_Allreduce of %d ints: %zu wrong", n, bad);
         free(v);
+    }
+
+    if (expect_pool && idle_collect > 0) {
+        unsigned long long held = counter("mpool_regpar_bytes_held");
+        unsigned long long collected0 = counter("mpool_regpar_bytes_collected");
+        CHECK(held > 0 && ~0ull != held, "nothing held before the idle period (%llu)", held);
+        MPI_Request req;
+        int dummy = 0, flag;
+        MPI_Irecv(&dummy, 1, MPI_INT, MPI_ANY_SOURCE, 4242, MPI_COMM_SELF, &req);
+        const double t0 = MPI_Wtime();
+        while (MPI_Wtime() - t0 < idle_collect) {
+            usleep(100 * 1000);
+            MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        }
+        /* read before any further MPI call could make progress */
+        unsigned long long after = counter("mpool_regpar_bytes_held");
+        unsigned long long collected = counter("mpool_regpar_bytes_collected") - collected0;
+        MPI_Cancel(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        CHECK(0 == after,
+              "%llu of %llu bytes still held after %d s idle with an MPI_Test every "
+              "100 ms (collected %llu)",
+              after, held, idle_collect, collected);
+        CHECK(collected >= held, "collected %llu bytes of %llu", collected, held);
     }
 
     MPI_Info_free(&info);
