@@ -113,7 +113,7 @@ void print_table_header(const coll_desc *cd, bench_form form, const bench_config
                 FIELD_WIDTH, "Max Latency(us)");
     root_printf("%*s", 12, "Iterations");
     root_printf("%*s", FIELD_WIDTH, "P50 Latency(us)");
-    root_printf("%12s%10s%14s%12s%12s%14s%10s", "Check", "MinFlt", "RSSGrow(KiB)", "SysAllocs",
+    root_printf("%12s%10s%14s%12s%12s%14s %15s", "Check", "MinFlt", "RSSGrow(KiB)", "SysAllocs",
                 "NewRegs", "ScratchPeak", "Served");
     if (FORM_OVERLAP == form) {
         root_printf("%*s%*s%*s", FIELD_WIDTH, "Pure Comm(us)", FIELD_WIDTH, "Compute(us)",
@@ -135,7 +135,7 @@ void print_table_row(size_t size, const point_result *r, bench_form form, const 
                 FLOAT_PRECISION, r->min_us, FIELD_WIDTH, FLOAT_PRECISION, r->max_us);
     root_printf("%*ld", 12, r->iterations);
     root_printf("%*.*f", FIELD_WIDTH, FLOAT_PRECISION, r->p50_us);
-    root_printf("%12s%10s%14s%12s%12s%14s%10s", check_text(r, cfg, chk, sizeof(chk)), flt, rss, sys,
+    root_printf("%12s%10s%14s%12s%12s%14s %15s", check_text(r, cfg, chk, sizeof(chk)), flt, rss, sys,
                 regs, peak, served_by(r, cfg));
     if (FORM_OVERLAP == form) {
         root_printf("%*.*f%*.*f%*.*f", FIELD_WIDTH, FLOAT_PRECISION, r->comm_us, FIELD_WIDTH,

@@ -50,6 +50,11 @@ Usage: $0 [options]
                        coll_latency calls each collective (its -F; see docs/benchmarks.md);
                        with nonblocking, persistent and overlap "default" is libnbc
   --test-calls N       overlap: MPI_Test calls spread over the computation (default 0)
+  --persist-cycles N   persistent form: also N init/start/wait/free cycles of a 512 KiB
+                       allreduce per process count, bufpool and default (libnbc) each in
+                       a job of its own (test/mpi/test_coll_persist_mem), and the resident
+                       and mapped memory each grew by per cycle (default: 1000, --quick
+                       300; 0: none)
   --stat avg|p50       latency shown and compared: OSU's mean (avg, default) or each rank's
                        median call (p50; robust when other work shares the machine)
   --timeout SECONDS    per-job limit (default 1800); a hung job is killed and reported
@@ -105,6 +110,7 @@ footprint_size=64M
 idle_list="10 15"
 inject=""
 size_factor=2
+persist_cycles=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -134,6 +140,7 @@ while [ $# -gt 0 ]; do
         --idle) idle_list=${2:?--idle needs a list of seconds}; shift ;;
         --inject) inject=${2:?--inject needs KIND:CONFIG:COLL:SIZE}; shift ;;
         --size-factor) size_factor=${2:?--size-factor needs a number}; shift ;;
+        --persist-cycles) persist_cycles=${2:?--persist-cycles needs a number}; shift ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown option '$1'" ;;
     esac
@@ -148,6 +155,12 @@ case $preset in
     full) max_default=64M; rounds_default=5; bench_iters="-i 1000 -x 200 --iterations-large 100 --warmup-large 10" ;;
 esac
 max_size=${max_size:-$max_default}
+if [ -z "$persist_cycles" ]; then
+    persist_cycles=1000
+    [ "$preset" = quick ] && persist_cycles=300
+fi
+[[ $persist_cycles =~ ^(0|[1-9][0-9]+)$ ]] || die "--persist-cycles must be 0 or a number >= 10"
+[ "$form" = persistent ] || persist_cycles=0
 rounds=${rounds:-$rounds_default}
 
 case $mode in injob | job) ;; *) die "--mode must be injob or job, not '$mode'" ;; esac
@@ -231,6 +244,11 @@ if [ "$do_build" = 1 ]; then
     fi
     note "building coll_latency, coll_toll and coll_footprint in $build_dir"
     make -C "$build_dir/bench" coll_latency coll_toll coll_footprint >>"$build_log" 2>&1 || die "building coll_latency failed; see $build_log"
+    if [ "$persist_cycles" != 0 ]; then
+        note "building test_coll_persist_mem in $build_dir/test"
+        make -C "$build_dir/test" mpi/test_coll_persist_mem >>"$build_log" 2>&1 ||
+            die "building test_coll_persist_mem failed; see $build_log"
+    fi
 fi
 bench_bin=$build_dir/bench/coll_latency
 [ -x "$bench_bin" ] || die "$bench_bin is missing; run without --no-build or build it (make -C $build_dir/bench coll_latency)"
@@ -618,6 +636,45 @@ if [ "$have_bufpool" = 1 ] && [ -x "$toll_bin" ] && [ -z "$mh_hosts" ]; then
     done
 fi
 
+# Persistent collectives' memory over many init/start/wait/free cycles
+# (issue 20: libnbc keeps each request's schedule and scratch at
+# MPI_Request_free): test_coll_persist_mem, bufpool and default in jobs of
+# their own, its limit lifted so that it reports rather than fails.
+persist_txt=$out_dir/persist_mem.txt
+persist_bin=$build_dir/test/mpi/test_coll_persist_mem
+if [ "$persist_cycles" != 0 ]; then
+    if [ ! -x "$persist_bin" ]; then
+        note "persistent memory cycles skipped: $persist_bin is not built (make -C $build_dir/test mpi/test_coll_persist_mem)"
+    else
+        echo "np,config,cycles,what,bytes,bytes_per_cycle" >"$out_dir/persist_mem.csv"
+        : >"$persist_txt"
+        for np in $nps; do
+            for c in bufpool default; do
+                case " $run_configs " in *" $c "*) ;; *) continue ;; esac
+                log=$out_dir/logs/persist-mem-np$np-$c.log
+                note "np=$np: $persist_cycles persistent allreduce init/free cycles, $c"
+                cfg_args=()
+                read -r -a cfg_args <<<"$(job_config_args "$c")"
+                # shellcheck disable=SC2046
+                if run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
+                    "${cfg_args[@]}" "$persist_bin" --cycles="$persist_cycles" \
+                    --warmup=$((persist_cycles / 10 + 1)) --slack=1000000000000; then
+                    awk -v np="$np" -v c="$c" '
+                        / bytes over [0-9]+ cycles/ {
+                            what = $0; sub(/ *[+-][0-9]+ bytes over.*/, "", what)
+                            for (i = 1; i <= NF; i++) if ($i == "bytes" && $(i + 1) == "over") { b = $(i - 1); n = $(i + 2) }
+                            per = $0; sub(/.*\(/, "", per); sub(/ bytes per cycle.*/, "", per)
+                            print np "," c "," n "," what "," b + 0 "," per + 0
+                        }' "$log" >>"$out_dir/persist_mem.csv"
+                    grep ' bytes over ' "$log" | sed "s/^/np=$np $c: /" >>"$persist_txt"
+                else
+                    record_failure "np=$np $c test_coll_persist_mem" "$log"
+                fi
+            done
+        done
+    fi
+fi
+
 # ---------------------------------------------------------------------------
 # Report
 end_time=$(date +%s)
@@ -639,6 +696,15 @@ if [ -s "$toll_txt" ]; then
         printf '```\n'
     } >>"$out_dir/results.md"
 fi
+if [ -s "$persist_txt" ]; then
+    {
+        printf '\n## Persistent collectives: memory over init/free cycles\n\n'
+        printf 'test/mpi/test_coll_persist_mem: %s cycles of MPI_Allreduce_init (MPIX_ on 4.1), MPI_Start, MPI_Wait, MPI_Request_free of a 512 KiB allreduce, each result checked; growth of the resident and mapped size after the first tenth, rank 0 (persist_mem.csv).  bufpool returns a request'"'"'s scratch at MPI_Request_free; default is libnbc.\n\n' "$persist_cycles"
+        printf '```\n'
+        cat "$persist_txt"
+        printf '```\n'
+    } >>"$out_dir/results.md"
+fi
 
 echo
 echo "Results ($((wall / 60)) min $((wall % 60)) s):"
@@ -647,6 +713,7 @@ echo "  medians          $out_dir/summary.csv"
 echo "  table            $out_dir/results.md"
 echo "  plots            $out_dir/*.png"
 [ -s "$toll_txt" ] && echo "  hand-back toll   $toll_txt (and in the table)"
+[ -s "$persist_txt" ] && echo "  persistent mem   $out_dir/persist_mem.csv (and in the table)"
 echo "  logs             $out_dir/logs/"
 if [ -n "$failures" ]; then
     echo "Failures:$failures"

@@ -153,6 +153,18 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
   $col["config"] == "bufpool" && $col["collective"] == "bcast" { n++ }
   END { exit bad || n != 13 }' "$fault_out/summary.csv" ||
   fail "side-by-side with failing peers: a failed point kept its timing, or bufpool lost bcast points"
+# The persistent form's memory over init/free cycles: bufpool's mapped size
+# flat, libnbc's growing by at least its 512 KiB scratch per cycle (it keeps
+# a freed persistent request's scratch; 4.1.4 through 6.0.x).
+persist_out=$root/side-by-side-persist
+rm -rf "$persist_out"
+"$top/bench/run-side-by-side.sh" --quick --build-dir "$root/main" --no-build --out "$persist_out" \
+  --np 2 --form persistent --collectives allreduce --max-size 64 --configs "bufpool default" \
+  --persist-cycles 20 >"$persist_out.log" 2>&1 || { tail -n 20 "$persist_out.log"; fail "side-by-side --form persistent"; }
+awk -F, '$4 == "VmSize (mapped)" && $2 == "bufpool" { b = $5 == 0 }
+  $4 == "VmSize (mapped)" && $2 == "default" { d = $6 >= 524288 }
+  END { exit !(b && d) }' "$persist_out/persist_mem.csv" ||
+  fail "side-by-side --persist-cycles: bufpool's mapped size grew, or libnbc's growth was not reported"
 "$top/bench/run-side-by-side.sh" --quick --build-dir "$root/main" --no-build --out "$fault_out-bufpool" \
   --np 2 --collectives allreduce --max-size 1K --configs "bufpool default" \
   --inject "wrong:bufpool:allreduce:256" >"$fault_out-bufpool.log" 2>&1 &&
