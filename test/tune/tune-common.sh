@@ -39,23 +39,35 @@ expect_grep() {
 # The component's size maps of MPI_COMM_WORLD under rules file $1, from a
 # job of ${3:-2} ranks at coll_bufpool_verbose 3 (written to $2; the job's
 # whole output to $2.job).  Extra mpirun arguments: $MAPS_MPIRUN (default: the
-# build tree's mpirun through test/mpi/run-mpi-test.sh).
+# build tree's mpirun through test/mpi/run-mpi-test.sh).  Each rank writes
+# its output to a file of its own ($2.job.rankN, appended to $2.job): through
+# mpirun, rank 0's long dump came in chunks that other ranks' lines (their
+# explained calls, verbose 2 and up) could cut in the middle of a line.
 component_maps() {
     maps_np=${3:-2}
+    rm -f "$2".job.rank*
+    # shellcheck disable=SC2016 # expanded by the rank's shell
+    per_rank='exec "$0" "$@" >"$BUFPOOL_MAPS_OUT.rank${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-x}}" 2>&1'
+    BUFPOOL_MAPS_OUT=$2.job
+    export BUFPOOL_MAPS_OUT
     if [ -n "${MAPS_MPIRUN:-}" ]; then
         # shellcheck disable=SC2086 # the wrapper's words
         OMPI_MCA_mca_base_component_path=${OMPI_SYSTEM_COMPONENT_DIR:-}:$top_builddir/components \
-            $MAPS_MPIRUN -np "$maps_np" --mca coll_bufpool_rules_file "$1" --mca coll_bufpool_verbose 3 \
-            "$measure" --collectives bcast --sizes 4 --reps 1 --quiet >"$2.job" 2>&1
+            $MAPS_MPIRUN -np "$maps_np" -x BUFPOOL_MAPS_OUT --mca coll_bufpool_rules_file "$1" \
+            --mca coll_bufpool_verbose 3 /bin/sh -c "$per_rank" "$measure" --collectives bcast --sizes 4 \
+            --reps 1 --quiet >"$2.job" 2>&1
     else
         BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $1 --mca coll_bufpool_verbose 3" \
-            sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$maps_np" "$measure" --collectives bcast --sizes 4 \
-            --reps 1 --quiet >"$2.job" 2>&1
+            sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$maps_np" /bin/sh -c "$per_rank" "$measure" \
+            --collectives bcast --sizes 4 --reps 1 --quiet >"$2.job" 2>&1
     fi
     rc=$?
+    for f in "$2".job.rank*; do
+        [ -f "$f" ] && { echo "== ${f##*.}"; cat "$f"; } >>"$2.job"
+    done
     awk '/coll_bufpool: MPI_COMM_WORLD: / { inw = 1; print; next }
          inw && /coll_bufpool: [^ ]+: [0-9]+ ranks on/ { inw = 0 }
-         inw { sub(/^\[[^]]*\] */, ""); print }' "$2.job" >"$2"
+         inw { sub(/^\[[^]]*\] */, ""); print }' "$2.job.rank0" >"$2" 2>/dev/null
     return $rc
 }
 
