@@ -135,8 +135,8 @@ void print_table_row(size_t size, const point_result *r, bench_form form, const 
                 FLOAT_PRECISION, r->min_us, FIELD_WIDTH, FLOAT_PRECISION, r->max_us);
     root_printf("%*ld", 12, r->iterations);
     root_printf("%*.*f", FIELD_WIDTH, FLOAT_PRECISION, r->p50_us);
-    root_printf("%12s%10s%14s%12s%12s%14s %15s", check_text(r, cfg, chk, sizeof(chk)), flt, rss, sys,
-                regs, peak, served_by(r, cfg));
+    root_printf("%12s%10s%14s%12s%12s%14s %15s", check_text(r, cfg, chk, sizeof(chk)), flt, rss,
+                sys, regs, peak, served_by(r, cfg));
     if (FORM_OVERLAP == form) {
         root_printf("%*.*f%*.*f%*.*f", FIELD_WIDTH, FLOAT_PRECISION, r->comm_us, FIELD_WIDTH,
                     FLOAT_PRECISION, r->compute_us, FIELD_WIDTH, FLOAT_PRECISION, r->overlap_pct);

@@ -80,8 +80,10 @@ static enum pvar_status pvar_open(const char *name, open_pvar **out)
     if (pvar_nopen == PVAR_MAX_OPEN) {
         static bool said;
         if (!said) {
-            fprintf(stderr, "pvar_util: more than %d performance variables opened; %s and later "
-                            "ones read as missing\n", PVAR_MAX_OPEN, name);
+            fprintf(stderr,
+                    "pvar_util: more than %d performance variables opened; %s and later "
+                    "ones read as missing\n",
+                    PVAR_MAX_OPEN, name);
             said = true;
         }
         return PVAR_UNSUPPORTED;
