@@ -201,10 +201,6 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
         /* Within what each algorithm can serve: recursive doubling holds the
          * whole message in scratch, rsag needs a commutative operation. */
         plan->alg = modeled;
-        if (BUFPOOL_ALLREDUCE_HIER == plan->alg && plan->max_requests > 0) {
-            plan->alg = BUFPOOL_ALLREDUCE_RSAG; /* hier does not honour max_requests */
-            plan->why = "auto: cost model's hier does not honour max_requests: rsag";
-        }
         if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == modeled && call->span > plan->scratch_bound &&
             call->commute && call->count >= (size_t)call->comm_size) {
             plan->alg = BUFPOOL_ALLREDUCE_RSAG;
@@ -217,6 +213,14 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
                      !call->commute)
                         ? BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING
                         : BUFPOOL_ALLREDUCE_RSAG;
+    }
+    /* hier posts every segment at once: under max_requests, whether the
+     * model or a row chose it (a forced hier never gets here), rsag, bounded
+     * below. */
+    if (BUFPOOL_ALLREDUCE_HIER == plan->alg && plan->max_requests > 0) {
+        plan->alg = BUFPOOL_ALLREDUCE_RSAG;
+        plan->why = from_row ? "a row's hier does not honour max_requests: rsag"
+                             : "auto: cost model's hier does not honour max_requests: rsag";
     }
     /* recursive_doubling needs a whole message of scratch: only within the
      * bound.  rsag and ring reorder the reduction: commutative operations

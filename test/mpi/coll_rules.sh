@@ -60,9 +60,9 @@ if ! grep -q "allgather: every call to the previous module: not installed" "$dir
 fi
 
 echo "== a bad info key: reported, the parameter's setting applies"
-run --info coll_bufpool_bcast_algorithm=ring bcast:65536:served:info >"$dir/info.log" 2>&1 || status=1
+run --info coll_bufpool_alltoall_algorithm=ring alltoall:65536:served:info >"$dir/info.log" 2>&1 || status=1
 cat "$dir/info.log"
-if ! grep -q 'info key coll_bufpool_bcast_algorithm has the invalid value "ring"' "$dir/info.log"; then
+if ! grep -q 'info key coll_bufpool_alltoall_algorithm has the invalid value "ring"' "$dir/info.log"; then
     echo "FAIL: the bad info key was not reported"
     status=1
 fi

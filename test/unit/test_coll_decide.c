@@ -106,6 +106,12 @@ static void test_allreduce(void)
                            .commute = true};
     bufpool_decide_allreduce(&four, &t, AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_HIER);
+    /* a row's hier under max_requests (which hier does not honour): rsag */
+    bufpool_tuning_t bounded = t;
+    bounded.max_requests = 64;
+    bufpool_decide_allreduce(&four, &bounded, AUTO, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK(NULL != strstr(plan.why, "row's hier"));
     four.count = M;
     four.bytes = four.span = 4 * M;
     bufpool_decide_allreduce(&four, &t, AUTO, &plan);
@@ -157,8 +163,10 @@ static void test_bcast(void)
     const int AUTO = BUFPOOL_ALG_AUTO;
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 1 * K, true, false), BUFPOOL_ALG_PREVIOUS);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 32 * K, true, false), BUFPOOL_ALG_PREVIOUS);
-    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 32 * K + 1, true, false), BUFPOOL_BCAST_LINEAR);
-    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 64 * M, true, false), BUFPOOL_BCAST_LINEAR);
+    /* 2 ranks, one host: the whole bcast (bufpool's linear is tuned's one
+     * message, 0.95-1.08 x from 64 KiB: nothing to save). */
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 32 * K + 1, true, false), BUFPOOL_ALG_PREVIOUS);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 64 * M, true, false), BUFPOOL_ALG_PREVIOUS);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 256, true, false), BUFPOOL_BCAST_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 257, true, false), BUFPOOL_BCAST_BINOMIAL);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 4, 4 * K, true, false), BUFPOOL_BCAST_BINOMIAL);

@@ -399,7 +399,7 @@ static void test_default_form_rows(void)
     UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_scatter, &s, 8 * K + 1, 0, NULL).alg);
     UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_bcast, &s, 1, 0, NULL).alg, P);
     s.form = BUFPOOL_FORM_BLOCKING;
-    UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_bcast, &s, 32 * K + 1, 0, NULL).alg);
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_bcast, &s, 64 * M, 0, NULL).alg, P);
     UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_allreduce, &s, 2 * K, 0, NULL).alg, P);
 }
 
