@@ -346,11 +346,20 @@ void config_leave(const bench_config *cfg)
     }
 }
 
+/* Each communicator is freed under its configuration's settings: Open MPI
+ * 6.0.x's han reads the global coll_han_use_persist_buffers again when a
+ * module is destroyed (han_destroy_freelists, coll_han_module.c), so a
+ * module made with the variable off and destroyed with it on destructs
+ * free lists it never constructed: MPI_Comm_free crashed (address 0x30
+ * under mca_coll_base_comm_unselect, with --mca coll ^bufpool too) after
+ * han's allgather or gather had run there. */
 void configs_free(bench_config *configs, int n)
 {
     for (int c = 0; c < n; c++) {
         if (MPI_COMM_NULL != configs[c].comm) {
+            config_enter(&configs[c]);
             MPI_Comm_free(&configs[c].comm);
+            config_leave(&configs[c]);
         }
     }
 }

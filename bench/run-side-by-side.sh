@@ -415,7 +415,13 @@ run_points() {
         rc=$?
         grep -h '^# configuration .* skipped' "$log" | sed "s/^# /np=$np: /" >>"$notes_txt"
         if grep -q '^# coll_latency: done' "$log"; then
-            # wrong results are in the CSV's check column: the report lists them
+            # wrong results are in the CSV's check column: the report lists them.
+            # A crash after the last point (freeing the communicators,
+            # MPI_Finalize) is a failure of the job all the same.
+            if [ "$rc" != 0 ]; then
+                record_failure "np=$np $coll ($cfgs): the job exited with status $rc after its last point (freeing its communicators or MPI_Finalize)" "$log"
+                return 1
+            fi
             return 0
         fi
         if [ ! -s "$progress" ]; then

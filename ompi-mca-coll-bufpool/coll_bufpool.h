@@ -413,7 +413,8 @@ bufpool_call_t bufpool_block_call(bufpool_count_t count, struct ompi_datatype_t 
  * unless calls are explained, the module then does not install that
  * function, so those calls cost nothing and are not counted, like a
  * disabled collective's. */
-bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, bufpool_coll_id_t id);
+bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, int form,
+                                   bufpool_coll_id_t id);
 
 /* Resolve a module's size maps for comm (at enable); OMPI_ERR_OUT_OF_RESOURCE
  * when memory is short.  Prints them at coll_bufpool_verbose >= 3. */

@@ -224,7 +224,8 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
      * not installed (unless its calls are to be explained): Open MPI then
      * calls the previous module itself. */
 #define BUFPOOL_UNINSTALL_WHOLE(name)                                                              \
-    if (!module->explain && bufpool_module_hands_back_all(module, BUFPOOL_COLL_##name)) {          \
+    if (!module->explain &&                                                                        \
+        bufpool_module_hands_back_all(module, BUFPOOL_FORM_BLOCKING, BUFPOOL_COLL_##name)) {       \
         module->super.coll_##name = NULL;                                                          \
     }
     BUFPOOL_FOREACH_COLL(BUFPOOL_UNINSTALL_WHOLE)

@@ -127,20 +127,20 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
     static const int order[BUFPOOL_NCLASSES] = {2, 3, 0, 1};
     for (int form = 0; form < BUFPOOL_NFORMS; form++) {
         for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+            if (bufpool_module_hands_back_all(module, form, (bufpool_coll_id_t)id)) {
+                /* said for every form: each form is installed or not */
+                opal_output(0,
+                            "  %s%s%s: every call to the previous module: not installed (below "
+                            "coll_bufpool_verbose 2, where no call is explained)",
+                            prefix[form], bufpool_coll_names[id], suffix[form]);
+                continue;
+            }
             for (int k = 0; k < BUFPOOL_NCLASSES; k++) {
                 const int cls = order[k];
                 const bufpool_range_t *map = module->map[form][id][cls];
                 bool printed = form > 0 && map == module->map[BUFPOOL_FORM_BLOCKING][id][cls];
                 for (int earlier = 0; earlier < k; earlier++) {
                     printed |= module->map[form][id][order[earlier]] == map;
-                }
-                if (!printed && BUFPOOL_FORM_BLOCKING == form &&
-                    bufpool_module_hands_back_all(module, (bufpool_coll_id_t)id)) {
-                    opal_output(0,
-                                "  %s: every call to the previous module: not installed (below "
-                                "coll_bufpool_verbose 2, where no call is explained)",
-                                bufpool_coll_names[id]);
-                    break;
                 }
                 size_t lo = 0;
                 for (const bufpool_range_t *r = map; !printed; r++) {
@@ -173,7 +173,8 @@ static bool same_map(const bufpool_range_t *a, const bufpool_range_t *b)
     }
 }
 
-bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, bufpool_coll_id_t id)
+bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, int form,
+                                   bufpool_coll_id_t id)
 {
     /* An alltoall of different types must reach bufpool whatever the rows
      * say (bufpool_args_range); a forced "previous" (the info key) keeps
@@ -182,7 +183,7 @@ bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, bufp
         return false;
     }
     for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
-        const bufpool_range_t *map = module->map[BUFPOOL_FORM_BLOCKING][id][cls];
+        const bufpool_range_t *map = module->map[form][id][cls];
         if (SIZE_MAX != map->bytes_max || BUFPOOL_ALG_PREVIOUS != map->choice.alg ||
             BUFPOOL_SOURCE_FORCED == map->choice.source) {
             return false;
