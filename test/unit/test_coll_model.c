@@ -400,13 +400,18 @@ static void test_onehost_layer(void)
     call.bytes = (2 << 10) + 1;
     struct bufpool_model_topo eight = {8, 1, 128 * 1024, 8};
     check_modeled(BUFPOOL_MODEL_GATHER, bufpool_decide_gather, &call, &tuning, &eight);
-    /* Rows: 2 ranks (the model ties; up to 32 KiB the previous module) and
+    /* Rows: 2 ranks (out of place the previous module at every size: one
+     * message each way; in place above 1 KiB linear, the model tying) and
      * many ranks (not measured). */
     call.comm_size = 2;
     call.bytes = 64 << 10;
     bufpool_decide_alltoall(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
+    UNIT_CHECK(BUFPOOL_ALG_PREVIOUS == plan.alg);
+    call.in_place = true;
+    bufpool_decide_alltoall(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK(BUFPOOL_ALLTOALL_LINEAR == plan.alg);
     UNIT_CHECK(NULL == strstr(plan.why, "cost model"));
+    call.in_place = false;
     /* 16 ranks, large blocks: no row (pairwise measured 1.39-1.80 x tuned
      * there on 16 cores): the model's linear. */
     call.comm_size = 16;

@@ -395,6 +395,8 @@ static void test_default_form_rows(void)
     /* The blocking form's allreduce hand-back up to 4 KiB is not theirs. */
     UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_allreduce, &s, 2 * K, 0, NULL).alg);
     s.form = BUFPOOL_FORM_PERSISTENT;
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_allreduce, &s, 256, 0, NULL).alg, P);
+    UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_allreduce, &s, 512, 0, NULL).alg);
     UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_alltoall, &s, 128 * K, 0, NULL).alg, P);
     UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_scatter, &s, 8 * K + 1, 0, NULL).alg);
     UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_bcast, &s, 1, 0, NULL).alg, P);
