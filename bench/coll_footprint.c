@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cvar_value.h"
 #include "pvar_util.h"
 #include "regpar_size.h"
 
@@ -150,27 +151,6 @@ static void smaps_growth(const mapping_t *before, int nb, const mapping_t *after
         printf("# coll_footprint rank 0: +%.1f MiB resident in %lx-%lx (%.1f MiB mapped) %s\n",
                best[k] / 1024.0, m->start, m->end, (m->end - m->start) / 1048576.0, m->name);
     }
-}
-
-/* A size-valued control variable (as "256M"), or -1. */
-static double cvar_size(const char *name)
-{
-    int index, count;
-    MPI_T_cvar_handle handle;
-    double value = -1;
-    if (MPI_SUCCESS != MPI_T_cvar_get_index(name, &index) ||
-        MPI_SUCCESS != MPI_T_cvar_handle_alloc(index, NULL, &handle, &count)) {
-        return -1;
-    }
-    char *text = calloc((size_t)count + 1, 1);
-    uint64_t bytes;
-    if (NULL != text && MPI_SUCCESS == MPI_T_cvar_read(handle, text) &&
-        0 == regpar_parse_size(text, &bytes, NULL, 0)) {
-        value = (double)bytes;
-    }
-    free(text);
-    MPI_T_cvar_handle_free(&handle);
-    return value;
 }
 
 static unsigned long long pvar_or_zero(const char *name, int *found)
@@ -317,7 +297,7 @@ int main(int argc, char **argv)
         }
     }
     (void)pvar_util_init();
-    const double cap = cvar_size("mpool_regpar_max_capacity");
+    const double cap = cvar_value("mpool_regpar_max_capacity");
     /* Both buffers hold p blocks (allgather, alltoall, gather); touched now
      * so that the baseline counts them. */
     const size_t buf_bytes = (size_t)bytes * (size_t)size;
