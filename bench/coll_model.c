@@ -138,7 +138,6 @@ static const char *decided(enum bufpool_model_coll c, const struct bufpool_model
                                  .max_ppn = ppn,
                                  .count = reduction ? bytes / 4 : 0,
                                  .bytes = bytes,
-                                 .span = reduction ? bytes : 0,
                                  .commute = true,
                                  .in_place = false};
     bufpool_plan_t plan;

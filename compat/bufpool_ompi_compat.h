@@ -61,6 +61,23 @@
  */
 #define BUFPOOL_COLL_DEFAULT_PRIORITY "40"
 
+/*
+ * Open MPI up to 4.1.4 computes an alltoall wrongly in its modified Bruck
+ * algorithm when the send and receive datatypes have different type maps
+ * (a wrong result, and writes past the receive buffer: open-mpi/ompi#10488,
+ * fixed in 4.1.5 and 5.0), and tuned's fixed decision takes that algorithm
+ * for small blocks from 16 ranks on.  Built against such a version,
+ * bufpool serves every blocking alltoall in that range itself, whatever
+ * the datatypes, rather than handing it back (coll_bufpool_resolve.c): the
+ * ranks cannot know each other's datatypes, so only a rule that looks at
+ * what they agree on keeps their choices the same.
+ */
+#if BUFPOOL_OMPI_SERIES == 41 && OPAL_RELEASE_VERSION <= 4
+#define BUFPOOL_PREVIOUS_BRUCK_ALLTOALL_UNSAFE 1
+#else
+#define BUFPOOL_PREVIOUS_BRUCK_ALLTOALL_UNSAFE 0
+#endif
+
 /* Exported component symbol: 5.0 dropped OMPI_MODULE_DECLSPEC. */
 #if defined(OMPI_MODULE_DECLSPEC)
 #define BUFPOOL_MODULE_DECLSPEC OMPI_MODULE_DECLSPEC

@@ -306,12 +306,6 @@ static inline bool bufpool_quick_hand_back(mca_coll_bufpool_module_t *module, bu
         return bp_hand_back_ ? BUFPOOL_PREVIOUS(module, name, __VA_ARGS__) : bp_rc_;               \
     } while (0)
 
-/* The choice for a call of bytes in form and class cls read from the rules
- * in place, without min_size (the slow path of a call that must not be
- * handed back whatever its range says: an alltoall of different types). */
-bufpool_choice_t bufpool_module_choose(const mca_coll_bufpool_module_t *module, int form,
-                                       bufpool_coll_id_t id, int cls, size_t bytes);
-
 /* The previous module's function for the call (its arguments without the
  * module), not counted: bufpool_hands_back or bufpool_enter counted it. */
 #define BUFPOOL_PREVIOUS(bp_module, name, ...)                                                     \

@@ -214,7 +214,7 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
         /* The stream's own sends get what the allgather half leaves of the
          * bound (the decision keeps rsag only while something is left). */
         const bufpool_call_t call = {
-            .comm_size = size, .count = count, .span = bufpool_span(dtype, count, &(ptrdiff_t){0})};
+            .comm_size = size, .count = count, .bytes = dtype->super.size * count};
         size_t main_set = bufpool_rsag_requests(&call, plan->seg_bytes);
         stream.max_requests =
             main_set < (size_t)plan->max_requests ? plan->max_requests - (int)main_set : 1;

@@ -282,10 +282,8 @@ int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                               mca_coll_base_module_t *base)
 {
-    /* An exchange of different datatypes always takes the slow path, which
-     * never hands it back for speed (bufpool_args_range). */
     const bool in_place = MPI_IN_PLACE == sbuf;
-    BUFPOOL_ENTRY_POINT(alltoall, in_place || sdtype == rdtype, BUFPOOL_CLASS(true, in_place),
+    BUFPOOL_ENTRY_POINT(alltoall, true, BUFPOOL_CLASS(true, in_place),
                         bufpool_bytes(rdtype, rcount), sbuf, scount, sdtype, rbuf, rcount, rdtype,
                         comm);
 }

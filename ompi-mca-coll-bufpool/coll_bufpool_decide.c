@@ -90,11 +90,16 @@ static int model_choice(enum bufpool_model_coll coll, const bufpool_call_t *call
     return best + 1;
 }
 
-/* The row that decided an auto call, if one did: true and the plan's
- * algorithm, reason and (when the row gives them) segment size and depth
- * set. */
+/* The row (or correctness guard) that decided an auto call, if one did:
+ * true and the plan's algorithm, reason and (when the row gives them)
+ * segment size and depth set. */
 static bool row_choice(const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
+    if (BUFPOOL_SOURCE_GUARD == choice->source) {
+        plan->alg = choice->alg;
+        plan->why = choice->note;
+        return true;
+    }
     if (BUFPOOL_SOURCE_ROW != choice->source) {
         return false;
     }
@@ -201,7 +206,7 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
         /* Within what each algorithm can serve: recursive doubling holds the
          * whole message in scratch, rsag needs a commutative operation. */
         plan->alg = modeled;
-        if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == modeled && call->span > plan->scratch_bound &&
+        if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == modeled && call->bytes > plan->scratch_bound &&
             call->commute && call->count >= (size_t)call->comm_size) {
             plan->alg = BUFPOOL_ALLREDUCE_RSAG;
         } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != modeled &&
@@ -209,7 +214,7 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
             plan->alg = BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING;
         }
     } else if (decide_here) {
-        plan->alg = (call->span <= tuning->small_size || call->count < (size_t)call->comm_size ||
+        plan->alg = (call->bytes <= tuning->small_size || call->count < (size_t)call->comm_size ||
                      !call->commute)
                         ? BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING
                         : BUFPOOL_ALLREDUCE_RSAG;
@@ -223,9 +228,10 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
                              : "auto: cost model's hier does not honour max_requests: rsag";
     }
     /* recursive_doubling needs a whole message of scratch: only within the
-     * bound.  rsag and ring reorder the reduction: commutative operations
-     * only. */
-    if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg && call->span > plan->scratch_bound) {
+     * bound (in signature bytes, which every rank agrees on; a layout with
+     * gaps takes its span).  rsag and ring reorder the reduction:
+     * commutative operations only. */
+    if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg && call->bytes > plan->scratch_bound) {
         hand_over(plan, "recursive_doubling needs the message within depth x segment_size");
     } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != plan->alg && !call->commute) {
         hand_over(plan, "rsag, ring and hier need a commutative operation");
@@ -250,12 +256,12 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
 size_t bufpool_rsag_requests(const bufpool_call_t *call, size_t seg_bytes)
 {
     const size_t p = (size_t)call->comm_size;
-    if (p < 2 || 0 == call->count || 0 == call->span) {
+    if (p < 2 || 0 == call->count || 0 == call->bytes) {
         return 0;
     }
-    /* Elements per segment as bufpool_segs_cut counts them (at least one),
-     * segments of the longest block. */
-    size_t elem = (call->span + call->count - 1) / call->count;
+    /* Elements per segment as bufpool_segs_cut counts them (signature
+     * bytes, at least one element), segments of the longest block. */
+    size_t elem = call->bytes / call->count;
     size_t per = seg_bytes / (elem ? elem : 1);
     per = per ? per : 1;
     size_t block = (call->count + p - 1) / p;
@@ -427,20 +433,11 @@ void bufpool_plan_alltoall(const bufpool_call_t *call, const bufpool_tuning_t *t
     bufpool_plan_init(plan, tuning, forced);
     /* In place, linear keeps a copy of the p - 1 outgoing blocks. */
     const bool copy_fits = bytes <= plan->scratch_bound / (size_t)(p - 1);
-    if (BUFPOOL_ALG_AUTO == forced || BUFPOOL_ALG_PREVIOUS == choice->alg) {
-        int chosen = handed_over_by_choice(choice, plan)
-                         ? BUFPOOL_ALG_PREVIOUS
-                         : layer_choice(BUFPOOL_MODEL_ALLTOALL, call, tuning, choice, plan);
-        if (BUFPOOL_ALG_PREVIOUS == chosen && call->previous_unsafe) {
-            /* Correct before fast: never hand back what it may corrupt. */
-            chosen = BUFPOOL_ALLTOALL_LINEAR;
-            plan->why = "auto: send and receive types differ, which the previous module's "
-                        "Bruck alltoall may corrupt (open-mpi/ompi#10488): linear";
-        }
-        if (BUFPOOL_ALG_PREVIOUS == chosen) {
-            hand_over(plan, plan->why);
-            return;
-        }
+    if (handed_over_by_choice(choice, plan)) {
+        return;
+    }
+    if (BUFPOOL_ALG_AUTO == forced) {
+        const int chosen = layer_choice(BUFPOOL_MODEL_ALLTOALL, call, tuning, choice, plan);
         plan->alg = call->in_place && !copy_fits ? BUFPOOL_ALLTOALL_PAIRWISE : chosen;
         return;
     }
@@ -504,10 +501,10 @@ static void plan_scan(const bufpool_call_t *call, const bufpool_tuning_t *tuning
          * recursive doubling's partner waits cost a context switch each on
          * oversubscribed cores, which the model does not see. */
         const int modeled = model_choice(BUFPOOL_MODEL_SCAN, call, tuning, plan);
-        plan->alg = modeled == rd && 2 * call->span <= plan->scratch_bound ? rd : chain;
+        plan->alg = modeled == rd && 2 * call->bytes <= plan->scratch_bound ? rd : chain;
         return;
     }
-    if (rd == plan->alg && 2 * call->span > plan->scratch_bound) {
+    if (rd == plan->alg && 2 * call->bytes > plan->scratch_bound) {
         hand_over(plan, "recursive_doubling needs two messages within depth x segment_size");
     }
 }
@@ -522,6 +519,51 @@ void bufpool_plan_exscan(const bufpool_call_t *call, const bufpool_tuning_t *tun
                          const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
     plan_scan(call, tuning, choice, BUFPOOL_EXSCAN_CHAIN, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING, plan);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Correctness guards of the size maps (coll_bufpool_decide.h). */
+
+size_t bufpool_bruck_alltoall_max_bytes(int p)
+{
+    /* ompi_coll_tuned_alltoall_intra_dec_fixed (4.1.0 to 5.0.x): algorithm
+     * 3 below these block sizes (from 4 bytes at 16-31 ranks; serving the
+     * smaller ones too costs nothing). */
+    static const struct {
+        int ranks_below;
+        size_t bytes_below;
+    } bruck[] = {{16, 0}, {64, 512}, {512, 1024}, {2048, 512}, {4096, 1024}, {INT_MAX, 2048}};
+    for (size_t i = 0; i < sizeof(bruck) / sizeof(*bruck); i++) {
+        if (p < bruck[i].ranks_below) {
+            return bruck[i].bytes_below > 0 ? bruck[i].bytes_below - 1 : 0;
+        }
+    }
+    return 2047;
+}
+
+size_t bufpool_sizemap_serve_upto(bufpool_range_t *map, size_t n, size_t bytes_max,
+                                  const bufpool_choice_t *serve)
+{
+    size_t lo = 0;
+    for (size_t i = 0; i < n && lo <= bytes_max; i++) {
+        bufpool_range_t *r = &map[i];
+        const bool handed_back =
+            BUFPOOL_ALG_PREVIOUS == r->choice.alg && BUFPOOL_SOURCE_FORCED != r->choice.source;
+        if (handed_back && r->bytes_max > bytes_max) {
+            /* Split: [lo, bytes_max] served, the rest as it was. */
+            memmove(r + 1, r, (n - i) * sizeof(*r));
+            n++;
+            r->bytes_max = bytes_max;
+        }
+        if (handed_back) {
+            r->choice = *serve;
+        }
+        lo = r->bytes_max + 1;
+        if (SIZE_MAX == r->bytes_max) {
+            break;
+        }
+    }
+    return n;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -133,7 +133,13 @@ typedef struct bufpool_tuning {
     const struct bufpool_rules *rules;
 } bufpool_tuning_t;
 
-/* What a call looks like, as far as choosing goes. */
+/* What a call looks like, as far as choosing goes: only what MPI requires
+ * every rank of the communicator to agree on (its size and placement, the
+ * collective, its form, the operation, MPI_IN_PLACE where it is all or
+ * none, and the bytes of the type signature), never a datatype's layout or
+ * handle, an argument that is insignificant at some ranks, or local state,
+ * so that every rank reaches the same plan (docs/collectives.md,
+ * "Every rank makes the same choice"). */
 typedef struct bufpool_call {
     int comm_size;
     int hosts;     /* hosts the communicator spans, the same on every
@@ -142,20 +148,14 @@ typedef struct bufpool_call {
                       every rank (0: not known; the model then assumes
                       blocks of ceil(comm_size / hosts))                */
     size_t count;  /* elements (reductions and scans; else 0)          */
-    size_t bytes;  /* message bytes per process (per block for the
-                      gathers, scatters, allgather and alltoall; the
-                      whole input of reduce_scatter(_block))            */
-    size_t span;   /* scratch bytes of the whole message (allreduce,
-                      scan, exscan; else 0)                             */
+    size_t bytes;  /* message bytes per process: bytes of the type
+                      signature (per block for the gathers, scatters,
+                      allgather and alltoall; the whole input of
+                      reduce_scatter(_block))                           */
     bool commute;  /* the operation is commutative (else true)        */
-    bool in_place; /* MPI_IN_PLACE (allreduce, reduce_scatter, alltoall) */
-    /* The previous module may compute this call wrongly, so it must not be
-     * handed back for speed: an alltoall whose send and receive datatypes
-     * differ, which Open MPI's modified Bruck alltoall (tuned's choice for
-     * small blocks on many ranks) corrupts up to 4.1.4 (open-mpi/ompi
-     * #10488: a wrong result and writes past the receive buffer, seen here
-     * at 16 ranks). */
-    bool previous_unsafe;
+    bool in_place; /* MPI_IN_PLACE where MPI requires it on every rank
+                      or none (allreduce, reduce_scatter(_block),
+                      alltoall); else false                             */
 } bufpool_call_t;
 
 /* How a call runs. */
@@ -206,6 +206,25 @@ BUFPOOL_FOREACH_COLL(BUFPOOL_DECIDE_DECL)
 /* Requests allreduce rsag keeps in its main (unbounded) set for a call cut
  * in segments of seg_bytes: 2 (p - 1) per segment of a block. */
 size_t bufpool_rsag_requests(const bufpool_call_t *call, size_t seg_bytes);
+
+/* ---------------------------------------------------------------------- */
+/* Correctness guards of the size maps. */
+
+struct bufpool_range;
+
+/* The largest block (signature bytes, inclusive) for which tuned's fixed
+ * decision of Open MPI 4.1 and 5.0 takes the modified Bruck alltoall on a
+ * communicator of p ranks; 0 where it never does (below 16 ranks). */
+size_t bufpool_bruck_alltoall_max_bytes(int p);
+
+/* Serve what a size map hands back up to bytes_max: every range of map
+ * (n ranges, the last ending at SIZE_MAX) whose choice is the previous
+ * module from a rules row or min_size takes serve instead, up to
+ * bytes_max (a range across it is split); a "previous" the user forced
+ * (coll_bufpool_<coll>_algorithm, the info key) stays theirs.  map has room
+ * for n + 1 ranges.  Returns the new number of ranges. */
+size_t bufpool_sizemap_serve_upto(struct bufpool_range *map, size_t n, size_t bytes_max,
+                                  const struct bufpool_choice *serve);
 
 /* bufpool_plan_<coll> and bufpool_decide_<coll> indexed by
  * bufpool_coll_id_t. */

@@ -61,6 +61,8 @@ const char *bufpool_choice_why(bufpool_coll_id_t id, const bufpool_choice_t *cho
             return "below coll_bufpool_min_size";
         case BUFPOOL_SOURCE_FORCED:
             return "forced";
+        case BUFPOOL_SOURCE_GUARD:
+            return choice->note;
         default:
             return "auto";
     }
@@ -70,13 +72,11 @@ bufpool_call_t bufpool_reduction_call(size_t count, struct ompi_datatype_t *dtyp
                                       struct ompi_op_t *op, bool in_place,
                                       struct ompi_communicator_t *comm)
 {
-    size_t type_size;
-    ptrdiff_t gap;
-    ompi_datatype_type_size(dtype, &type_size);
+    /* Signature bytes, not the layout's span: ranks may describe the same
+     * elements with different extents, and all must reach the same plan. */
     const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
                                  .count = count,
-                                 .bytes = type_size * count,
-                                 .span = (size_t)opal_datatype_span(&dtype->super, count, &gap),
+                                 .bytes = dtype->super.size * count,
                                  .commute = ompi_op_is_commute(op),
                                  .in_place = in_place};
     return call;

@@ -51,29 +51,32 @@ static size_t page_bytes(void)
 int bufpool_fiber_stack_map(bufpool_fiber_stack_t *stack, size_t size)
 {
     const size_t page = page_bytes();
+    const size_t guard = (BUFPOOL_FIBER_GUARD_BYTES + page - 1) / page * page;
     memset(stack, 0, sizeof(*stack));
     size = (size + page - 1) / page * page;
     if (0 == size) {
         return EINVAL;
     }
-    void *map = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    /* The guard is mapped without access from the start (no window where
+     * it is writable), the stack above it read-write. */
+    void *map =
+        mmap(NULL, size + guard, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (MAP_FAILED == map) {
         return errno;
     }
-    if (0 != mprotect(map, page, PROT_NONE)) {
+    if (0 != mprotect((char *)map + guard, size, PROT_READ | PROT_WRITE)) {
         int err = errno;
-        (void)munmap(map, size + page);
+        (void)munmap(map, size + guard);
         return err;
     }
 #if defined(MADV_NOHUGEPAGE)
     /* Pages, not huge pages: the stack's resident size is its deepest use
      * (bufpool_fiber_stack_used), not 2 MiB. */
-    (void)madvise(map, size + page, MADV_NOHUGEPAGE);
+    (void)madvise((char *)map + guard, size, MADV_NOHUGEPAGE);
 #endif
     stack->map = map;
-    stack->map_bytes = size + page;
-    stack->lo = (char *)map + page;
+    stack->map_bytes = size + guard;
+    stack->lo = (char *)map + guard;
     stack->size = size;
 #if defined(BUFPOOL_FIBER_VALGRIND)
     stack->vg_id = VALGRIND_STACK_REGISTER(stack->lo, stack->lo + size);

@@ -36,10 +36,15 @@
 extern "C" {
 #endif
 
-/* A stack: size usable bytes above a PROT_NONE guard page (an overflow
- * faults instead of corrupting the heap). */
+/* Bytes of the PROT_NONE guard region below every stack: an overflow
+ * faults instead of writing into whatever is mapped below, even from a
+ * frame much larger than a page (which would step over a single guard
+ * page).  Address space only: nothing is ever resident there. */
+#define BUFPOOL_FIBER_GUARD_BYTES ((size_t)64 << 10)
+
+/* A stack: size usable bytes above a PROT_NONE guard region. */
 typedef struct bufpool_fiber_stack {
-    void *map;        /* the mapping, guard page first */
+    void *map;        /* the mapping, guard region first */
     size_t map_bytes; /* guard + size */
     char *lo;         /* lowest usable byte */
     size_t size;      /* usable bytes */

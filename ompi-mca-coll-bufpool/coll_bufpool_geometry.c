@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-void bufpool_segs_cut(bufpool_segs_t *segs, size_t count, ptrdiff_t extent, ptrdiff_t true_lb,
-                      ptrdiff_t true_extent, size_t seg_bytes)
+void bufpool_segs_cut(bufpool_segs_t *segs, size_t count, size_t type_size, ptrdiff_t extent,
+                      ptrdiff_t true_lb, ptrdiff_t true_extent, size_t seg_bytes)
 {
     segs->count = count;
     segs->extent = extent;
@@ -18,10 +18,11 @@ void bufpool_segs_cut(bufpool_segs_t *segs, size_t count, ptrdiff_t extent, ptrd
         segs->seg_span = 0;
         return;
     }
-    /* span(n) = true_extent + (n - 1) * extent must fit seg_bytes. */
-    size_t per = 1;
-    if (extent > 0 && (size_t)true_extent < seg_bytes) {
-        per = 1 + (seg_bytes - (size_t)true_extent) / (size_t)extent;
+    /* n elements carry n x type_size signature bytes; a type of no bytes
+     * is one segment. */
+    size_t per = 0 == type_size ? count : seg_bytes / type_size;
+    if (per < 1) {
+        per = 1;
     }
     if (per > count) {
         per = count;

@@ -28,11 +28,16 @@ typedef struct bufpool_segs {
     size_t seg_span;  /* scratch bytes for seg_count elements            */
 } bufpool_segs_t;
 
-/* Segments of at most seg_bytes of span (at least one element each) for
- * count elements of a datatype of the given extent, true lower bound and
- * true extent. */
-void bufpool_segs_cut(bufpool_segs_t *segs, size_t count, ptrdiff_t extent, ptrdiff_t true_lb,
-                      ptrdiff_t true_extent, size_t seg_bytes);
+/* Segments of at most seg_bytes of type signature (at least one element
+ * each) for count elements of a datatype of the given size (signature
+ * bytes of one element), extent, true lower bound and true extent.  Cut on
+ * the signature, which every rank agrees on, never on the layout, which
+ * each rank may describe differently (a resized or vector type of the same
+ * elements): so every rank cuts a message into the same segments.  A
+ * segment's scratch (seg_span) is its span in the local layout: seg_bytes
+ * for a contiguous type, up to extent / size times that with gaps. */
+void bufpool_segs_cut(bufpool_segs_t *segs, size_t count, size_t type_size, ptrdiff_t extent,
+                      ptrdiff_t true_lb, ptrdiff_t true_extent, size_t seg_bytes);
 
 static inline size_t bufpool_segs_count(const bufpool_segs_t *segs, size_t j)
 {

@@ -96,6 +96,10 @@ struct bufpool_task {
     /* Retained for the task's life: non-predefined datatypes, a user op. */
     struct ompi_datatype_t *kept_types[3];
     struct ompi_op_t *kept_op;
+    /* A call the task asked its resumer to make on the resumer's own
+     * stack (bufpool_task_call_outside), NULL when none. */
+    void (*outside_fn)(void *);
+    void *outside_arg;
     /* What the task waits for (bufpool_task_await). */
     ompi_request_t **await;
     size_t await_n, await_next;
@@ -190,6 +194,13 @@ void bufpool_task_await(bufpool_task_t *task, ompi_request_t **reqs, size_t n)
         bufpool_fiber_yield(&task->fiber);
     }
     task->await_n = 0;
+}
+
+void bufpool_task_call_outside(bufpool_task_t *task, void (*fn)(void *), void *arg)
+{
+    task->outside_fn = fn;
+    task->outside_arg = arg;
+    bufpool_fiber_yield(&task->fiber);
 }
 
 void bufpool_task_req_arrays(bufpool_task_t *task, bool aux, ompi_request_t ****cache, size_t **cap)
@@ -358,13 +369,23 @@ static void progress_idle(void)
     OPAL_THREAD_UNLOCK(&nb.lock);
 }
 
-/* Run the task until its next wait or its end, on this thread. */
+/* Run the task until its next wait or its end, on this thread; the calls
+ * it asks to make outside its stack (user-defined operations) run here, on
+ * this thread's stack, outside the task. */
 static void task_slice(bufpool_task_t *t)
 {
     bufpool_task_t *outer = current_task;
-    current_task = t;
-    bufpool_fiber_resume(&t->fiber);
-    current_task = outer;
+    for (;;) {
+        current_task = t;
+        bufpool_fiber_resume(&t->fiber);
+        current_task = outer;
+        void (*fn)(void *) = t->outside_fn;
+        if (NULL == fn) {
+            return;
+        }
+        t->outside_fn = NULL;
+        fn(t->outside_arg);
+    }
 }
 
 /* The algorithm ended: the stack goes back, the request completes (after
@@ -554,6 +575,8 @@ static int task_start_persistent(size_t count, ompi_request_t **requests)
 static void task_construct(bufpool_task_t *t)
 {
     t->next = t->prev = NULL;
+    t->outside_fn = NULL;
+    t->outside_arg = NULL;
     memset(&t->stack, 0, sizeof(t->stack));
     t->comm = NULL;
     memset(t->kept_types, 0, sizeof(t->kept_types));
@@ -652,16 +675,13 @@ static int nb_call(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *a
     /* An empty reduction or scan is done at once, as in the blocking form;
      * a hand-back looks at nothing but the size map. */
     if (!bufpool_args_empty(id, args, comm)) {
-        bufpool_range_t unsafe_range;
         size_t bytes;
-        const bufpool_range_t *range =
-            bufpool_args_range(id, form, module, args, comm, &bytes, &unsafe_range);
-        if (NULL != range && bufpool_hands_back(module, form, id, range, bytes, comm)) {
+        const bufpool_range_t *range = bufpool_args_range(id, form, module, args, comm, &bytes);
+        if (bufpool_hands_back(module, form, id, range, bytes, comm)) {
             return NB_PREVIOUS;
         }
         call = bufpool_describe(id, args, comm);
-        entry = bufpool_enter(id, form, module, &call,
-                              NULL != range ? &range->choice : &unsafe_range.choice, comm, &plan);
+        entry = bufpool_enter(id, form, module, &call, &range->choice, comm, &plan);
     }
     switch (entry) {
         case BUFPOOL_ENTRY_PREVIOUS:

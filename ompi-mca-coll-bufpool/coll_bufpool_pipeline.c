@@ -22,7 +22,7 @@ void bufpool_segs_init(bufpool_segs_t *segs, size_t count, struct ompi_datatype_
 
     ompi_datatype_get_extent(dtype, &lb, &extent);
     ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
-    bufpool_segs_cut(segs, count, extent, true_lb, true_extent, seg_bytes);
+    bufpool_segs_cut(segs, count, dtype->super.size, extent, true_lb, true_extent, seg_bytes);
 }
 
 int bufpool_slots_get(bufpool_slots_t *slots, int n, size_t slot_span, ptrdiff_t gap)
@@ -275,7 +275,7 @@ void bufpool_reduce3(struct ompi_op_t *op, const void *left, const void *right, 
         return;
     }
     (void)bufpool_copy(out, right, count, dtype);
-    ompi_op_reduce(op, (void *)left, out, count, dtype);
+    bufpool_reduce(op, left, out, count, dtype);
 }
 
 int bufpool_copy(void *dst, const void *src, size_t count, struct ompi_datatype_t *dtype)

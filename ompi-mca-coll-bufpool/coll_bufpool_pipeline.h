@@ -199,10 +199,20 @@ void bufpool_rwin_abort(bufpool_rwin_t *w);
 /* ---------------------------------------------------------------------- */
 /* Reductions and copies. */
 
+/* inout = in op inout with a user-defined operation: in a task (a
+ * nonblocking or persistent collective), on the stack of the thread that
+ * runs it rather than the task's (coll_bufpool_wait.c). */
+void bufpool_reduce_user(struct ompi_op_t *op, const void *in, void *inout, size_t count,
+                         struct ompi_datatype_t *dtype);
+
 /* inout = in op inout (in is the LEFT operand: earlier ranks). */
 static inline void bufpool_reduce(struct ompi_op_t *op, const void *in, void *inout, size_t count,
                                   struct ompi_datatype_t *dtype)
 {
+    if (OPAL_UNLIKELY(!ompi_op_is_intrinsic(op))) {
+        bufpool_reduce_user(op, in, inout, count, dtype);
+        return;
+    }
     ompi_op_reduce(op, (void *)in, inout, count, dtype);
 }
 

@@ -19,18 +19,22 @@
 
 /* Collectives whose calls differ by operation (the others are data
  * movement: every call is in the commutative classes), and those whose
- * entry passes MPI_IN_PLACE to the decision (reduce's is the root's alone;
- * bcast, allgather, gather and scatter decide the same either way).  The
- * classes a collective does not use share the map of those it does. */
+ * decision sees MPI_IN_PLACE: only where MPI requires every rank or none to
+ * pass it (allreduce, reduce_scatter(_block), alltoall; allgather's decides
+ * the same either way).  reduce's is the root's alone, scan's and exscan's
+ * each rank's own choice, gather's and scatter's the root's: there the
+ * ranks would not agree.  The classes a collective does not use share the
+ * map of those it does. */
 static const bool takes_op[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_allreduce] = true,      [BUFPOOL_COLL_reduce] = true,
     [BUFPOOL_COLL_reduce_scatter] = true, [BUFPOOL_COLL_reduce_scatter_block] = true,
     [BUFPOOL_COLL_scan] = true,           [BUFPOOL_COLL_exscan] = true,
 };
 static const bool takes_in_place[BUFPOOL_NCOLLS] = {
-    [BUFPOOL_COLL_allreduce] = true,      [BUFPOOL_COLL_alltoall] = true,
-    [BUFPOOL_COLL_reduce_scatter] = true, [BUFPOOL_COLL_reduce_scatter_block] = true,
-    [BUFPOOL_COLL_scan] = true,           [BUFPOOL_COLL_exscan] = true,
+    [BUFPOOL_COLL_allreduce] = true,
+    [BUFPOOL_COLL_alltoall] = true,
+    [BUFPOOL_COLL_reduce_scatter] = true,
+    [BUFPOOL_COLL_reduce_scatter_block] = true,
 };
 
 /* The class whose map a collective's call of class cls reads. */
@@ -86,16 +90,6 @@ static bufpool_shape_t shape_of(const mca_coll_bufpool_module_t *module, int for
                              .commutative = 0 != (cls & BUFPOOL_CLASS(true, false)),
                              .in_place = 0 != (cls & BUFPOOL_CLASS(false, true)),
                              .form = form};
-}
-
-bufpool_choice_t bufpool_module_choose(const mca_coll_bufpool_module_t *module, int form,
-                                       bufpool_coll_id_t id, int cls, size_t bytes)
-{
-    const bufpool_shape_t shape = shape_of(module, form, cls);
-    const char *note;
-    const int forced =
-        bufpool_forced_for(id, module->forced[id], module->hosts, &COMPONENT->tuning, &note);
-    return bufpool_rules_choose(&COMPONENT->rules, id, &shape, bytes, forced, note);
 }
 
 /* "algorithm (why)" of a range, for the dump. */
@@ -160,6 +154,29 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
     }
 }
 
+/* Where the module below may compute a call wrongly that stock Open MPI
+ * would also give it, bufpool serves the call instead: correct before
+ * fast.  Up to Open MPI 4.1.4 that is the blocking alltoall, not in place,
+ * in the range where tuned takes its modified Bruck algorithm
+ * (BUFPOOL_PREVIOUS_BRUCK_ALLTOALL_UNSAFE): whatever the datatypes, since
+ * each rank sees only its own (docs/collectives.md, "Every rank makes the
+ * same choice").  Returns the map's new number of ranges. */
+static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, bufpool_range_t *map,
+                        size_t n)
+{
+    static const bufpool_choice_t bruck_guard = {
+        .alg = BUFPOOL_ALLTOALL_LINEAR,
+        .source = BUFPOOL_SOURCE_GUARD,
+        .note = "served: the previous module's Bruck alltoall of Open MPI <= 4.1.4 may corrupt "
+                "blocks of different send and receive datatypes (open-mpi/ompi#10488)"};
+    const size_t bruck = bufpool_bruck_alltoall_max_bytes(ranks);
+    if (BUFPOOL_PREVIOUS_BRUCK_ALLTOALL_UNSAFE && BUFPOOL_COLL_alltoall == id &&
+        BUFPOOL_FORM_BLOCKING == form && 0 == (cls & BUFPOOL_CLASS(false, true)) && bruck > 0) {
+        return bufpool_sizemap_serve_upto(map, n, bruck, &bruck_guard);
+    }
+    return n;
+}
+
 /* Whether two size maps give every byte count the same choice. */
 static bool same_map(const bufpool_range_t *a, const bufpool_range_t *b)
 {
@@ -176,12 +193,8 @@ static bool same_map(const bufpool_range_t *a, const bufpool_range_t *b)
 bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, int form,
                                    bufpool_coll_id_t id)
 {
-    /* An alltoall of different types must reach bufpool whatever the rows
-     * say (bufpool_args_range); a forced "previous" (the info key) keeps
-     * the entry, whose hand-back it exists to show (bench/coll_toll). */
-    if (BUFPOOL_COLL_alltoall == id) {
-        return false;
-    }
+    /* A forced "previous" (the info key) keeps the entry, whose hand-back
+     * it exists to show (bench/coll_toll). */
     for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
         const bufpool_range_t *map = module->map[form][id][cls];
         if (SIZE_MAX != map->bytes_max || BUFPOOL_ALG_PREVIOUS != map->choice.alg ||
@@ -196,7 +209,8 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
 {
     const bufpool_rules_t *rules = &COMPONENT->rules;
     const bufpool_tuning_t *tuning = &COMPONENT->tuning;
-    const size_t cap = BUFPOOL_MAP_RANGES(rules->n);
+    /* One more range than the rows can make: a guard may split one. */
+    const size_t cap = BUFPOOL_MAP_RANGES(rules->n) + 1;
     size_t used = 0, offset[BUFPOOL_NFORMS][BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
     bufpool_range_t *all =
         malloc(BUFPOOL_NFORMS * BUFPOOL_NCOLLS * BUFPOOL_NCLASSES * cap * sizeof(*all));
@@ -216,8 +230,9 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
                     continue;
                 }
                 const bufpool_shape_t shape = shape_of(module, form, cls);
-                const size_t n = bufpool_sizemap_build(rules, (bufpool_coll_id_t)id, &shape,
-                                                       tuning->min_size, forced, note, all + used);
+                size_t n = bufpool_sizemap_build(rules, (bufpool_coll_id_t)id, &shape,
+                                                 tuning->min_size, forced, note, all + used);
+                n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, all + used, n);
                 /* Rows rarely name a form: the other forms mostly share the
                  * blocking form's map. */
                 const size_t blocking = offset[BUFPOOL_FORM_BLOCKING][id][cls];

@@ -134,7 +134,10 @@ typedef enum {
     BUFPOOL_SOURCE_ROW,         /* a rules row                           */
     BUFPOOL_SOURCE_FORCED,      /* coll_bufpool_<coll>_algorithm or the
                                    communicator's info key              */
-    BUFPOOL_SOURCE_MIN_SIZE     /* below coll_bufpool_min_size           */
+    BUFPOOL_SOURCE_MIN_SIZE,    /* below coll_bufpool_min_size           */
+    BUFPOOL_SOURCE_GUARD        /* served where the previous module may
+                                   compute wrongly (the choice's note says
+                                   why, bufpool_sizemap_serve_upto)      */
 } bufpool_source_t;
 
 /* What the size alone decides for a call (the first stage of a decision;

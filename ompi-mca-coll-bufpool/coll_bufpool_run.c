@@ -10,12 +10,16 @@ bufpool_call_t bufpool_describe(bufpool_coll_id_t id, const bufpool_args_t *a,
                                 struct ompi_communicator_t *comm)
 {
     const bool in_place = MPI_IN_PLACE == a->sbuf;
-    bufpool_call_t call;
     switch (id) {
         case BUFPOOL_COLL_allreduce:
+            return bufpool_reduction_call(a->count, a->dtype, a->op, in_place, comm);
         case BUFPOOL_COLL_scan:
         case BUFPOOL_COLL_exscan:
-            return bufpool_reduction_call(a->count, a->dtype, a->op, in_place, comm);
+            /* MPI_IN_PLACE is each rank's own choice for scan and exscan
+             * (MPI requires it of all ranks only for allreduce,
+             * reduce_scatter(_block), allgather and alltoall): not part of
+             * the decision. */
+            return bufpool_reduction_call(a->count, a->dtype, a->op, false, comm);
         case BUFPOOL_COLL_reduce:
             /* MPI_IN_PLACE is the root's alone: not part of the decision. */
             return bufpool_reduction_call(a->count, a->dtype, a->op, false, comm);
@@ -27,11 +31,8 @@ bufpool_call_t bufpool_describe(bufpool_coll_id_t id, const bufpool_args_t *a,
         case BUFPOOL_COLL_allgather:
             return bufpool_block_call(a->rcount, a->rdtype, false, comm);
         case BUFPOOL_COLL_alltoall:
-            call = bufpool_block_call(a->rcount, a->rdtype, in_place, comm);
-            /* Different handles may have different type maps (conservative:
-             * a duplicate of the same type counts as different). */
-            call.previous_unsafe = !in_place && a->sdtype != a->rdtype;
-            return call;
+            /* MPI_IN_PLACE is all or none for alltoall. */
+            return bufpool_block_call(a->rcount, a->rdtype, in_place, comm);
         case BUFPOOL_COLL_gather:
         case BUFPOOL_COLL_scatter:
         default:
@@ -90,12 +91,13 @@ size_t bufpool_args_key(bufpool_coll_id_t id, const bufpool_args_t *a,
     const bool in_place = MPI_IN_PLACE == a->sbuf;
     switch (id) {
         case BUFPOOL_COLL_allreduce:
-        case BUFPOOL_COLL_scan:
-        case BUFPOOL_COLL_exscan:
             *cls = BUFPOOL_CLASS(ompi_op_is_commute(a->op), in_place);
             return a->dtype->super.size * a->count;
+        case BUFPOOL_COLL_scan:
+        case BUFPOOL_COLL_exscan:
         case BUFPOOL_COLL_reduce:
-            /* MPI_IN_PLACE is the root's alone: not part of the decision. */
+            /* MPI_IN_PLACE is the root's alone (reduce) or each rank's own
+             * (scan, exscan): not part of the decision. */
             *cls = BUFPOOL_CLASS(ompi_op_is_commute(a->op), false);
             return a->dtype->super.size * a->count;
         case BUFPOOL_COLL_reduce_scatter:
@@ -125,35 +127,22 @@ size_t bufpool_args_key(bufpool_coll_id_t id, const bufpool_args_t *a,
 const bufpool_range_t *bufpool_args_range(bufpool_coll_id_t id, int form,
                                           const mca_coll_bufpool_module_t *module,
                                           const bufpool_args_t *a, struct ompi_communicator_t *comm,
-                                          size_t *bytes, bufpool_range_t *unsafe_range)
+                                          size_t *bytes)
 {
     int cls;
     *bytes = bufpool_args_key(id, a, comm, &cls);
-    const bufpool_range_t *range = bufpool_range(module, form, id, cls, *bytes);
-    const bool previous_unsafe =
-        BUFPOOL_COLL_alltoall == id && MPI_IN_PLACE != a->sbuf && a->sdtype != a->rdtype;
-    if (OPAL_UNLIKELY(previous_unsafe) && BUFPOOL_ALG_PREVIOUS == range->choice.alg) {
-        unsafe_range->choice = bufpool_module_choose(module, form, id, cls, *bytes);
-        unsafe_range->bytes_max = *bytes;
-        return NULL;
-    }
-    return range;
+    return bufpool_range(module, form, id, cls, *bytes);
 }
 
 int bufpool_serve(bufpool_coll_id_t id, const bufpool_args_t *a, struct ompi_communicator_t *comm,
                   mca_coll_bufpool_module_t *module, bool *hand_back)
 {
     const int form = BUFPOOL_FORM_BLOCKING;
-    bufpool_range_t unsafe_range;
     size_t bytes;
-    const bufpool_range_t *range =
-        bufpool_args_range(id, form, module, a, comm, &bytes, &unsafe_range);
-    *hand_back = NULL != range && bufpool_hands_back(module, form, id, range, bytes, comm);
+    const bufpool_range_t *range = bufpool_args_range(id, form, module, a, comm, &bytes);
+    *hand_back = bufpool_hands_back(module, form, id, range, bytes, comm);
     if (*hand_back) {
         return OMPI_SUCCESS;
-    }
-    if (NULL == range) {
-        range = &unsafe_range;
     }
     const bufpool_call_t call = bufpool_describe(id, a, comm);
     bufpool_plan_t plan;

@@ -44,16 +44,11 @@ size_t bufpool_args_key(bufpool_coll_id_t id, const bufpool_args_t *a,
                         struct ompi_communicator_t *comm, int *cls);
 
 /* The range of the size map of form that decides a call with these
- * arguments (*bytes: its bytes), or NULL when the call must not be handed
- * back whatever its range says: an alltoall whose send and receive types
- * differ is never handed back for speed or below min_size (Open MPI's
- * Bruck alltoall may corrupt it, open-mpi/ompi#10488).  Its choice is then
- * read from the rules in place into *unsafe_range, and the plan serves it
- * with linear where they say "previous". */
+ * arguments (*bytes: its bytes). */
 const bufpool_range_t *bufpool_args_range(bufpool_coll_id_t id, int form,
                                           const mca_coll_bufpool_module_t *module,
                                           const bufpool_args_t *a, struct ompi_communicator_t *comm,
-                                          size_t *bytes, bufpool_range_t *unsafe_range);
+                                          size_t *bytes);
 
 /* The slow path of a blocking call: its range (a hand-back explained when
  * asked), the plan, and bufpool's algorithm.  *hand_back set (nothing run)

@@ -380,8 +380,7 @@ int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count,
                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
-    BUFPOOL_ENTRY_POINT(scan, count > 0,
-                        BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
+    BUFPOOL_ENTRY_POINT(scan, count > 0, BUFPOOL_CLASS(ompi_op_is_commute(op), false),
                         bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, comm);
 }
 
@@ -389,7 +388,6 @@ int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, bufpool_count_t count,
                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
-    BUFPOOL_ENTRY_POINT(exscan, count > 0,
-                        BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
+    BUFPOOL_ENTRY_POINT(exscan, count > 0, BUFPOOL_CLASS(ompi_op_is_commute(op), false),
                         bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, comm);
 }

@@ -41,6 +41,13 @@ void bufpool_task_await(bufpool_task_t *task, ompi_request_t **reqs, size_t n);
 void bufpool_task_req_arrays(bufpool_task_t *task, bool aux, ompi_request_t ****cache,
                              size_t **cap);
 
+/* Run fn(arg) on the stack of the thread that resumes the task, not on the
+ * task's own: the task yields, its resumer calls fn and resumes it at once.
+ * For code of the application (a user-defined operation), which must run
+ * on a stack as large as Open MPI would give it: the caller's, as libnbc
+ * runs it. */
+void bufpool_task_call_outside(bufpool_task_t *task, void (*fn)(void *), void *arg);
+
 /* Scratch kept by a persistent task between its starts: a buffer put back
  * stays with the task, a later get of at most its size takes it again.
  * bufpool_task_scratch_get returns NULL when the task keeps nothing that

@@ -116,3 +116,36 @@ int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sd
     }
     return ompi_request_wait(&req[0], MPI_STATUS_IGNORE);
 }
+
+/* ---------------------------------------------------------------------- */
+/* User-defined operations (coll_bufpool_pipeline.h). */
+
+typedef struct user_reduce {
+    struct ompi_op_t *op;
+    const void *in;
+    void *inout;
+    size_t count;
+    struct ompi_datatype_t *dtype;
+} user_reduce_t;
+
+static void user_reduce_run(void *arg)
+{
+    const user_reduce_t *r = arg;
+    ompi_op_reduce(r->op, (void *)r->in, r->inout, r->count, r->dtype);
+}
+
+void bufpool_reduce_user(struct ompi_op_t *op, const void *in, void *inout, size_t count,
+                         struct ompi_datatype_t *dtype)
+{
+    user_reduce_t r = {.op = op, .in = in, .inout = inout, .count = count, .dtype = dtype};
+    bufpool_task_t *task = bufpool_task_current();
+    /* A task's stack holds bufpool's and Open MPI's frames only: the
+     * application's code (a Fortran automatic array, a C VLA as large as
+     * *len) runs where Open MPI would run it, on the calling thread's
+     * stack. */
+    if (NULL != task) {
+        bufpool_task_call_outside(task, user_reduce_run, &r);
+    } else {
+        user_reduce_run(&r);
+    }
+}

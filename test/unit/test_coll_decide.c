@@ -22,11 +22,10 @@ static bufpool_tuning_t dflt = {
 static bufpool_plan_t decide(bufpool_coll_id_t id, int forced, int p, size_t bytes, bool commute,
                              bool in_place)
 {
-    /* Reductions: count elements of 4 bytes, span = bytes. */
+    /* Reductions: count elements of 4 bytes. */
     const bufpool_call_t call = {.comm_size = p,
                                  .count = bytes / 4,
                                  .bytes = bytes,
-                                 .span = bytes,
                                  .commute = commute,
                                  .in_place = in_place};
     bufpool_plan_t plan;
@@ -81,7 +80,6 @@ static void test_allreduce(void)
                                 .max_ppn = 1,
                                 .count = 16 * K,
                                 .bytes = 64 * K,
-                                .span = 64 * K,
                                 .commute = true};
     bufpool_tuning_t t = dflt;
     struct bufpool_model_links links;
@@ -91,7 +89,7 @@ static void test_allreduce(void)
     bufpool_decide_allreduce(&two_hosts, &t, AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RSAG);
     two_hosts.count = 8 * K - 1;
-    two_hosts.bytes = two_hosts.span = 32 * K - 4;
+    two_hosts.bytes = 32 * K - 4;
     bufpool_decide_allreduce(&two_hosts, &t, AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
     /* The emulated cluster on Open MPI 6.0, han previous (bufpool-tune's
@@ -102,7 +100,6 @@ static void test_allreduce(void)
                            .max_ppn = 2,
                            .count = 16 * K,
                            .bytes = 64 * K,
-                           .span = 64 * K,
                            .commute = true};
     bufpool_decide_allreduce(&four, &t, AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_HIER);
@@ -113,17 +110,17 @@ static void test_allreduce(void)
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RSAG);
     UNIT_CHECK(NULL != strstr(plan.why, "row's hier"));
     four.count = M;
-    four.bytes = four.span = 4 * M;
+    four.bytes = 4 * M;
     bufpool_decide_allreduce(&four, &t, AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RING);
     four.hosts = 4;
     four.max_ppn = 1;
     four.count = 16 * K;
-    four.bytes = four.span = 64 * K;
+    four.bytes = 64 * K;
     bufpool_decide_allreduce(&four, &t, AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RSAG);
     four.count = 64 * K;
-    four.bytes = four.span = 256 * K;
+    four.bytes = 256 * K;
     bufpool_decide_allreduce(&four, &t, AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, P);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 4 * K - 4, true, false),
@@ -269,8 +266,7 @@ static void test_bounded(void)
     t.max_requests = 64;
     bufpool_plan_t plan;
     /* 16 MiB at 4 ranks: blocks of 4 MiB, 32 segments of 128K, 2 x 3 x 32. */
-    bufpool_call_t call = {
-        .comm_size = 4, .count = 4 * M, .bytes = 16 * M, .span = 16 * M, .commute = true};
+    bufpool_call_t call = {.comm_size = 4, .count = 4 * M, .bytes = 16 * M, .commute = true};
     UNIT_CHECK_EQ_U64(bufpool_rsag_requests(&call, 128 * K), 192);
     bufpool_decide_allreduce(&call, &t, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RING);
@@ -293,7 +289,7 @@ static void test_bounded(void)
     UNIT_CHECK_EQ_U64(plan.seg_bytes, 1 * M);
     /* 64 MiB at 2 ranks: 2 x 32 = 64 reaches the bound. */
     call.count = 16 * M;
-    call.bytes = call.span = 64 * M;
+    call.bytes = 64 * M;
     bufpool_decide_allreduce(&call, &t, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RING);
     /* Forced ring: commutative operations only. */
@@ -352,8 +348,7 @@ static int allreduce_alg(const bufpool_call_t *call, const bufpool_tuning_t *t, 
 static void test_hier(void)
 {
     const int H = BUFPOOL_ALLREDUCE_HIER;
-    bufpool_call_t call = {
-        .comm_size = 4, .hosts = 2, .count = M / 4, .bytes = M, .span = M, .commute = true};
+    bufpool_call_t call = {.comm_size = 4, .hosts = 2, .count = M / 4, .bytes = M, .commute = true};
     bufpool_plan_t plan;
     UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), H);
     UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
@@ -367,7 +362,7 @@ static void test_hier(void)
     UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), BUFPOOL_ALLREDUCE_RSAG);
     UNIT_CHECK(NULL != strstr(plan.why, "one host"));
     UNIT_CHECK_EQ_U64(plan.seg_bytes, 1 * M); /* rsag's 2-rank segments, as auto */
-    call.bytes = call.span = 4 * K;
+    call.bytes = 4 * K;
     call.count = K;
     /* auto's 4K-8K hand-over */
     UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), BUFPOOL_ALG_PREVIOUS);
@@ -386,7 +381,7 @@ static void test_hier(void)
     call.comm_size = 4;
     call.hosts = 2;
     for (size_t bytes = 64 * K; bytes <= 4 * M; bytes *= 2) {
-        call.bytes = call.span = bytes;
+        call.bytes = bytes;
         call.count = bytes / 4;
         const int model =
             bufpool_model_auto(BUFPOOL_MODEL_ALLREDUCE, &links, &topo, bytes, NULL) + 1;
@@ -398,7 +393,7 @@ static void test_hier(void)
         UNIT_CHECK(H != allreduce_alg(&call, &t, BUFPOOL_ALG_AUTO, &plan));
     }
     /* Forced hier under max_requests: auto's choice (bounded), saying so. */
-    call.bytes = call.span = M;
+    call.bytes = M;
     call.count = M / 4;
     t.max_requests = 64;
     UNIT_CHECK_EQ_U64(allreduce_alg(&call, &t, H, &plan), BUFPOOL_ALLREDUCE_RSAG);
@@ -406,7 +401,7 @@ static void test_hier(void)
     /* 6 ranks on 2 hosts: the model's own pick. */
     t.max_requests = 0;
     call.comm_size = 6;
-    call.bytes = call.span = 4 * M;
+    call.bytes = 4 * M;
     call.count = M;
     const struct bufpool_model_topo topo3 = {6, 2, 128 * K};
     UNIT_CHECK_EQ_U64(
@@ -424,7 +419,6 @@ static int alg_on(bufpool_coll_id_t id, int p, int hosts, size_t bytes, bool com
                                  .max_ppn = (p + hosts - 1) / hosts,
                                  .count = bytes / 4,
                                  .bytes = bytes,
-                                 .span = bytes,
                                  .commute = commute};
     bufpool_plan_t plan;
     bufpool_decide[id](&call, &dflt, BUFPOOL_ALG_AUTO, &plan);
@@ -531,21 +525,6 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(scatter, 16, 2, 2 * K), P);
 
     UNIT_CHECK_EQ_U64(ON(alltoall, 16, 4, 256), P);
-    {
-        /* ... but never an alltoall whose send and receive types differ
-         * (the previous module may corrupt it): linear serves it, also
-         * below coll_bufpool_min_size, which bufpool_enter checks. */
-        const bufpool_call_t mixed = {.comm_size = 16,
-                                      .hosts = 4,
-                                      .max_ppn = 4,
-                                      .bytes = 256,
-                                      .commute = true,
-                                      .previous_unsafe = true};
-        bufpool_plan_t plan;
-        bufpool_decide_alltoall(&mixed, &dflt, BUFPOOL_ALG_AUTO, &plan);
-        UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLTOALL_LINEAR);
-        UNIT_CHECK(NULL != strstr(plan.why, "10488"));
-    }
     UNIT_CHECK(P != ON(alltoall, 16, 4, 257));
     UNIT_CHECK(P != ON(alltoall, 16, 5, 4));
     /* scan, exscan at 16: recursive doubling 4K-128K (within two messages
@@ -561,15 +540,82 @@ static void test_measured_rows(void)
     bufpool_tuning_t small = dflt;
     small.segment_size = 16 * K;
     const bufpool_call_t call = {
-        .comm_size = 16, .count = 32 * K, .bytes = 128 * K, .span = 128 * K, .commute = true};
+        .comm_size = 16, .count = 32 * K, .bytes = 128 * K, .commute = true};
     bufpool_plan_t plan;
     bufpool_decide_scan(&call, &small, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK_EQ_U64(plan.alg, P);
 }
 
+/* The correctness guard of the size maps: tuned's Bruck range, and what
+ * bufpool_sizemap_serve_upto serves (a row's or min_size's hand-back up to
+ * the bound, split where a range crosses it; never a forced "previous" or
+ * a range already served; every byte count still in exactly one range). */
+static void test_guard(void)
+{
+    UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(2), 0);
+    UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(15), 0);
+    UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(16), 511);
+    UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(63), 511);
+    UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(64), 1023);
+    UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(511), 1023);
+    UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(512), 511);
+    UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(2048), 1023);
+    UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(4096), 2047);
+
+    const bufpool_choice_t prev_row = {.alg = BUFPOOL_ALG_PREVIOUS, .source = BUFPOOL_SOURCE_ROW};
+    const bufpool_choice_t prev_min = {.alg = BUFPOOL_ALG_PREVIOUS,
+                                       .source = BUFPOOL_SOURCE_MIN_SIZE};
+    const bufpool_choice_t prev_forced = {.alg = BUFPOOL_ALG_PREVIOUS,
+                                          .source = BUFPOOL_SOURCE_FORCED};
+    const bufpool_choice_t deflt = {.alg = BUFPOOL_ALG_AUTO, .source = BUFPOOL_SOURCE_DEFAULT};
+    const bufpool_choice_t guard = {
+        .alg = BUFPOOL_ALLTOALL_LINEAR, .source = BUFPOOL_SOURCE_GUARD, .note = "guard"};
+
+    /* min_size to 63, a row's hand-back to 255, then default, then a row's
+     * hand-back from 600 on: up to 511 served, the last range untouched. */
+    bufpool_range_t map[6] = {{63, prev_min}, {255, prev_row}, {599, deflt}, {SIZE_MAX, prev_row}};
+    size_t n = bufpool_sizemap_serve_upto(map, 4, 511, &guard);
+    UNIT_CHECK_EQ_U64(n, 4);
+    UNIT_CHECK(63 == map[0].bytes_max && BUFPOOL_SOURCE_GUARD == map[0].choice.source);
+    UNIT_CHECK(255 == map[1].bytes_max && BUFPOOL_ALLTOALL_LINEAR == map[1].choice.alg);
+    UNIT_CHECK(599 == map[2].bytes_max && BUFPOOL_SOURCE_DEFAULT == map[2].choice.source);
+    UNIT_CHECK(SIZE_MAX == map[3].bytes_max && BUFPOOL_ALG_PREVIOUS == map[3].choice.alg);
+
+    /* One hand-back across the bound is split there. */
+    bufpool_range_t split[3] = {{1023, prev_row}, {SIZE_MAX, deflt}};
+    n = bufpool_sizemap_serve_upto(split, 2, 511, &guard);
+    UNIT_CHECK_EQ_U64(n, 3);
+    UNIT_CHECK(511 == split[0].bytes_max && BUFPOOL_SOURCE_GUARD == split[0].choice.source);
+    UNIT_CHECK(1023 == split[1].bytes_max && BUFPOOL_ALG_PREVIOUS == split[1].choice.alg &&
+               BUFPOOL_SOURCE_ROW == split[1].choice.source);
+    UNIT_CHECK(SIZE_MAX == split[2].bytes_max && BUFPOOL_SOURCE_DEFAULT == split[2].choice.source);
+
+    /* The whole map handed back (one range): split at the bound. */
+    bufpool_range_t whole[2] = {{SIZE_MAX, prev_row}};
+    n = bufpool_sizemap_serve_upto(whole, 1, 2047, &guard);
+    UNIT_CHECK_EQ_U64(n, 2);
+    UNIT_CHECK(2047 == whole[0].bytes_max && BUFPOOL_SOURCE_GUARD == whole[0].choice.source);
+    UNIT_CHECK(SIZE_MAX == whole[1].bytes_max && BUFPOOL_ALG_PREVIOUS == whole[1].choice.alg);
+
+    /* A forced "previous" is the user's own choice of the module below. */
+    bufpool_range_t forced[2] = {{SIZE_MAX, prev_forced}};
+    n = bufpool_sizemap_serve_upto(forced, 1, 511, &guard);
+    UNIT_CHECK_EQ_U64(n, 1);
+    UNIT_CHECK(BUFPOOL_SOURCE_FORCED == forced[0].choice.source);
+
+    /* The plan of a guarded call: its algorithm and reason. */
+    const bufpool_call_t call = {
+        .comm_size = 16, .hosts = 2, .max_ppn = 8, .bytes = 16, .commute = true};
+    bufpool_plan_t plan;
+    bufpool_plan_alltoall(&call, &dflt, &guard, &plan);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLTOALL_LINEAR);
+    UNIT_CHECK(0 == strcmp(plan.why, "guard"));
+}
+
 int main(void)
 {
     dflt.rules = unit_default_rules();
+    test_guard();
     test_hier();
     test_bounded();
     test_plan_geometry();

@@ -10,10 +10,13 @@
  *   - many fibers interleave; a fiber suspended by one thread is resumed by
  *     another;
  *   - a stack's deepest use is measured (mincore), and an overflow hits the
- *     guard page (a child process must die of SIGSEGV);
+ *     guard region (a child process must die of SIGSEGV), also from frames
+ *     of 40 KiB that would step over a single guard page onto memory
+ *     mapped right below the stack (which must stay untouched);
  *   - --bench N: N switch round trips (resume + yield), nanoseconds per
  *     round trip, and per stack map/unmap.
  */
+#define _GNU_SOURCE /* mremap */
 #include "coll_bufpool_fiber.h"
 #include "unit.h"
 
@@ -22,6 +25,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -246,6 +250,62 @@ static void overflow(void *arg)
     (void)arg;
     (void)recurse(0);
 }
+
+/* Frames of 40 KiB whose only write is their lowest byte: each step down
+ * skips ten pages. */
+static size_t recurse_wide(size_t depth)
+{
+    volatile char frame[40 * 1024];
+    frame[0] = (char)(depth | 1);
+    return depth > 100000 ? (size_t)frame[0] : recurse_wide(depth + 1) + (size_t)frame[0];
+}
+
+static void overflow_wide(void *arg)
+{
+    (void)arg;
+    (void)recurse_wide(0);
+}
+
+/* A fiber overflowing with wide frames, in a child, over a stack with
+ * 64 KiB of shared memory mapped right below its guard region: the child
+ * must die of SIGSEGV and that memory must stay zero (the guard is wider
+ * than a frame).  False when the memory could not be placed there (the
+ * check is skipped). */
+static bool wide_overflow_checked(void)
+{
+    const size_t page = 64 * 1024;
+    char *below = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    UNIT_REQUIRE(MAP_FAILED != below);
+    pid_t pid = fork();
+    UNIT_REQUIRE(pid >= 0);
+    if (0 == pid) {
+        bufpool_fiber_stack_t s;
+        if (0 != bufpool_fiber_stack_map(&s, 64 * 1024)) {
+            _exit(3);
+        }
+        /* Move the shared memory to just below the mapping. */
+        char *want = (char *)s.map - page;
+        if (want != mremap(below, page, page, MREMAP_MAYMOVE | MREMAP_FIXED, want)) {
+            _exit(4);
+        }
+        bufpool_fiber_t f;
+        bufpool_fiber_init(&f, &s, overflow_wide, NULL);
+        bufpool_fiber_resume(&f);
+        _exit(0);
+    }
+    int status = 0;
+    UNIT_REQUIRE(pid == waitpid(pid, &status, 0));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 4) {
+        (void)munmap(below, page);
+        return false;
+    }
+    UNIT_CHECK(WIFSIGNALED(status) && SIGSEGV == WTERMSIG(status));
+    for (size_t i = 0; i < page; i++) {
+        UNIT_CHECK(0 == below[i]);
+    }
+    (void)munmap(below, page);
+    return true;
+}
 #endif
 
 static void test_stack(void)
@@ -281,6 +341,8 @@ static void test_stack(void)
     int status = 0;
     UNIT_REQUIRE(pid == waitpid(pid, &status, 0));
     UNIT_CHECK(WIFSIGNALED(status) && SIGSEGV == WTERMSIG(status));
+    printf("wide-frame overflow into the guard region: %s\n",
+           wide_overflow_checked() ? "checked" : "skipped (no room below the stack)");
 #endif
 }
 

@@ -3,8 +3,10 @@
  * MPI: segments of a message for contiguous, resized and oversized
  * datatypes, depths, segment shrinking, per-rank blocks and the binomial
  * tree.  Besides fixed cases, properties over many shapes: segments cover
- * the message exactly, each fits its span bound, blocks tile the vector,
- * and every subtree is tiled by its children's.
+ * the message exactly, a contiguous type's fit the bound, every layout of
+ * the same signature is cut alike (ranks may describe their elements
+ * differently), blocks tile the vector, and every subtree is tiled by its
+ * children's.
  */
 #include "coll_bufpool_geometry.h"
 
@@ -17,7 +19,7 @@ static void test_segs_fixed(void)
     bufpool_segs_t s;
 
     /* 100000 ints in 128 KiB segments: 32768 per segment, 4 segments. */
-    bufpool_segs_cut(&s, 100000, 4, 0, 4, 128 * K);
+    bufpool_segs_cut(&s, 100000, 4, 4, 0, 4, 128 * K);
     UNIT_CHECK_EQ_U64(s.seg_count, 32768);
     UNIT_CHECK_EQ_U64(s.nseg, 4);
     UNIT_CHECK_EQ_U64(s.seg_span, 128 * K);
@@ -25,26 +27,28 @@ static void test_segs_fixed(void)
     UNIT_CHECK_EQ_U64(bufpool_segs_count(&s, 3), 100000 - 3 * 32768);
     UNIT_CHECK_EQ_U64(bufpool_segs_offset(&s, 2), 2 * 32768 * 4);
 
-    /* Resized: 4 bytes of data every 16, starting at 8. */
-    bufpool_segs_cut(&s, 10, 16, 8, 4, 64);
-    UNIT_CHECK_EQ_U64(s.seg_count, 4); /* 4 + 3 x 16 = 52 <= 64 < 68 */
-    UNIT_CHECK_EQ_U64(s.seg_span, 52);
+    /* Resized: 4 bytes of data every 16, starting at 8: cut on the
+     * signature (16 elements of 4 bytes per 64-byte segment), as a rank
+     * with plain ints cuts the same message; the span follows the layout. */
+    bufpool_segs_cut(&s, 40, 4, 16, 8, 4, 64);
+    UNIT_CHECK_EQ_U64(s.seg_count, 16);
+    UNIT_CHECK_EQ_U64(s.seg_span, 4 + 15 * 16);
     UNIT_CHECK_EQ_U64(s.gap, 8);
     UNIT_CHECK_EQ_U64(s.nseg, 3);
 
     /* One element larger than a segment: one element per segment. */
-    bufpool_segs_cut(&s, 5, 1000, 0, 1000, 100);
+    bufpool_segs_cut(&s, 5, 1000, 1000, 0, 1000, 100);
     UNIT_CHECK_EQ_U64(s.seg_count, 1);
     UNIT_CHECK_EQ_U64(s.nseg, 5);
     UNIT_CHECK_EQ_U64(s.seg_span, 1000);
 
     /* Nothing to cut. */
-    bufpool_segs_cut(&s, 0, 4, 0, 4, 128 * K);
+    bufpool_segs_cut(&s, 0, 4, 4, 0, 4, 128 * K);
     UNIT_CHECK_EQ_U64(s.nseg, 0);
     UNIT_CHECK_EQ_U64(s.seg_span, 0);
 
     /* A message smaller than a segment is one segment. */
-    bufpool_segs_cut(&s, 3, 8, 0, 8, 128 * K);
+    bufpool_segs_cut(&s, 3, 8, 8, 0, 8, 128 * K);
     UNIT_CHECK_EQ_U64(s.nseg, 1);
     UNIT_CHECK_EQ_U64(s.seg_count, 3);
     UNIT_CHECK_EQ_U64(s.seg_span, 24);
@@ -53,27 +57,39 @@ static void test_segs_fixed(void)
 static void test_segs_properties(void)
 {
     static const size_t segs_bytes[] = {1, 7, 64, 4096, 128 * 1024};
-    static const ptrdiff_t extents[] = {1, 4, 12, 16, 100};
+    static const size_t sizes[] = {1, 4, 12, 16, 100};
     for (size_t a = 0; a < sizeof(segs_bytes) / sizeof(*segs_bytes); a++) {
-        for (size_t e = 0; e < sizeof(extents) / sizeof(*extents); e++) {
-            for (ptrdiff_t te = 1; te <= extents[e]; te += 3) {
-                for (size_t count = 1; count < 3000; count = count * 3 + 1) {
+        for (size_t e = 0; e < sizeof(sizes) / sizeof(*sizes); e++) {
+            const size_t size = sizes[e];
+            for (size_t count = 1; count < 3000; count = count * 3 + 1) {
+                bufpool_segs_t plain;
+                /* The contiguous layout: within the bound unless one
+                 * element alone exceeds it, and as many per segment as
+                 * fit. */
+                bufpool_segs_cut(&plain, count, size, (ptrdiff_t)size, 0, (ptrdiff_t)size,
+                                 segs_bytes[a]);
+                UNIT_REQUIRE(plain.nseg >= 1 && plain.seg_count >= 1);
+                UNIT_CHECK(plain.seg_span <= segs_bytes[a] || 1 == plain.seg_count);
+                if (plain.seg_count < count) {
+                    UNIT_CHECK((plain.seg_count + 1) * size > segs_bytes[a]);
+                }
+                /* Other layouts of the same elements (gaps, a shifted
+                 * lower bound) cut the same segments, which cover the
+                 * message exactly. */
+                for (ptrdiff_t extent = (ptrdiff_t)size; extent <= 4 * (ptrdiff_t)size;
+                     extent += (ptrdiff_t)size) {
                     bufpool_segs_t s;
                     size_t total = 0;
-                    bufpool_segs_cut(&s, count, extents[e], 0, te, segs_bytes[a]);
-                    UNIT_REQUIRE(s.nseg >= 1 && s.seg_count >= 1);
+                    bufpool_segs_cut(&s, count, size, extent, 8, (ptrdiff_t)size, segs_bytes[a]);
+                    UNIT_CHECK_EQ_U64(s.seg_count, plain.seg_count);
+                    UNIT_CHECK_EQ_U64(s.nseg, plain.nseg);
+                    UNIT_CHECK_EQ_U64(s.seg_span, size + (s.seg_count - 1) * (size_t)extent);
                     for (size_t j = 0; j < s.nseg; j++) {
                         size_t n = bufpool_segs_count(&s, j);
                         UNIT_CHECK(n >= 1 && n <= s.seg_count);
                         total += n;
                     }
                     UNIT_CHECK_EQ_U64(total, count);
-                    /* Within the bound unless one element alone exceeds it. */
-                    UNIT_CHECK(s.seg_span <= segs_bytes[a] || 1 == s.seg_count);
-                    /* As many per segment as fit: one more would not. */
-                    if (s.seg_count < count) {
-                        UNIT_CHECK((size_t)te + s.seg_count * (size_t)extents[e] > segs_bytes[a]);
-                    }
                 }
             }
         }

@@ -287,12 +287,8 @@ static void test_decisions(void)
                                .small_size = 64 * 1024,
                                .links = &l,
                                .rules = unit_default_rules()};
-    bufpool_call_t call = {.comm_size = 16,
-                           .hosts = 8,
-                           .count = 1 << 18,
-                           .bytes = 1 << 21,
-                           .span = 1 << 21,
-                           .commute = true};
+    bufpool_call_t call = {
+        .comm_size = 16, .hosts = 8, .count = 1 << 18, .bytes = 1 << 21, .commute = true};
     bufpool_plan_t plan;
     struct bufpool_model_topo topo = {16, 8, 128 * 1024, 0};
     int want = bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &topo, 1 << 21, 1, NULL) + 1;
@@ -316,7 +312,6 @@ static void test_decisions(void)
      * host link per step) beats pairwise (up to ppn flows) for 64 MiB. */
     call.bytes = (size_t)64 << 20;
     call.count = call.bytes / 4;
-    call.span = call.bytes;
     want = bufpool_model_best(BUFPOOL_MODEL_REDUCE_SCATTER, &l, &topo, call.bytes, 1, NULL) + 1;
     UNIT_CHECK(BUFPOOL_REDUCE_SCATTER_RING == want);
     bufpool_decide_reduce_scatter(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
@@ -329,7 +324,7 @@ static void test_decisions(void)
                bufpool_model_best(BUFPOOL_MODEL_REDUCE_SCATTER, &l, &four, 4 << 20, 1, NULL) + 1);
     call.comm_size = 4;
     call.hosts = 2;
-    call.bytes = call.span = 4 << 20;
+    call.bytes = 4 << 20;
     call.count = call.bytes / 4;
     /* The model alone: under the default rules the emulated cluster's rows
      * (ranks=4 hosts=2, measured on Open MPI 6.0) decide first. */
@@ -346,7 +341,6 @@ static void test_decisions(void)
     call.hosts = 2;
     call.bytes = (size_t)1 << 20;
     call.count = call.bytes / 4;
-    call.span = call.bytes;
     struct bufpool_model_topo two = {2, 2, 128 * 1024, 0};
     check_modeled(BUFPOOL_MODEL_GATHER, bufpool_decide_gather, &call, &tuning, &two);
     check_modeled(BUFPOOL_MODEL_SCATTER, bufpool_decide_scatter, &call, &tuning, &two);
@@ -359,7 +353,7 @@ static void test_decisions(void)
     bufpool_decide_scan(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK(BUFPOOL_SCAN_CHAIN == plan.alg);
     UNIT_CHECK(NULL != strstr(plan.why, "model"));
-    call.bytes = call.span = 64 * 1024;
+    call.bytes = 64 * 1024;
     call.count = call.bytes / 4;
     check_modeled(BUFPOOL_MODEL_SCAN, bufpool_decide_scan, &call, &tuning, &two);
     call.hosts = 1;
@@ -448,8 +442,7 @@ static void test_max_ppn(void)
                                /* the model alone (the default rules' 4-rank
                                 * 2-host rows would decide first) */
                                .rules = NULL};
-    bufpool_call_t call = {
-        .comm_size = 4, .hosts = 2, .count = 16 << 10, .bytes = 16 << 10, .span = 16 << 10};
+    bufpool_call_t call = {.comm_size = 4, .hosts = 2, .count = 16 << 10, .bytes = 16 << 10};
     bufpool_plan_t even, uneven;
     bufpool_decide_allgather(&call, &tuning, BUFPOOL_ALG_AUTO, &even);
     call.max_ppn = 3;
