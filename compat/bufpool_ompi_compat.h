@@ -108,11 +108,20 @@ typedef opal_count_array_t bufpool_counts_t; /* = ompi_count_array_t */
 #define BUFPOOL_COUNTS_INT_PTR(counts)                                                             \
     (opal_count_array_is_64bit(counts) ? NULL : (const int *)opal_count_array_ptr(counts))
 #define BUFPOOL_COUNT_FITS(c) ((c) <= (size_t)INT_MAX)
+/* A data movement whose ranks may describe one block with different counts
+ * (1 x contiguous(n) against n x int) decides on the bytes of its type
+ * signature, which they agree on: within INT_MAX bytes every significant
+ * count fits an int (a type of no bytes moves nothing). */
+#define BUFPOOL_BYTES_FIT(b) ((b) <= (size_t)INT_MAX)
+/* Count i of an array of either width. */
+#define BUFPOOL_COUNTS_GET(counts, i) opal_count_array_get(counts, i)
 #else
 typedef int bufpool_count_t;
 typedef const int *bufpool_counts_t;
 #define BUFPOOL_COUNTS_INT_PTR(counts) (counts)
 #define BUFPOOL_COUNT_FITS(c)          ((void)(c), 1)
+#define BUFPOOL_BYTES_FIT(b)           ((void)(b), 1)
+#define BUFPOOL_COUNTS_GET(counts, i)  ((size_t)(counts)[i])
 #endif
 
 /*

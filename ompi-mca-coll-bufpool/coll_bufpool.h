@@ -98,6 +98,10 @@ typedef struct mca_coll_bufpool_component {
     char *nonblocking_text;
     char *persistent_text;
     char *nb_stack_size_text;
+    /* coll_bufpool_test_nbc_tag_range (testing only): 0, or the tags after
+     * which a task's tag reservation wraps. */
+    char *test_nbc_tag_range_text;
+    int test_nbc_tag_range;
     bool nonblocking;
     bool persistent;
     size_t nb_stack_size;
@@ -171,6 +175,14 @@ typedef struct mca_coll_bufpool_module {
     /* Where its ranks run, for allreduce hier (coll_bufpool_hier.c): built
      * at the first hier call. */
     struct bufpool_hier_topo *hier;
+    /* The tag blocks of the persistent requests bufpool made on this
+     * communicator, ascending (coll_bufpool_nb.c): a later reservation
+     * that lands on one after the tags wrap is skipped.  Never shortened
+     * (MPI_Request_free is local, so the ranks could not agree on when),
+     * 4 bytes per persistent request; freed with the communicator.  MPI
+     * orders a communicator's collective calls, so no lock. */
+    int *persist_tags;
+    size_t persist_tags_n, persist_tags_cap;
 } mca_coll_bufpool_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);
@@ -393,10 +405,13 @@ bufpool_call_t bufpool_block_call(bufpool_count_t count, struct ompi_datatype_t 
                                   bool in_place, struct ompi_communicator_t *comm);
 
 /* Open MPI 6 passes size_t counts: those beyond bufpool's int engines go to
- * the previous module (a no-op up to 5.0, where counts are int). */
-#define BUFPOOL_FALLBACK_UNLESS_FITS(bp_module, name, count, ...)                                  \
+ * the previous module (a no-op up to 5.0, where counts are int).  fits:
+ * BUFPOOL_COUNT_FITS of a count every rank passes alike (reductions), or
+ * BUFPOOL_BYTES_FIT of the signature bytes (data movement, whose counts
+ * may differ between ranks). */
+#define BUFPOOL_FALLBACK_UNLESS_FITS(bp_module, name, fits, ...)                                   \
     do {                                                                                           \
-        if (!BUFPOOL_COUNT_FITS(count)) {                                                          \
+        if (!(fits)) {                                                                             \
             return BUFPOOL_FALLBACK(bp_module, name, __VA_ARGS__);                                 \
         }                                                                                          \
     } while (0)

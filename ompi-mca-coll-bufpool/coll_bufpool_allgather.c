@@ -156,7 +156,8 @@ static BUFPOOL_NOINLINE int allgather_slow(const void *sbuf, bufpool_count_t sco
                                            mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, allgather, scount > rcount ? scount : rcount, sbuf, scount,
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, allgather,
+                                 BUFPOOL_BYTES_FIT(bufpool_bytes(rdtype, rcount)), sbuf, scount,
                                  sdtype, rbuf, rcount, rdtype, comm);
     const bufpool_args_t a = {.sbuf = sbuf,
                               .scount = (int)scount,

@@ -259,7 +259,8 @@ static BUFPOOL_NOINLINE int allreduce_slow(const void *sbuf, void *rbuf, bufpool
                                            mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, allreduce, count, sbuf, rbuf, count, dtype, op, comm);
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, allreduce, BUFPOOL_COUNT_FITS(count), sbuf, rbuf, count,
+                                 dtype, op, comm);
     if (count <= 0) {
         return OMPI_SUCCESS;
     }

@@ -265,8 +265,8 @@ static BUFPOOL_NOINLINE int alltoall_slow(const void *sbuf, bufpool_count_t scou
                                           mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, alltoall, scount > rcount ? scount : rcount, sbuf, scount,
-                                 sdtype, rbuf, rcount, rdtype, comm);
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, alltoall, BUFPOOL_BYTES_FIT(bufpool_bytes(rdtype, rcount)),
+                                 sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     const bufpool_args_t a = {.sbuf = sbuf,
                               .scount = (int)scount,
                               .sdtype = sdtype,

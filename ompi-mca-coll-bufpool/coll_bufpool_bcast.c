@@ -454,7 +454,8 @@ static BUFPOOL_NOINLINE int bcast_slow(void *buf, bufpool_count_t count,
                                        mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, bcast, count, buf, count, dtype, root, comm);
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, bcast, BUFPOOL_BYTES_FIT(bufpool_bytes(dtype, count)), buf,
+                                 count, dtype, root, comm);
     const bufpool_args_t a = {
         .rbuf = buf, .count = count > 0 ? (size_t)count : 0, .dtype = dtype, .root = root};
     BUFPOOL_SERVE_OR_PREVIOUS(module, bcast, &a, buf, count, dtype, root, comm);

@@ -245,9 +245,9 @@ static int bufpool_register(void)
                  DEFAULT_MAX_REQUESTS, &COMPONENT->max_requests_text);
     register_var("min_size",
                  "Messages smaller than this (bytes per process, suffixes K, M, G) go to the "
-                 "previously selected module, except alltoalls whose send and receive types "
-                 "differ (Open MPI's Bruck alltoall may corrupt those, open-mpi/ompi#10488); 0 "
-                 "lets bufpool handle every size",
+                 "previously selected module, except (built against Open MPI <= 4.1.4) "
+                 "alltoalls in the range of tuned's Bruck algorithm, which may corrupt them "
+                 "(open-mpi/ompi#10488); 0 lets bufpool handle every size",
                  OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, DEFAULT_MIN_SIZE,
                  &COMPONENT->min_size_text);
     register_var("small_size",
@@ -279,7 +279,7 @@ static int bufpool_register(void)
     register_var("rules_default",
                  "Consult the default rules (measured on the project's machines, compiled in) "
                  "after the rows of coll_bufpool_rules_file (on|off); off leaves only the user's "
-                 "rows and each collective's own default",
+                 "rows (none without a rules file) and each collective's own default",
                  OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "on",
                  &COMPONENT->rules_default_text);
     register_var("test_host_map",
@@ -289,6 +289,13 @@ static int bufpool_register(void)
                  "(allreduce hier, auto's cost model); empty, the default: the real host names",
                  OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, "", &COMPONENT->test_host_map_text);
 
+    register_var("test_nbc_tag_range",
+                 "For testing only: the tags a nonblocking or persistent collective of bufpool "
+                 "reserves on its communicator wrap after this many (0, the default: Open MPI's "
+                 "whole range of about 2^30, which a long job may also wrap), so that a test "
+                 "reaches the wrap within seconds",
+                 OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY, "0",
+                 &COMPONENT->test_nbc_tag_range_text);
     register_var("nonblocking",
                  "Let bufpool run the nonblocking collectives (MPI_Iallreduce, ...) of the "
                  "collectives it runs, with the same algorithms, plans and scratch bound as the "
@@ -303,9 +310,12 @@ static int bufpool_register(void)
                  OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY, "on", &COMPONENT->persistent_text);
     register_var("nb_stack_size",
                  "Bytes of the stack each nonblocking or persistent collective runs on while in "
-                 "flight (suffixes K, M, G), from 64K to 64M, below a guard page. Stacks are "
-                 "mapped once and reused; only the pages touched use memory "
-                 "(coll_bufpool_nb_stack_bytes_peak shows the deepest use)",
+                 "flight (suffixes K, M, G), from 64K to 64M, above a 64 KiB guard region. Only "
+                 "bufpool's and Open MPI's own code runs there: user-defined operations run on "
+                 "the stack of the thread that progresses the collective, as Open MPI's own "
+                 "nonblocking collectives run them. Stacks are mapped once and reused; only "
+                 "the pages touched use memory (coll_bufpool_nb_stack_bytes_peak shows the "
+                 "deepest use, about 10 KiB)",
                  OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, DEFAULT_NB_STACK_SIZE,
                  &COMPONENT->nb_stack_size_text);
 
@@ -498,24 +508,29 @@ static void load_rules(void)
     const bool with_defaults =
         bufpool_params_bool(&coll_pp, "rules_default", COMPONENT->rules_default_text, true);
     const char *path = COMPONENT->rules_file;
+    bool file_failed = false;
     if (NULL != path && '\0' != path[0]) {
         size_t len = 0;
         char *text = read_rules_file(path, &len, err, sizeof(err));
         if (NULL == text) {
             bufpool_params_bad(&coll_pp, "rules_file", path, err, "a readable rules file",
                                "the default rules");
+            file_failed = true;
         } else if (0 != bufpool_rules_parse(&COMPONENT->rules, text, len, path, err, sizeof(err))) {
             bufpool_params_bad(&coll_pp, "rules_file", path, err, "a rules file (docs/rules.md)",
                                "the default rules");
+            file_failed = true;
         }
         free(text);
     }
-    if (!with_defaults && 0 == COMPONENT->rules.n && NULL != path && '\0' != path[0]) {
-        /* The user's rows were meant to stand alone but could not be read:
-         * the defaults, as the message said. */
+    if (file_failed) {
+        /* Left out whole, as the message said: the default rules. */
         bufpool_rules_free(&COMPONENT->rules);
+        bufpool_rules_init(&COMPONENT->rules);
     }
-    if (with_defaults || 0 == COMPONENT->rules.n) {
+    /* rules_default off leaves the file's rows alone (none without a file:
+     * each collective's own default decides every size). */
+    if (with_defaults || file_failed) {
         /* The default text is part of the build: a failure here is a bug
          * that the unit tests catch; it leaves each collective's default. */
         if (0 != bufpool_rules_parse(&defaults, bufpool_default_rules_text,
@@ -610,6 +625,8 @@ static void check_params(void)
         bufpool_params_bool(&coll_pp, "nonblocking", COMPONENT->nonblocking_text, true);
     COMPONENT->persistent =
         bufpool_params_bool(&coll_pp, "persistent", COMPONENT->persistent_text, true);
+    COMPONENT->test_nbc_tag_range = (int)bufpool_params_int(
+        &coll_pp, "test_nbc_tag_range", COMPONENT->test_nbc_tag_range_text, 0, 1 << 24, "0");
     COMPONENT->nb_stack_size = (size_t)bufpool_params_size(
         &coll_pp, "nb_stack_size", COMPONENT->nb_stack_size_text, DEFAULT_NB_STACK_SIZE,
         (uint64_t)64 << 10, (uint64_t)64 << 20, "a size from 64K to 64M");

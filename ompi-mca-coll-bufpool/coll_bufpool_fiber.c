@@ -1,5 +1,5 @@
 /*
- * Fibers (see coll_bufpool_fiber.h): stacks with a guard page, and the
+ * Fibers (see coll_bufpool_fiber.h): stacks with a guard region, and the
  * context switch.
  *
  * The switch saves what the calling convention says a function must

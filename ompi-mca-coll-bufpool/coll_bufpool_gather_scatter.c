@@ -766,8 +766,11 @@ static int rooted_slow(bool gather, const void *sbuf, bufpool_count_t scount,
     mca_coll_base_module_t *prev_module =
         gather ? module->prev_gather_module : module->prev_scatter_module;
     /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
-     * by the same hand-over as any other call bufpool does not serve. */
-    bool hand_back = !BUFPOOL_COUNT_FITS(scount > rcount ? scount : rcount);
+     * by the same hand-over as any other call bufpool does not serve,
+     * decided on the significant arguments' signature bytes (a non-root's
+     * receive count of a gather is anything). */
+    bool hand_back = !BUFPOOL_BYTES_FIT(
+        bufpool_rooted_bytes(gather, scount, sdtype, rcount, rdtype, root, comm));
     int rc = OMPI_SUCCESS;
     if (hand_back) {
         bufpool_module_count(&module->fallbacks[BUFPOOL_FORM_BLOCKING][id]);

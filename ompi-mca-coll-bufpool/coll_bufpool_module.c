@@ -44,6 +44,8 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     module->aux_req_cache = NULL;
     module->aux_req_cache_cap = 0;
     module->hier = NULL;
+    module->persist_tags = NULL;
+    module->persist_tags_n = module->persist_tags_cap = 0;
 }
 
 static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
@@ -57,6 +59,7 @@ static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
     bufpool_nb_module_destruct(module);
     free(module->req_cache);
     free(module->aux_req_cache);
+    free(module->persist_tags);
     bufpool_hier_topo_free(module->hier);
     free(module->map_mem);
     /* Its counts stay in the totals MPI_T reads. */

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "ompi/errhandler/errcode-internal.h"
+#include "ompi/mca/coll/base/base.h"
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "opal/mca/base/mca_base_pvar.h"
@@ -61,10 +62,14 @@ _Static_assert(MCA_COLL_BASE_TAG_ALLGATHER == TAG_FIRST && MCA_COLL_BASE_TAG_SCA
 /* Scratch buffers a persistent task keeps between starts (an algorithm
  * holds at most a few at once). */
 #define TASK_SCRATCH_KEPT 4
-/* Tasks and stacks kept for reuse once their operation is over (more in
- * flight at once are made and, at the end, released). */
-#define TASKS_CACHED  64
-#define STACKS_CACHED 16
+/* Tasks kept for reuse once their operation is over (more in flight at
+ * once are made and, at the end, released). */
+#define TASKS_CACHED 64
+/* Stacks kept for reuse: as many as were ever in use at once, up to this
+ * many (each holds only the pages its deepest use touched, about 10 KiB,
+ * and reserves nb_stack_size + 64 KiB of address space); beyond it a task
+ * maps and unmaps its own. */
+#define STACKS_CACHED_MAX 256
 /* The progress callback unregisters itself after this many consecutive
  * calls that found no task in flight: registering and unregistering costs
  * 30-36 ns a pair here (Open MPI's progress lock and a search of its
@@ -82,6 +87,7 @@ typedef int nb_form_t;
 struct bufpool_task {
     ompi_coll_base_nbc_request_t super; /* the MPI request: first */
     struct bufpool_task *next, *prev;   /* the active list, the cache */
+    struct bufpool_task *pnext, *pprev; /* nb.persistent (persistent only) */
     bufpool_fiber_t fiber;
     bufpool_fiber_stack_t stack; /* while running */
     bufpool_coll_id_t id;
@@ -129,8 +135,12 @@ static struct {
     int32_t progressing;         /* trylock: one thread resumes tasks at a time */
     bufpool_task_t *free_tasks;  /* through next */
     int nfree_tasks;
-    bufpool_fiber_stack_t free_stacks[STACKS_CACHED];
-    int nfree_stacks;
+    bufpool_fiber_stack_t *free_stacks; /* cap_stacks of them */
+    int nfree_stacks, cap_stacks;
+    /* Persistent requests not yet freed (through pnext, pprev), released
+     * at MPI_Finalize if the application leaves them (finalize_hook). */
+    bufpool_task_t *persistent;
+    bool finalize_hooked;
     size_t stack_used_peak; /* deepest use seen on a stack, bytes */
 } nb;
 
@@ -151,10 +161,17 @@ void bufpool_nb_open(void)
      * MPI_Iallreduce of the parent, which bufpool serves: without it, one
      * failing mmap made MPI_Comm_split fail in fault_sweep.sh).  Untouched
      * pages cost no memory. */
+    nb.free_stacks = NULL;
+    nb.nfree_stacks = nb.cap_stacks = 0;
+    nb.persistent = NULL;
+    nb.finalize_hooked = false;
     if ((COMPONENT->nonblocking || COMPONENT->persistent) &&
-        0 == bufpool_fiber_stack_map(&nb.free_stacks[0], COMPONENT->nb_stack_size)) {
-        nb.nfree_stacks = 1;
-        (void)__atomic_fetch_add(&COMPONENT->nb_stacks_mapped, 1, __ATOMIC_RELAXED);
+        NULL != (nb.free_stacks = malloc(16 * sizeof(*nb.free_stacks)))) {
+        nb.cap_stacks = 16;
+        if (0 == bufpool_fiber_stack_map(&nb.free_stacks[0], COMPONENT->nb_stack_size)) {
+            nb.nfree_stacks = 1;
+            (void)__atomic_fetch_add(&COMPONENT->nb_stacks_mapped, 1, __ATOMIC_RELAXED);
+        }
     }
 }
 
@@ -271,7 +288,18 @@ static int stack_get(bufpool_fiber_stack_t *stack)
 static void stack_put(bufpool_fiber_stack_t *stack)
 {
     OPAL_THREAD_LOCK(&nb.lock);
-    if (nb.nfree_stacks < STACKS_CACHED) {
+    if (nb.nfree_stacks == nb.cap_stacks && nb.cap_stacks < STACKS_CACHED_MAX) {
+        /* More were in use at once than the cache holds: keep them all
+         * from now on, so that a steady state maps none. */
+        int cap = nb.cap_stacks > 0 ? 2 * nb.cap_stacks : 16;
+        cap = cap < STACKS_CACHED_MAX ? cap : STACKS_CACHED_MAX;
+        bufpool_fiber_stack_t *more = realloc(nb.free_stacks, (size_t)cap * sizeof(*more));
+        if (NULL != more) {
+            nb.free_stacks = more;
+            nb.cap_stacks = cap;
+        }
+    }
+    if (nb.nfree_stacks < nb.cap_stacks) {
         nb.free_stacks[nb.nfree_stacks++] = *stack;
         stack->map = NULL;
     }
@@ -297,6 +325,168 @@ static size_t stacks_used_peak(void)
     }
     OPAL_THREAD_UNLOCK(&nb.lock);
     return peak;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Tags.  A task reserves a block of TASK_TAGS tags on its communicator
+ * (ompi_coll_base_nbc_reserve_tags, the counter libnbc and every other
+ * nonblocking component share; every rank reserves in the same order, so
+ * every rank gets the same block).  The counter wraps after about 2^30
+ * tags, some 63 million of bufpool's tasks: a long job gets there.  A
+ * persistent request keeps its block until freed, so after a wrap a new
+ * block could land on one in use, and two operations in flight at once
+ * would match each other's messages.  Every block a persistent request of
+ * bufpool ever took on the communicator is therefore recorded
+ * (module->persist_tags) and skipped by later reservations: the same list
+ * on every rank, since persistent requests are created in the same order
+ * everywhere (their frees are local: the list is never shortened).  The
+ * tags libnbc reserves one at a time are libnbc's to place. */
+
+/* Whether block base overlaps a recorded persistent block. */
+static bool tags_taken(const mca_coll_bufpool_module_t *module, int base)
+{
+    const size_t n = module->persist_tags_n;
+    if (0 == n || base + TASK_TAGS <= module->persist_tags[0] ||
+        base >= module->persist_tags[n - 1] + TASK_TAGS) {
+        return false; /* below or above all of them: the common case */
+    }
+    size_t lo = 0, hi = n; /* the first recorded block >= base - TASK_TAGS + 1 */
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (module->persist_tags[mid] < base - TASK_TAGS + 1) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < n && module->persist_tags[lo] < base + TASK_TAGS;
+}
+
+/* Record a persistent request's block (ascending).  False when memory is
+ * short: the caller then fails the initialization on this rank. */
+static bool tags_record(mca_coll_bufpool_module_t *module, int base)
+{
+    if (module->persist_tags_n == module->persist_tags_cap) {
+        const size_t cap = module->persist_tags_cap > 0 ? 2 * module->persist_tags_cap : 16;
+        int *more = realloc(module->persist_tags, cap * sizeof(*more));
+        if (NULL == more) {
+            return false;
+        }
+        module->persist_tags = more;
+        module->persist_tags_cap = cap;
+    }
+    size_t at = module->persist_tags_n;
+    while (at > 0 && module->persist_tags[at - 1] > base) {
+        at--;
+    }
+    memmove(module->persist_tags + at + 1, module->persist_tags + at,
+            (module->persist_tags_n - at) * sizeof(*module->persist_tags));
+    module->persist_tags[at] = base;
+    module->persist_tags_n++;
+    return true;
+}
+
+/* One reservation on comm's counter: Open MPI's, or under
+ * coll_bufpool_test_nbc_tag_range the same one wrapping after that many
+ * tags (tests reach the wrap in seconds). */
+static int tags_reserve_once(struct ompi_communicator_t *comm)
+{
+    const int range = COMPONENT->test_nbc_tag_range;
+    if (0 == range) {
+        return ompi_coll_base_nbc_reserve_tags(comm, TASK_TAGS);
+    }
+    const int32_t end = MCA_COLL_BASE_TAG_NONBLOCKING_BASE - range;
+    int32_t tag, old;
+    do {
+        tag = old = comm->c_nbc_tag;
+        if (tag - TASK_TAGS < end) {
+            tag = MCA_COLL_BASE_TAG_NONBLOCKING_BASE;
+        }
+    } while (!OPAL_ATOMIC_COMPARE_EXCHANGE_STRONG_32(&comm->c_nbc_tag, &old, tag - TASK_TAGS));
+    return tag;
+}
+
+/* A task's block: the next one no persistent request of bufpool holds.
+ * Bounded: the recorded blocks cover at most their number of blocks. */
+static int tags_reserve(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
+{
+    int base = tags_reserve_once(comm);
+    for (size_t tries = 0; tries <= module->persist_tags_n && tags_taken(module, base); tries++) {
+        base = tags_reserve_once(comm);
+    }
+    return base;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Persistent requests the application never frees are released at
+ * MPI_Finalize: MPI_COMM_SELF's attributes are deleted first thing there
+ * (MPI, "Allowing User Functions at Process Termination"), while the
+ * communicators they retain still exist. */
+
+static void persistent_link(bufpool_task_t *t)
+{
+    OPAL_THREAD_LOCK(&nb.lock);
+    t->pprev = NULL;
+    t->pnext = nb.persistent;
+    if (NULL != nb.persistent) {
+        nb.persistent->pprev = t;
+    }
+    nb.persistent = t;
+    OPAL_THREAD_UNLOCK(&nb.lock);
+}
+
+/* Under nb.lock. */
+static void persistent_unlink(bufpool_task_t *t)
+{
+    if (NULL != t->pprev) {
+        t->pprev->pnext = t->pnext;
+    } else if (nb.persistent == t) {
+        nb.persistent = t->pnext;
+    }
+    if (NULL != t->pnext) {
+        t->pnext->pprev = t->pprev;
+    }
+    t->pnext = t->pprev = NULL;
+}
+
+static void task_release_kept(bufpool_task_t *t);
+
+static int finalize_hook(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)value, (void)extra;
+    OPAL_THREAD_LOCK(&nb.lock);
+    bufpool_task_t *t = nb.persistent, *next;
+    nb.persistent = NULL;
+    OPAL_THREAD_UNLOCK(&nb.lock);
+    for (; NULL != t; t = next) {
+        next = t->pnext;
+        t->pnext = t->pprev = NULL;
+        /* An active one (started, not completed) is the application's
+         * error: it is left as it is. */
+        if (REQUEST_COMPLETE(&t->super.super)) {
+            task_release_kept(t);
+            OMPI_REQUEST_FINI(&t->super.super);
+            OBJ_RELEASE(t);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* Once, at the first persistent request: the hook above. */
+static void finalize_hook_once(void)
+{
+    OPAL_THREAD_LOCK(&nb.lock);
+    const bool hooked = nb.finalize_hooked;
+    nb.finalize_hooked = true;
+    OPAL_THREAD_UNLOCK(&nb.lock);
+    int keyval;
+    if (!hooked && (MPI_SUCCESS != PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_hook,
+                                                           &keyval, NULL) ||
+                    MPI_SUCCESS != PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL))) {
+        opal_output_verbose(1, ompi_coll_base_framework.framework_output,
+                            "coll:bufpool: no MPI_Finalize hook: persistent requests not freed "
+                            "by the application stay allocated at exit");
+    }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -509,6 +699,8 @@ static void task_release_kept(bufpool_task_t *t)
         OBJ_RELEASE(t->comm);
         t->comm = NULL;
     }
+    free(t->args.owned_counts);
+    t->args.owned_counts = NULL;
 }
 
 static void task_cache(bufpool_task_t *t)
@@ -534,6 +726,11 @@ static int task_free(ompi_request_t **request)
         /* Freeing an active collective request is erroneous (and the task
          * still runs): say so, as libnbc does, and keep it. */
         return MPI_ERR_REQUEST;
+    }
+    if (FORM_PERSISTENT == t->form) {
+        OPAL_THREAD_LOCK(&nb.lock);
+        persistent_unlink(t);
+        OPAL_THREAD_UNLOCK(&nb.lock);
     }
     task_release_kept(t);
     OMPI_REQUEST_FINI(&t->super.super);
@@ -575,6 +772,7 @@ static int task_start_persistent(size_t count, ompi_request_t **requests)
 static void task_construct(bufpool_task_t *t)
 {
     t->next = t->prev = NULL;
+    t->pnext = t->pprev = NULL;
     t->outside_fn = NULL;
     t->outside_arg = NULL;
     memset(&t->stack, 0, sizeof(t->stack));
@@ -667,6 +865,29 @@ static void task_retain(bufpool_task_t *t)
  * name and counted as that form. */
 static int nb_call(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *args,
                    struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
+                   ompi_request_t **request);
+
+/* nb_call with reduce_scatter's counts as ints: Open MPI 6's size_t counts
+ * (which fit: the entry checked) copied into an array the task owns. */
+static int nb_call_counts(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *args,
+                          struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
+                          ompi_request_t **request)
+{
+    if (BUFPOOL_COLL_reduce_scatter != id || NULL != args->rcounts) {
+        return nb_call(id, form, args, comm, module, request);
+    }
+    bufpool_args_t a = *args;
+    int *owned = bufpool_counts_int_copy(args->rcounts_any, ompi_comm_size(comm));
+    if (NULL == owned) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    a.rcounts = owned;
+    a.owned_counts = owned; /* nb_call gives them to the task or frees them */
+    return nb_call(id, form, &a, comm, module, request);
+}
+
+static int nb_call(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *args,
+                   struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
                    ompi_request_t **request)
 {
     bufpool_entry_t entry = BUFPOOL_ENTRY_DONE;
@@ -678,10 +899,14 @@ static int nb_call(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *a
         size_t bytes;
         const bufpool_range_t *range = bufpool_args_range(id, form, module, args, comm, &bytes);
         if (bufpool_hands_back(module, form, id, range, bytes, comm)) {
+            free(args->owned_counts);
             return NB_PREVIOUS;
         }
         call = bufpool_describe(id, args, comm);
         entry = bufpool_enter(id, form, module, &call, &range->choice, comm, &plan);
+    }
+    if (BUFPOOL_ENTRY_RUN != entry) {
+        free(args->owned_counts); /* no task will read them */
     }
     switch (entry) {
         case BUFPOOL_ENTRY_PREVIOUS:
@@ -701,6 +926,7 @@ static int nb_call(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *a
      * follow), as in the blocking path. */
     bufpool_task_t *t = task_get();
     if (NULL == t) {
+        free(args->owned_counts);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     t->id = id;
@@ -711,7 +937,14 @@ static int nb_call(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *a
     t->comm = comm;
     t->module = module;
     /* Every rank reserves in the same order: the same block everywhere. */
-    t->tag_base = ompi_coll_base_nbc_reserve_tags(comm, TASK_TAGS);
+    t->tag_base = tags_reserve(module, comm);
+    if (FORM_PERSISTENT == form && !tags_record(module, t->tag_base)) {
+        /* Past the decision: an error, never a hand-back. */
+        t->args.owned_counts = NULL;
+        task_cache(t);
+        free(args->owned_counts);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     task_retain(t);
 
     ompi_request_t *req = &t->super.super;
@@ -727,6 +960,8 @@ static int nb_call(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *a
     t->super.req_complete_cb_data = NULL;
     *request = req;
     if (FORM_PERSISTENT == form) {
+        finalize_hook_once();
+        persistent_link(t);
         return OMPI_SUCCESS; /* inactive until MPI_Start */
     }
     int rc = task_start(t);
@@ -750,9 +985,9 @@ static int nb_call(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *a
     {                                                                                              \
         mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;                     \
         const bufpool_args_t a = NB_EXPAND init;                                                   \
-        int rc = (fits)                                                                            \
-                     ? nb_call(BUFPOOL_COLL_##name, FORM_NONBLOCKING, &a, comm, module, request)   \
-                     : NB_PREVIOUS;                                                                \
+        int rc = (fits) ? nb_call_counts(BUFPOOL_COLL_##name, FORM_NONBLOCKING, &a, comm, module,  \
+                                         request)                                                  \
+                        : NB_PREVIOUS;                                                             \
         if (!(fits)) {                                                                             \
             bufpool_module_count(&module->fallbacks[FORM_NONBLOCKING][BUFPOOL_COLL_##name]);       \
         }                                                                                          \
@@ -766,7 +1001,8 @@ static int nb_call(bufpool_coll_id_t id, nb_form_t form, const bufpool_args_t *a
     {                                                                                              \
         mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;                     \
         const bufpool_args_t a = NB_EXPAND init;                                                   \
-        int rc = (fits) ? nb_call(BUFPOOL_COLL_##name, FORM_PERSISTENT, &a, comm, module, request) \
+        int rc = (fits) ? nb_call_counts(BUFPOOL_COLL_##name, FORM_PERSISTENT, &a, comm, module,   \
+                                         request)                                                  \
                         : NB_PREVIOUS;                                                             \
         if (!(fits)) {                                                                             \
             bufpool_module_count(&module->fallbacks[FORM_PERSISTENT][BUFPOOL_COLL_##name]);        \
@@ -807,17 +1043,19 @@ NB_ENTRIES(reduce,
 NB_ENTRIES(reduce_scatter,
            (const void *sbuf, void *rbuf, bufpool_counts_t rcounts, struct ompi_datatype_t *dtype,
             struct ompi_op_t *op, struct ompi_communicator_t *comm),
-           (sbuf, rbuf, rcounts, dtype, op, comm), NULL != BUFPOOL_COUNTS_INT_PTR(rcounts),
+           (sbuf, rbuf, rcounts, dtype, op, comm),
+           bufpool_counts_fit(rcounts, ompi_comm_size(comm)),
            ({.sbuf = sbuf,
              .rbuf = rbuf,
              .rcounts = BUFPOOL_COUNTS_INT_PTR(rcounts),
+             .rcounts_any = rcounts,
              .dtype = dtype,
              .op = op}))
 
 NB_ENTRIES(bcast,
            (void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype, int root,
             struct ompi_communicator_t *comm),
-           (buf, count, dtype, root, comm), BUFPOOL_COUNT_FITS(count),
+           (buf, count, dtype, root, comm), BUFPOOL_BYTES_FIT(bufpool_bytes(dtype, count)),
            ({.rbuf = buf, .count = NB_COUNT(count), .dtype = dtype, .root = root}))
 
 /* Block exchanges: scount x sdtype out, rcount x rdtype in. */
@@ -827,7 +1065,7 @@ NB_ENTRIES(bcast,
                 void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype,                \
                 struct ompi_communicator_t *comm),                                                 \
                (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm),                                 \
-               BUFPOOL_COUNT_FITS(scount > rcount ? scount : rcount),                              \
+               BUFPOOL_BYTES_FIT(bufpool_bytes(rdtype, rcount)),                                   \
                ({.sbuf = sbuf,                                                                     \
                  .scount = (int)scount,                                                            \
                  .sdtype = sdtype,                                                                 \
@@ -838,19 +1076,21 @@ NB_EXCHANGE(allgather)
 NB_EXCHANGE(alltoall)
 
 #define NB_ROOTED(name)                                                                            \
-    NB_ENTRIES(name,                                                                               \
-               (const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype,          \
-                void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *rdtype, int root,      \
-                struct ompi_communicator_t *comm),                                                 \
-               (sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm),                           \
-               BUFPOOL_COUNT_FITS(scount > rcount ? scount : rcount),                              \
-               ({.sbuf = sbuf,                                                                     \
-                 .scount = (int)scount,                                                            \
-                 .sdtype = sdtype,                                                                 \
-                 .rbuf = rbuf,                                                                     \
-                 .rcount = (int)rcount,                                                            \
-                 .rdtype = rdtype,                                                                 \
-                 .root = root}))
+    NB_ENTRIES(                                                                                    \
+        name,                                                                                      \
+        (const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,     \
+         bufpool_count_t rcount, struct ompi_datatype_t *rdtype, int root,                         \
+         struct ompi_communicator_t *comm),                                                        \
+        (sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm),                                  \
+        BUFPOOL_BYTES_FIT(bufpool_rooted_bytes(BUFPOOL_COLL_gather == BUFPOOL_COLL_##name, scount, \
+                                               sdtype, rcount, rdtype, root, comm)),               \
+        ({.sbuf = sbuf,                                                                            \
+          .scount = (int)scount,                                                                   \
+          .sdtype = sdtype,                                                                        \
+          .rbuf = rbuf,                                                                            \
+          .rcount = (int)rcount,                                                                   \
+          .rdtype = rdtype,                                                                        \
+          .root = root}))
 NB_ROOTED(gather)
 NB_ROOTED(scatter)
 
@@ -1012,6 +1252,9 @@ void bufpool_nb_close(void)
     while (nb.nfree_stacks > 0) {
         bufpool_fiber_stack_unmap(&nb.free_stacks[--nb.nfree_stacks]);
     }
+    free(nb.free_stacks);
+    nb.free_stacks = NULL;
+    nb.cap_stacks = 0;
     if (nb.registered) {
         (void)opal_progress_unregister(bufpool_nb_progress);
         nb.registered = false;

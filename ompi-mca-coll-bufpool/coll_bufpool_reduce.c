@@ -417,7 +417,8 @@ static BUFPOOL_NOINLINE int reduce_slow(const void *sbuf, void *rbuf, bufpool_co
                                         mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce, count, sbuf, rbuf, count, dtype, op, root, comm);
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce, BUFPOOL_COUNT_FITS(count), sbuf, rbuf, count,
+                                 dtype, op, root, comm);
     if (count <= 0) {
         return OMPI_SUCCESS;
     }

@@ -38,6 +38,7 @@
 #include "coll_bufpool_reduce_scatter.h"
 #include "coll_bufpool_run.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -883,6 +884,25 @@ int bufpool_run_reduce_scatter(bufpool_coll_id_t id, const bufpool_args_t *a,
                               plan, comm, module);
 }
 
+bool bufpool_counts_fit(bufpool_counts_t counts, int p)
+{
+    for (int b = 0; b < p; b++) {
+        if (BUFPOOL_COUNTS_GET(counts, b) > (size_t)INT_MAX) {
+            return false;
+        }
+    }
+    return true;
+}
+
+int *bufpool_counts_int_copy(bufpool_counts_t counts, int p)
+{
+    int *copy = malloc((size_t)(p > 0 ? p : 1) * sizeof(*copy));
+    for (int b = 0; NULL != copy && b < p; b++) {
+        copy[b] = (int)BUFPOOL_COUNTS_GET(counts, b);
+    }
+    return copy;
+}
+
 static BUFPOOL_NOINLINE int reduce_scatter_slow(const void *sbuf, void *rbuf,
                                                 bufpool_counts_t rcounts,
                                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
@@ -890,18 +910,38 @@ static BUFPOOL_NOINLINE int reduce_scatter_slow(const void *sbuf, void *rbuf,
                                                 mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    /* The engines take int counts; Open MPI 6's size_t ones go below us. */
-    const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
-    if (NULL == counts) {
+    const int p = ompi_comm_size(comm);
+    /* The engines take int counts: Open MPI 6's size_t ones are copied
+     * when they fit, else go below us (every rank passes the same). */
+    if (!bufpool_counts_fit(rcounts, p)) {
         return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     }
-    /* Some blocks may be empty; only an empty message is nothing to do. */
-    if (0 == bufpool_counts_total(counts, ompi_comm_size(comm))) {
-        return OMPI_SUCCESS;
+    const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
+    int *owned = NULL;
+    if (NULL == counts) {
+        /* Past the decision to serve: a shortage is an error, never a
+         * hand-back the others would not follow. */
+        counts = owned = bufpool_counts_int_copy(rcounts, p);
+        if (NULL == owned) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
     }
-    const bufpool_args_t a = {
-        .sbuf = sbuf, .rbuf = rbuf, .rcounts = counts, .dtype = dtype, .op = op};
-    BUFPOOL_SERVE_OR_PREVIOUS(module, reduce_scatter, &a, sbuf, rbuf, rcounts, dtype, op, comm);
+    /* Some blocks may be empty; only an empty message is nothing to do. */
+    int rc = OMPI_SUCCESS;
+    bool hand_back = false;
+    if (0 != bufpool_counts_total(counts, p)) {
+        const bufpool_args_t a = {.sbuf = sbuf,
+                                  .rbuf = rbuf,
+                                  .rcounts = counts,
+                                  .rcounts_any = rcounts,
+                                  .dtype = dtype,
+                                  .op = op};
+        rc = bufpool_serve(BUFPOOL_COLL_reduce_scatter, &a, comm, module, &hand_back);
+    }
+    free(owned);
+    return hand_back
+               ? BUFPOOL_PREVIOUS(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm)
+               : rc;
 }
 
 static BUFPOOL_NOINLINE int
@@ -910,8 +950,8 @@ reduce_scatter_block_slow(const void *sbuf, void *rbuf, bufpool_count_t rcount,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce_scatter_block, rcount, sbuf, rbuf, rcount, dtype,
-                                 op, comm);
+    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce_scatter_block, BUFPOOL_COUNT_FITS(rcount), sbuf,
+                                 rbuf, rcount, dtype, op, comm);
     if (rcount <= 0) {
         return OMPI_SUCCESS;
     }

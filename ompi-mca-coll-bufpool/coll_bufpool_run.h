@@ -20,7 +20,11 @@ typedef struct bufpool_args {
     size_t count;                  /* reductions, scans, bcast; the block
                                       count of reduce_scatter_block        */
     int scount, rcount;            /* allgather, alltoall, gather, scatter */
-    const int *rcounts;            /* reduce_scatter                       */
+    const int *rcounts;            /* reduce_scatter; NULL (Open MPI 6's
+                                      size_t counts): see rcounts_any     */
+    bufpool_counts_t rcounts_any;  /* reduce_scatter, as the caller gave it */
+    int *owned_counts;             /* a task's copy of rcounts (freed with
+                                      the task), or NULL                  */
     struct ompi_datatype_t *dtype; /* reductions, scans, bcast             */
     struct ompi_datatype_t *sdtype, *rdtype;
     struct ompi_op_t *op;
@@ -61,6 +65,13 @@ int bufpool_serve(bufpool_coll_id_t id, const bufpool_args_t *a, struct ompi_com
 int bufpool_run(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_call_t *call,
                 const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                 mca_coll_bufpool_module_t *module);
+
+/* reduce_scatter's counts: whether every one fits bufpool's int engines
+ * (every rank passes the same counts, so every rank agrees), and a copy as
+ * ints (malloc'd; NULL when memory is short), for Open MPI 6's size_t
+ * counts. */
+bool bufpool_counts_fit(bufpool_counts_t counts, int p);
+int *bufpool_counts_int_copy(bufpool_counts_t counts, int p);
 
 /* The call descriptions that need a family's knowledge (their files). */
 bufpool_call_t bufpool_rooted_call(bool gather, const bufpool_args_t *a,

@@ -1,9 +1,11 @@
 #!/bin/sh
-# An alltoall whose send and receive datatypes differ is never handed back
-# to the previous module for speed: Open MPI's modified Bruck alltoall
-# (tuned's choice for small blocks on many ranks) corrupts such calls up to
-# 4.1.4 (open-mpi/ompi#10488; Debian 12's 4.1.4 writes past the receive
-# buffer at 16 ranks).  16 ranks pretend to run on 4 hosts
+# Built against Open MPI up to 4.1.4, a blocking alltoall in tuned's Bruck
+# range (16+ ranks, small blocks) is never handed back to the previous
+# module, whatever its datatypes: Open MPI's modified Bruck alltoall
+# corrupts calls whose send and receive types differ (open-mpi/ompi#10488;
+# Debian 12's 4.1.4 writes past the receive buffer at 16 ranks), and no
+# rank knows the others' types (docs/collectives.md, "Every rank makes the
+# same choice").  16 ranks pretend to run on 4 hosts
 # (coll_bufpool_test_host_map), where auto's measured rows hand alltoalls of
 # at most 256 B back; the move family's alltoalls, mixed types among them,
 # must pass and --expect-bufpool proves that bufpool served.  Verified to

@@ -1,0 +1,507 @@
+/*
+ * The hazards of coll/bufpool's nonblocking runtime (coll_bufpool_nb.c),
+ * one case per run (--case=NAME), every result checked exactly:
+ *
+ *   tag-wrap     the communicator's tag counter wraps (run with
+ *                --mca coll_bufpool_test_nbc_tag_range, a few blocks)
+ *                while persistent requests keep their blocks: each round
+ *                starts them and posts several MPI_Iallreduce on the same
+ *                communicator, the even ranks starting them first and the
+ *                odd ones last (MPI allows it), so that a new block
+ *                landing on a persistent one would let the two match each
+ *                other's messages;
+ *   many         64 MPI_Ibcast in flight at once (more than the stack
+ *                cache first holds), --rounds of them: results, never
+ *                more stacks mapped (coll_bufpool_nb_stacks_mapped) than
+ *                in flight, and the process's mapped size flat but for
+ *                them;
+ *   threads      MPI_THREAD_MULTIPLE: one thread starts MPI_Iallreduce
+ *                with a slow user-defined operation, another completes
+ *                them (requests handed over through a queue);
+ *   big-frame    MPI_Iallreduce of 256 Ki doubles with a user-defined
+ *                operation whose frame holds a local array of *len
+ *                doubles (as Fortran's automatic arrays do): it must run
+ *                on a stack as large as the caller's, not the task's;
+ *   finalize     persistent requests started, completed and never freed,
+ *                then MPI_Finalize: no crash, and (under the sanitizers,
+ *                test/reliability/sanitize.sh) nothing leaked.
+ *
+ * --expect-bufpool: bufpool's counters must show that it served the
+ * nonblocking or persistent calls of the case (run with
+ * --mca coll_bufpool_rules_default off, where its own defaults serve
+ * every size).  Exit status 0 when every check passed.
+ */
+#include <mpi.h>
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+#include <mpi-ext.h>
+#endif
+#include "pvar_util.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define PERSISTENT(name) MPIX_##name##_init
+#else
+#define PERSISTENT(name) MPI_##name##_init
+#endif
+
+static int rank, size, failures;
+static bool expect_bufpool;
+static long rounds = -1;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            if (failures++ < 20) {                                                                 \
+                fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);                \
+                fprintf(stderr, __VA_ARGS__);                                                      \
+                fputc('\n', stderr);                                                               \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+static void mpi_ok(int rc, const char *what)
+{
+    if (MPI_SUCCESS != rc) {
+        fprintf(stderr, "rank %d: %s returned %d\n", rank, what, rc);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+static unsigned long long counter(const char *name)
+{
+    unsigned long long v = 0;
+    if (PVAR_OK != pvar_util_read(name, &v)) {
+        CHECK(!expect_bufpool, "MPI_T variable %s not readable", name);
+    }
+    return v;
+}
+
+/* Expected sum over ranks of value(r, i) = (r + 1) * 1000 + i + salt. */
+static long long expected_sum(long i, long salt)
+{
+    return (long long)size * (size + 1) / 2 * 1000 + (long long)size * (i + salt);
+}
+
+static void fill(long long *buf, long n, long salt)
+{
+    for (long i = 0; i < n; i++) {
+        buf[i] = (long long)(rank + 1) * 1000 + i + salt;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
+#define WRAP_COUNT    32768 /* 256 KiB of long long per call */
+#define WRAP_INFLIGHT 6
+#define WRAP_PERSIST  3
+
+static void case_tag_wrap(void)
+{
+    MPI_Comm comm;
+    mpi_ok(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
+    static long long precv[WRAP_PERSIST][WRAP_COUNT];
+    static long long send[WRAP_INFLIGHT][WRAP_COUNT], recv[WRAP_INFLIGHT][WRAP_COUNT];
+    MPI_Request preq[WRAP_PERSIST], req[WRAP_INFLIGHT];
+    const unsigned long long init0 = counter("coll_bufpool_allreduce_init_calls");
+    const unsigned long long nb0 = counter("coll_bufpool_iallreduce_calls");
+    int npersist = 0;
+    const long n = rounds > 0 ? rounds : 200;
+
+    for (long round = 0; round < n; round++) {
+        /* Persistent requests made at different points of the tag space:
+         * the first before any wrap, the others after some. */
+        if (npersist < WRAP_PERSIST && round == npersist * 7) {
+            /* In place: its receives go through a window of scratch
+             * slots, posted as segments complete, while the nonblocking
+             * ones (out of place) post theirs at once; on a shared block
+             * a message of one would match a receive of the other. */
+            mpi_ok(PERSISTENT(Allreduce)(MPI_IN_PLACE, precv[npersist], WRAP_COUNT, MPI_LONG_LONG,
+                                         MPI_SUM, comm, MPI_INFO_NULL, &preq[npersist]),
+                   "MPI_Allreduce_init");
+            npersist++;
+        }
+        for (int k = 0; k < npersist; k++) {
+            fill(precv[k], WRAP_COUNT, 100000 * (k + 1) + round);
+        }
+        /* MPI lets each rank start persistent collectives in its own
+         * order relative to other collectives (unless the communicator
+         * asserts mpi_assert_strict_persistent_collective_ordering): the
+         * even ranks start them first, the odd ranks last, so only their
+         * tags keep their messages apart. */
+        const bool start_first = 0 == rank % 2;
+        if (start_first) {
+            mpi_ok(MPI_Startall(npersist, preq), "MPI_Startall");
+        }
+        for (int k = 0; k < WRAP_INFLIGHT; k++) {
+            fill(send[k], WRAP_COUNT, 7 * k + round);
+            mpi_ok(
+                MPI_Iallreduce(send[k], recv[k], WRAP_COUNT, MPI_LONG_LONG, MPI_SUM, comm, &req[k]),
+                "MPI_Iallreduce");
+        }
+        if (!start_first) {
+            mpi_ok(MPI_Startall(npersist, preq), "MPI_Startall");
+        }
+        mpi_ok(MPI_Waitall(WRAP_INFLIGHT, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+        mpi_ok(MPI_Waitall(npersist, preq, MPI_STATUSES_IGNORE), "MPI_Waitall");
+        for (int k = 0; k < WRAP_INFLIGHT; k++) {
+            for (long i = 0; i < WRAP_COUNT; i++) {
+                CHECK(recv[k][i] == expected_sum(i, 7 * k + round),
+                      "round %ld iallreduce %d element %ld: %lld, expected %lld", round, k, i,
+                      recv[k][i], expected_sum(i, 7 * k + round));
+            }
+        }
+        for (int k = 0; k < npersist; k++) {
+            for (long i = 0; i < WRAP_COUNT; i++) {
+                CHECK(precv[k][i] == expected_sum(i, 100000 * (k + 1) + round),
+                      "round %ld persistent %d element %ld: %lld, expected %lld", round, k, i,
+                      precv[k][i], expected_sum(i, 100000 * (k + 1) + round));
+            }
+        }
+    }
+    if (expect_bufpool) {
+        CHECK(counter("coll_bufpool_allreduce_init_calls") - init0 == WRAP_PERSIST,
+              "bufpool did not serve the %d persistent requests", WRAP_PERSIST);
+        CHECK(counter("coll_bufpool_iallreduce_calls") - nb0 >=
+                  (unsigned long long)n * WRAP_INFLIGHT,
+              "bufpool did not serve the MPI_Iallreduce calls");
+    }
+    for (int k = 0; k < npersist; k++) {
+        mpi_ok(MPI_Request_free(&preq[k]), "MPI_Request_free");
+    }
+    mpi_ok(MPI_Comm_free(&comm), "MPI_Comm_free");
+    if (0 == rank) {
+        printf("tag-wrap: %ld rounds of %d persistent + %d nonblocking allreduces\n", n, npersist,
+               WRAP_INFLIGHT);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
+#define MANY_INFLIGHT 64
+#define MANY_COUNT    64 /* ints per bcast */
+
+/* The process's mapped size (VmSize), bytes; 0 if unknown. */
+static unsigned long long vm_size(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (NULL != f && NULL != fgets(line, sizeof(line), f)) {
+        if (1 == sscanf(line, "VmSize: %llu kB", &kib)) {
+            break;
+        }
+    }
+    if (NULL != f) {
+        fclose(f);
+    }
+    return kib * 1024;
+}
+
+static void case_many(void)
+{
+    static int buf[MANY_INFLIGHT][MANY_COUNT];
+    MPI_Request req[MANY_INFLIGHT];
+    const long n = rounds > 0 ? rounds : 10000;
+    const long settle = n < 100 ? n / 2 : 100;
+    const unsigned long long calls0 = counter("coll_bufpool_ibcast_calls");
+    (void)counter("coll_bufpool_nb_stacks_mapped"); /* counts from here */
+    unsigned long long mapped_settled = 0, vm_settled = 0;
+    for (long round = 0; round < n; round++) {
+        for (int k = 0; k < MANY_INFLIGHT; k++) {
+            const int root = (int)((round + k) % size);
+            for (int i = 0; i < MANY_COUNT; i++) {
+                buf[k][i] = rank == root ? (int)(round * 131 + k * 7 + i) : -1;
+            }
+            mpi_ok(MPI_Ibcast(buf[k], MANY_COUNT, MPI_INT, root, MPI_COMM_WORLD, &req[k]),
+                   "MPI_Ibcast");
+        }
+        mpi_ok(MPI_Waitall(MANY_INFLIGHT, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+        for (int k = 0; k < MANY_INFLIGHT; k++) {
+            for (int i = 0; i < MANY_COUNT; i++) {
+                CHECK(buf[k][i] == (int)(round * 131 + k * 7 + i),
+                      "round %ld ibcast %d element %d: %d", round, k, i, buf[k][i]);
+            }
+        }
+        if (round == settle) {
+            mapped_settled = counter("coll_bufpool_nb_stacks_mapped");
+            vm_settled = vm_size();
+        }
+    }
+    const unsigned long long mapped = counter("coll_bufpool_nb_stacks_mapped");
+    const unsigned long long vm = vm_size();
+    if (expect_bufpool) {
+        CHECK(counter("coll_bufpool_ibcast_calls") - calls0 ==
+                  (unsigned long long)n * MANY_INFLIGHT,
+              "bufpool did not serve every MPI_Ibcast");
+        /* Flat: stacks are mapped only while more are in flight at once
+         * than ever before, so never more than the most in flight. */
+        CHECK(mapped <= MANY_INFLIGHT, "%llu stacks mapped for %d in flight", mapped,
+              MANY_INFLIGHT);
+    }
+    /* Nothing grows per round: after the first rounds, only the stacks
+     * mapped since (default size, with the guard region) and 1 MiB of
+     * slack for the allocator. */
+    const unsigned long long stack_bytes = (256 + 64) << 10;
+    CHECK(vm <= vm_settled + (mapped - mapped_settled) * stack_bytes + (1u << 20),
+          "mapped size grew from %llu to %llu bytes (%llu stacks mapped meanwhile)", vm_settled, vm,
+          mapped - mapped_settled);
+    if (0 == rank) {
+        printf("many: %ld rounds of %d MPI_Ibcast in flight; stacks mapped %llu -> %llu, VmSize "
+               "%llu -> %llu KiB\n",
+               n, MANY_INFLIGHT, mapped_settled, mapped, vm_settled >> 10, vm >> 10);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
+#define THREADS_CALLS 40
+#define THREADS_COUNT 1024
+
+static void slow_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const long long *a = in;
+    long long *b = inout;
+    usleep(2000); /* a slow operation: the other thread completes meanwhile */
+    for (int i = 0; i < *len; i++) {
+        b[i] += a[i];
+    }
+}
+
+typedef struct handoff {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    MPI_Request req[THREADS_CALLS];
+    int posted;
+} handoff_t;
+
+typedef struct completer {
+    handoff_t *h;
+    long long (*recv)[THREADS_COUNT];
+} completer_t;
+
+static void *complete_them(void *arg)
+{
+    completer_t *c = arg;
+    for (int k = 0; k < THREADS_CALLS; k++) {
+        pthread_mutex_lock(&c->h->lock);
+        while (c->h->posted <= k) {
+            pthread_cond_wait(&c->h->cond, &c->h->lock);
+        }
+        MPI_Request r = c->h->req[k];
+        pthread_mutex_unlock(&c->h->lock);
+        mpi_ok(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait (completer)");
+        for (int i = 0; i < THREADS_COUNT; i++) {
+            CHECK(c->recv[k][i] == expected_sum(i, 13 * k),
+                  "call %d element %d: %lld, expected %lld", k, i, c->recv[k][i],
+                  expected_sum(i, 13 * k));
+        }
+    }
+    return NULL;
+}
+
+static void case_threads(int provided)
+{
+    if (provided < MPI_THREAD_MULTIPLE) {
+        if (0 == rank) {
+            printf("threads: MPI_THREAD_MULTIPLE not provided: skipped\n");
+        }
+        return;
+    }
+    static long long send[THREADS_CALLS][THREADS_COUNT], recv[THREADS_CALLS][THREADS_COUNT];
+    MPI_Op op;
+    MPI_Comm comm;
+    mpi_ok(MPI_Op_create(slow_sum, 1, &op), "MPI_Op_create");
+    mpi_ok(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
+    handoff_t h = {.posted = 0};
+    pthread_mutex_init(&h.lock, NULL);
+    pthread_cond_init(&h.cond, NULL);
+    completer_t c = {.h = &h, .recv = recv};
+    pthread_t thread;
+    const unsigned long long calls0 = counter("coll_bufpool_iallreduce_calls");
+    pthread_create(&thread, NULL, complete_them, &c);
+    for (int k = 0; k < THREADS_CALLS; k++) {
+        fill(send[k], THREADS_COUNT, 13 * k);
+        MPI_Request r;
+        mpi_ok(MPI_Iallreduce(send[k], recv[k], THREADS_COUNT, MPI_LONG_LONG, op, comm, &r),
+               "MPI_Iallreduce");
+        pthread_mutex_lock(&h.lock);
+        h.req[k] = r;
+        h.posted++;
+        pthread_cond_signal(&h.cond);
+        pthread_mutex_unlock(&h.lock);
+    }
+    pthread_join(thread, NULL);
+    if (expect_bufpool) {
+        CHECK(counter("coll_bufpool_iallreduce_calls") - calls0 == THREADS_CALLS,
+              "bufpool did not serve every MPI_Iallreduce");
+    }
+    mpi_ok(MPI_Comm_free(&comm), "MPI_Comm_free");
+    mpi_ok(MPI_Op_free(&op), "MPI_Op_free");
+    pthread_mutex_destroy(&h.lock);
+    pthread_cond_destroy(&h.cond);
+    if (0 == rank) {
+        printf("threads: %d MPI_Iallreduce with a slow user operation started by one thread, "
+               "completed by another\n",
+               THREADS_CALLS);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
+#define BIG_COUNT (256 * 1024) /* doubles: 2 MiB of frame at *len == count */
+
+static void frame_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    /* A local array as large as the call: what a Fortran compiler makes of
+     * an automatic array; far beyond a 256 KiB stack. */
+    double tmp[*len];
+    const double *a = in;
+    double *b = inout;
+    for (int i = 0; i < *len; i++) {
+        tmp[i] = a[i] + b[i];
+    }
+    memcpy(b, tmp, sizeof(double) * (size_t)*len);
+}
+
+static void case_big_frame(void)
+{
+    double *send = malloc(sizeof(double) * BIG_COUNT), *recv = malloc(sizeof(double) * BIG_COUNT);
+    MPI_Op op;
+    MPI_Request req;
+    mpi_ok(MPI_Op_create(frame_sum, 1, &op), "MPI_Op_create");
+    const unsigned long long calls0 = counter("coll_bufpool_iallreduce_calls");
+    for (long n = 1024; n <= BIG_COUNT; n *= 16) {
+        for (long i = 0; i < n; i++) {
+            send[i] = (double)(rank + 1) * 1000 + (double)i;
+        }
+        mpi_ok(MPI_Iallreduce(send, recv, (int)n, MPI_DOUBLE, op, MPI_COMM_WORLD, &req),
+               "MPI_Iallreduce");
+        mpi_ok(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait");
+        for (long i = 0; i < n; i++) {
+            CHECK(recv[i] == (double)expected_sum(i, 0), "count %ld element %ld: %g", n, i,
+                  recv[i]);
+        }
+    }
+    if (expect_bufpool) {
+        CHECK(counter("coll_bufpool_iallreduce_calls") - calls0 == 3,
+              "bufpool did not serve the MPI_Iallreduce calls");
+    }
+    mpi_ok(MPI_Op_free(&op), "MPI_Op_free");
+    free(send);
+    free(recv);
+    if (0 == rank) {
+        printf("big-frame: MPI_Iallreduce up to %d doubles with a user operation whose frame "
+               "holds *len doubles\n",
+               BIG_COUNT);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void case_finalize(void)
+{
+    static long long send[1024], recv[1024], recv2[1024];
+    static int bbuf[1024];
+    MPI_Comm dup;
+    mpi_ok(MPI_Comm_dup(MPI_COMM_WORLD, &dup), "MPI_Comm_dup");
+    MPI_Request req[3];
+    const unsigned long long init0 =
+        counter("coll_bufpool_allreduce_init_calls") + counter("coll_bufpool_bcast_init_calls");
+    fill(send, 1024, 5);
+    for (int i = 0; i < 1024; i++) {
+        bbuf[i] = 0 == rank ? i * 3 : -1;
+    }
+    mpi_ok(PERSISTENT(Allreduce)(send, recv, 1024, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
+                                 MPI_INFO_NULL, &req[0]),
+           "MPI_Allreduce_init");
+    mpi_ok(PERSISTENT(Bcast)(bbuf, 1024, MPI_INT, 0, dup, MPI_INFO_NULL, &req[1]),
+           "MPI_Bcast_init");
+    mpi_ok(PERSISTENT(Allreduce)(send, recv2, 1024, MPI_LONG_LONG, MPI_SUM, dup, MPI_INFO_NULL,
+                                 &req[2]),
+           "MPI_Allreduce_init");
+    mpi_ok(MPI_Startall(3, req), "MPI_Startall");
+    mpi_ok(MPI_Waitall(3, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    for (int i = 0; i < 1024; i++) {
+        CHECK(recv[i] == expected_sum(i, 5) && recv2[i] == recv[i], "allreduce element %d", i);
+        CHECK(bbuf[i] == i * 3, "bcast element %d", i);
+    }
+    if (expect_bufpool) {
+        CHECK(counter("coll_bufpool_allreduce_init_calls") +
+                      counter("coll_bufpool_bcast_init_calls") - init0 ==
+                  3,
+              "bufpool did not serve the 3 persistent requests");
+    }
+    /* The communicator goes; the requests stay, never freed. */
+    mpi_ok(MPI_Comm_free(&dup), "MPI_Comm_free");
+    if (0 == rank) {
+        printf("finalize: 3 persistent requests left allocated at MPI_Finalize\n");
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    const char *which = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (0 == strncmp(argv[i], "--case=", 7)) {
+            which = argv[i] + 7;
+        } else if (0 == strcmp(argv[i], "--expect-bufpool")) {
+            expect_bufpool = true;
+        } else if (0 == strncmp(argv[i], "--rounds=", 9)) {
+            rounds = atol(argv[i] + 9);
+        } else {
+            fprintf(stderr,
+                    "usage: %s --case=tag-wrap|many|threads|big-frame|finalize "
+                    "[--rounds=N] [--expect-bufpool]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (NULL == which) {
+        fprintf(stderr, "%s: --case=NAME is required\n", argv[0]);
+        return 2;
+    }
+    int provided = MPI_THREAD_SINGLE;
+    const bool threads = 0 == strcmp(which, "threads");
+    mpi_ok(
+        MPI_Init_thread(&argc, &argv, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided),
+        "MPI_Init_thread");
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (PVAR_OK != pvar_util_init()) {
+        CHECK(!expect_bufpool, "MPI_T unavailable");
+    }
+    if (0 == strcmp(which, "tag-wrap")) {
+        case_tag_wrap();
+    } else if (0 == strcmp(which, "many")) {
+        case_many();
+    } else if (threads) {
+        case_threads(provided);
+    } else if (0 == strcmp(which, "big-frame")) {
+        case_big_frame();
+    } else if (0 == strcmp(which, "finalize")) {
+        case_finalize();
+    } else {
+        fprintf(stderr, "%s: unknown case %s\n", argv[0], which);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    pvar_util_finalize();
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (0 == rank) {
+        printf("test_coll_nb_hazards --case=%s at %d ranks: %s: %d failed checks\n", which, size,
+               0 == all ? "PASS" : "FAIL", all);
+    }
+    MPI_Finalize();
+    return 0 == all ? 0 : 1;
+}
