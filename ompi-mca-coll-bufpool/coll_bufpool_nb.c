@@ -453,7 +453,9 @@ static void task_release_kept(bufpool_task_t *t);
 
 static int finalize_hook(MPI_Comm comm, int keyval, void *value, void *extra)
 {
-    (void)comm, (void)keyval, (void)value, (void)extra;
+    (void)comm, (void)value, (void)extra;
+    /* The keyval's last use: freed now, or Open MPI keeps it to the end. */
+    (void)PMPI_Comm_free_keyval(&keyval);
     OPAL_THREAD_LOCK(&nb.lock);
     bufpool_task_t *t = nb.persistent, *next;
     nb.persistent = NULL;
