@@ -16,9 +16,11 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
+#include "algorithms/coll_bufpool_pipeline.h"
 #include "bufpool_params.h"
 #include "coll_bufpool_nb.h"
 #include "regpar_size.h"
+#include "runtime/coll_bufpool_scratch.h"
 
 static int bufpool_register(void);
 static int bufpool_open(void);
@@ -193,6 +195,7 @@ static void register_counters(const char *coll, int id)
 
 static int bufpool_register(void)
 {
+    COMPONENT->params = &coll_pp;
     (void)bufpool_params_help_init(&coll_pp);
     char name[64], help[512];
 
@@ -347,51 +350,34 @@ static int bufpool_register(void)
     register_pvar("nb_tasks_peak",
                   "High-water mark of nonblocking and persistent collectives of bufpool in "
                   "flight at once (past their first slice)",
-                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &COMPONENT->nb_tasks_peak);
+                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_task_counters.tasks_peak);
     register_pvar("nb_stacks_mapped",
                   "Stacks mapped for nonblocking and persistent collectives (they are reused: "
                   "a steady state maps none)",
-                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->nb_stacks_mapped);
+                  MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_task_counters.stacks_mapped);
     register_pvar("nb_progress_registrations",
                   "Times bufpool's progress callback was registered with Open MPI (it stays "
                   "while nonblocking or persistent collectives are in flight, and goes after "
                   "1024 idle progress calls)",
-                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->nb_progress_registrations);
+                  MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_task_counters.progress_registrations);
     bufpool_nb_register_pvars();
     register_pvar("scratch_bytes_in_use", "Scratch bytes bufpool's collectives hold now",
-                  MCA_BASE_PVAR_CLASS_SIZE, &COMPONENT->scratch_bytes_in_use);
+                  MCA_BASE_PVAR_CLASS_SIZE, &bufpool_scratch_counters.bytes_in_use);
     register_pvar("scratch_bytes_peak",
                   "High-water mark of scratch bytes held at once by bufpool's collectives",
-                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &COMPONENT->scratch_bytes_peak);
+                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_scratch_counters.bytes_peak);
     register_pvar("scratch_requests", "Scratch buffers taken (from the pool or malloc)",
-                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->scratch_requests);
+                  MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_scratch_counters.requests);
     register_pvar("scratch_plain_allocs",
                   "Scratch buffers that came from malloc because the regpar pool was absent or "
                   "out of memory",
-                  MCA_BASE_PVAR_CLASS_COUNTER, &COMPONENT->scratch_plain_allocs);
+                  MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_scratch_counters.plain_allocs);
     register_pvar("requests_peak",
                   "High-water mark of point-to-point requests one rank kept in flight in one "
                   "request set of a call (the sets coll_bufpool_max_requests bounds; receive "
                   "windows and send rings of pipeline_depth slots are not counted)",
-                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &COMPONENT->requests_peak);
+                  MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_requests_peak);
     return OMPI_SUCCESS;
-}
-
-void mca_coll_bufpool_bad_info_key(const char *comm_name, const char *key, const char *value,
-                                   bufpool_coll_id_t id)
-{
-    char names[256] = "";
-    size_t used = 0;
-    for (const char *const *n = bufpool_algorithm_names[id] + 1; NULL != *n && used < sizeof(names);
-         n++) {
-        used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
-                                 n == bufpool_algorithm_names[id] + 1 ? "" : ", ", *n);
-    }
-    bufpool_params_show(&coll_pp, "bad-info-key",
-                        "coll_bufpool: communicator %s: info key %s has the invalid value \"%s\"; "
-                        "expected auto, previous or one of %s. The setting of "
-                        "coll_bufpool_%s_algorithm applies there (pid %d).",
-                        comm_name, key, value, names, bufpool_coll_names[id], (int)getpid());
 }
 
 /* ---------------------------------------------------------------------- */
@@ -411,7 +397,7 @@ int mca_coll_bufpool_priority(void)
     /* An empty value reaches us as NULL: compare it as "". */
     const char *text = NULL == COMPONENT->priority_text ? "" : COMPONENT->priority_text;
 
-    OPAL_THREAD_LOCK(&COMPONENT->pool_lock); /* communicators may be created concurrently */
+    OPAL_THREAD_LOCK(&COMPONENT->lock); /* communicators may be created concurrently */
     if (NULL == priority_parsed_text || 0 != strcmp(priority_parsed_text, text)) {
         free(priority_parsed_text);
         priority_parsed_text = strdup(text);
@@ -424,7 +410,7 @@ int mca_coll_bufpool_priority(void)
         }
     }
     int priority = priority_parsed_value;
-    OPAL_THREAD_UNLOCK(&COMPONENT->pool_lock);
+    OPAL_THREAD_UNLOCK(&COMPONENT->lock);
     return priority;
 }
 
@@ -645,15 +631,13 @@ static void check_params(void)
 
 static int bufpool_open(void)
 {
-    OBJ_CONSTRUCT(&COMPONENT->pool_lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&COMPONENT->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&COMPONENT->modules_lock, opal_mutex_t);
     COMPONENT->modules = NULL;
     memset(COMPONENT->retired_calls, 0, sizeof(COMPONENT->retired_calls));
     memset(COMPONENT->retired_fallbacks, 0, sizeof(COMPONENT->retired_fallbacks));
-    COMPONENT->pool_looked_up = false;
-    COMPONENT->mpool = NULL;
-    COMPONENT->ext = NULL;
     check_params();
+    bufpool_scratch_open(COMPONENT->verbose);
     bufpool_nb_open();
     return OMPI_SUCCESS;
 }
@@ -664,10 +648,10 @@ static void print_report(void)
     opal_output(0,
                 "coll_bufpool report (pid %d): scratch from %s; peak %llu bytes in %llu "
                 "requests (%llu from malloc)",
-                (int)getpid(), NULL != COMPONENT->mpool ? "the regpar pool" : "malloc",
-                (unsigned long long)COMPONENT->scratch_bytes_peak,
-                (unsigned long long)COMPONENT->scratch_requests,
-                (unsigned long long)COMPONENT->scratch_plain_allocs);
+                (int)getpid(), bufpool_scratch_from_pool() ? "the regpar pool" : "malloc",
+                (unsigned long long)bufpool_scratch_counters.bytes_peak,
+                (unsigned long long)bufpool_scratch_counters.requests,
+                (unsigned long long)bufpool_scratch_counters.plain_allocs);
     for (int form = 0; form < BUFPOOL_NFORMS; form++) {
         for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
             const uint64_t calls = mca_coll_bufpool_count_total(false, form, (bufpool_coll_id_t)id);
@@ -693,7 +677,8 @@ static int bufpool_close(void)
         print_report();
     }
     bufpool_nb_close();
-    OBJ_DESTRUCT(&COMPONENT->pool_lock);
+    bufpool_scratch_close();
+    OBJ_DESTRUCT(&COMPONENT->lock);
     OBJ_DESTRUCT(&COMPONENT->modules_lock);
     COMPONENT->tuning.rules = NULL;
     bufpool_rules_free(&COMPONENT->rules);

@@ -1,16 +1,20 @@
 /*
- * The entry path of every bufpool collective, in every form (MPI_<coll>,
- * MPI_I<coll>, MPI_<coll>_init).  A call's entry point reads its byte count
- * and call class, finds its range in the size map its communicator
- * resolved at enable (coll_bufpool_rules.h) and, when that range hands it
- * back, calls the previous module at once (bufpool_hands_back, inline in
- * coll_bufpool.h): no rule, string or argument is looked at.  What is left
- * is here: the plan of a call bufpool may serve, the explanation and the
- * counters.
+ * The entry path of every bufpool collective.  The blocking entry points
+ * are generated here from the one table of coll_bufpool_entries.h (the
+ * nonblocking and persistent ones in coll_bufpool_nb.c): a call's entry
+ * point computes its call class and bytes once, finds its range in the size
+ * map its communicator resolved at enable (coll_bufpool_rules.h) and, when
+ * that range hands it back, calls the previous module at once: no rule,
+ * string or argument is looked at.  Otherwise its slow path (out of line,
+ * same range) describes the call, plans it (bufpool_enter: the decision
+ * layer's plan function) and runs bufpool's algorithm (bufpool_run).  Also
+ * here: the explanation of a call and its counters.
  */
-#include "coll_bufpool.h"
+#include "coll_bufpool_entry.h"
+#include "coll_bufpool_entries.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ompi/datatype/ompi_datatype.h"
@@ -68,30 +72,6 @@ const char *bufpool_choice_why(bufpool_coll_id_t id, const bufpool_choice_t *cho
     }
 }
 
-bufpool_call_t bufpool_reduction_call(size_t count, struct ompi_datatype_t *dtype,
-                                      struct ompi_op_t *op, bool in_place,
-                                      struct ompi_communicator_t *comm)
-{
-    /* Signature bytes, not the layout's span: ranks may describe the same
-     * elements with different extents, and all must reach the same plan. */
-    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
-                                 .count = count,
-                                 .bytes = dtype->super.size * count,
-                                 .commute = ompi_op_is_commute(op),
-                                 .in_place = in_place};
-    return call;
-}
-
-bufpool_call_t bufpool_block_call(bufpool_count_t count, struct ompi_datatype_t *dtype,
-                                  bool in_place, struct ompi_communicator_t *comm)
-{
-    const bufpool_call_t call = {.comm_size = ompi_comm_size(comm),
-                                 .bytes = bufpool_bytes(dtype, count),
-                                 .commute = true,
-                                 .in_place = in_place};
-    return call;
-}
-
 bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, int form, mca_coll_bufpool_module_t *module,
                               const bufpool_call_t *in_call, const bufpool_choice_t *choice,
                               struct ompi_communicator_t *comm, bufpool_plan_t *plan)
@@ -113,3 +93,77 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, int form, mca_coll_bufpool_m
     bufpool_module_count(&module->calls[form][id]);
     return empty_call_counted[id] && 0 == call.bytes ? BUFPOOL_ENTRY_DONE : BUFPOOL_ENTRY_RUN;
 }
+
+int bufpool_serve(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_range_t *range,
+                  size_t bytes, struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
+                  bool *hand_back)
+{
+    const int form = BUFPOOL_FORM_BLOCKING;
+    *hand_back = bufpool_hands_back(module, form, id, range, bytes, comm);
+    if (*hand_back) {
+        return OMPI_SUCCESS;
+    }
+    bufpool_args_t own = *a;
+    if (!bufpool_args_own_counts(&own, ompi_comm_size(comm))) {
+        /* Past the decision to serve: an error, never a hand-back the
+         * others would not follow. */
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    const bufpool_call_t call = bufpool_describe(id, &own, comm);
+    bufpool_plan_t plan;
+    int rc = OMPI_SUCCESS;
+    switch (bufpool_enter(id, form, module, &call, &range->choice, comm, &plan)) {
+        case BUFPOOL_ENTRY_PREVIOUS:
+            *hand_back = true;
+            break;
+        case BUFPOOL_ENTRY_DONE:
+            break;
+        default:
+            rc = bufpool_run(id, &own, &call, &plan, comm, &module->state);
+            break;
+    }
+    free(own.owned_counts);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The blocking entry points, from the table (coll_bufpool_entries.h).
+ *
+ * The fast path (every call of a collective goes through it): the range of
+ * the call's bytes; when it hands the call back and nothing is to be
+ * explained, counted and a tail call of the previous module.  Everything
+ * else (explanations, calls bufpool serves, counts beyond int on Open MPI
+ * 6, empty reductions) takes the slow path with the same range. */
+#define BUFPOOL_BLOCKING_ENTRY(name, params, args, prep, cls, bytes, fits, empty, init)            \
+    static BUFPOOL_NOINLINE int name##_slow(BUFPOOL_EXPAND params,                                 \
+                                            mca_coll_bufpool_module_t *module,                     \
+                                            const bufpool_range_t *range, size_t bp_bytes_)        \
+    {                                                                                              \
+        prep;                                                                                      \
+        if (empty) {                                                                               \
+            return OMPI_SUCCESS;                                                                   \
+        }                                                                                          \
+        if (!(fits)) {                                                                             \
+            return BUFPOOL_FALLBACK(module, name, BUFPOOL_EXPAND args);                            \
+        }                                                                                          \
+        const bufpool_args_t a = BUFPOOL_EXPAND init;                                              \
+        bool hand_back;                                                                            \
+        const int rc =                                                                             \
+            bufpool_serve(BUFPOOL_COLL_##name, &a, range, bp_bytes_, comm, module, &hand_back);    \
+        return hand_back ? BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args) : rc;               \
+    }                                                                                              \
+    int mca_coll_bufpool_##name(BUFPOOL_EXPAND params, mca_coll_base_module_t *base)               \
+    {                                                                                              \
+        mca_coll_bufpool_module_t *const module = (mca_coll_bufpool_module_t *)base;               \
+        prep;                                                                                      \
+        const size_t bp_bytes_ = (bytes);                                                          \
+        const bufpool_range_t *range =                                                             \
+            bufpool_range(module, BUFPOOL_FORM_BLOCKING, BUFPOOL_COLL_##name, (cls), bp_bytes_);   \
+        if (BUFPOOL_ALG_PREVIOUS == range->choice.alg && !module->explain && !(empty)) {           \
+            bufpool_module_count(&module->fallbacks[BUFPOOL_FORM_BLOCKING][BUFPOOL_COLL_##name]);  \
+            return BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args);                            \
+        }                                                                                          \
+        return name##_slow(BUFPOOL_EXPAND args, module, range, bp_bytes_);                         \
+    }
+BUFPOOL_ENTRY_TABLE(BUFPOOL_BLOCKING_ENTRY)
+#undef BUFPOOL_BLOCKING_ENTRY

@@ -4,8 +4,8 @@
  * not handle.
  */
 #include "coll_bufpool.h"
-#include "coll_bufpool_hier.h"
 #include "coll_bufpool_nb.h"
+#include "runtime/coll_bufpool_scratch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +39,8 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     module->prev_##name##_init_module = NULL;
     BUFPOOL_FOREACH_COLL(BUFPOOL_CLEAR_PREV_NB)
 #undef BUFPOOL_CLEAR_PREV_NB
-    module->req_cache = NULL;
-    module->req_cache_cap = 0;
-    module->aux_req_cache = NULL;
-    module->aux_req_cache_cap = 0;
-    module->hier = NULL;
-    module->persist_tags = NULL;
-    module->persist_tags_n = module->persist_tags_cap = 0;
+    bufpool_comm_state_init(&module->state, bufpool_comm_host_ids);
+    module->persist_tags = (bufpool_tag_blocks_t){0};
 }
 
 static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
@@ -57,10 +52,8 @@ static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
     BUFPOOL_FOREACH_COLL(BUFPOOL_RELEASE_PREV)
 #undef BUFPOOL_RELEASE_PREV
     bufpool_nb_module_destruct(module);
-    free(module->req_cache);
-    free(module->aux_req_cache);
-    free(module->persist_tags);
-    bufpool_hier_topo_free(module->hier);
+    bufpool_comm_state_fini(&module->state);
+    bufpool_tag_blocks_free(&module->persist_tags);
     free(module->map_mem);
     /* Its counts stay in the totals MPI_T reads. */
     OPAL_THREAD_LOCK(&COMPONENT->modules_lock);
@@ -216,7 +209,7 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         return OMPI_ERROR;
     }
     module->hosts = bufpool_comm_hosts(comm, &module->max_ppn);
-    if (OMPI_SUCCESS != bufpool_module_resolve(module, comm)) {
+    if (OMPI_SUCCESS != bufpool_module_resolve(module, comm, COMPONENT)) {
         opal_output_verbose(1, ompi_coll_base_framework.framework_output,
                             "coll:bufpool: out of memory resolving the rules of communicator %s; "
                             "bufpool disabled there",
@@ -318,7 +311,7 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
                             "coll:bufpool:comm_query (%s): not used: %s", comm->c_name, why_not);
         return NULL;
     }
-    mca_coll_bufpool_pool_lookup();
+    bufpool_scratch_lookup();
 
     mca_coll_bufpool_module_t *module = OBJ_NEW(mca_coll_bufpool_module_t);
     if (NULL == module) {

@@ -3,8 +3,9 @@
  * MPIX_<coll>_init on Open MPI 4.1) collectives: coll_bufpool_nb.c.
  *
  * Each runs the blocking collective's own algorithm (bufpool_run) as a
- * task on a fiber of its own (coll_bufpool_fiber.h); see
- * docs/collectives.md, "Nonblocking and persistent collectives".
+ * task on a fiber of its own (runtime/coll_bufpool_task.h); their entry
+ * points are declared in coll_bufpool.h.  See docs/collectives.md,
+ * "Nonblocking and persistent collectives".
  */
 #ifndef MCA_COLL_BUFPOOL_NB_H
 #define MCA_COLL_BUFPOOL_NB_H
@@ -12,14 +13,6 @@
 #include "coll_bufpool.h"
 
 BEGIN_C_DECLS
-
-/* The entry points, declared with the framework's own function types so
- * that a definition that does not match them does not compile. */
-#define BUFPOOL_NB_DECL(name)                                                                      \
-    extern __typeof__(*(mca_coll_base_module_i##name##_fn_t)0) mca_coll_bufpool_i##name;           \
-    extern __typeof__(*(mca_coll_base_module_##name##_init_fn_t)0) mca_coll_bufpool_##name##_init;
-BUFPOOL_FOREACH_COLL(BUFPOOL_NB_DECL)
-#undef BUFPOOL_NB_DECL
 
 /* The module's part (coll_bufpool_module.c calls these): at comm_query,
  * offer the entry points the parameters enable; at enable, save (and

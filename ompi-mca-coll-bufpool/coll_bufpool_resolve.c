@@ -6,16 +6,17 @@
  * per host.  The entry of a call then looks up one range
  * (coll_bufpool.h, bufpool_range) instead of scanning rules.
  */
-#include "coll_bufpool.h"
+#include "coll_bufpool_entry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ompi/mca/coll/base/base.h"
 #include "opal/util/output.h"
 
-#define COMPONENT (&mca_coll_bufpool_component)
+#include "bufpool_params.h"
 
 /* Collectives whose calls differ by operation (the others are data
  * movement: every call is in the commutative classes), and those whose
@@ -51,7 +52,27 @@ static int class_used(int id, int cls)
  * running one algorithm on one communicator (bufpool-tune and the
  * benchmarks compare them in one job): auto, an algorithm of coll, or
  * previous. */
-static void read_info_keys(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
+/* Report an info key coll_bufpool_<coll>_algorithm with a bad value (help
+ * topic bad-info-key). */
+static void bad_info_key(const mca_coll_bufpool_component_t *component, const char *comm_name,
+                         const char *key, const char *value, bufpool_coll_id_t id)
+{
+    char names[256] = "";
+    size_t used = 0;
+    for (const char *const *n = bufpool_algorithm_names[id] + 1; NULL != *n && used < sizeof(names);
+         n++) {
+        used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+                                 n == bufpool_algorithm_names[id] + 1 ? "" : ", ", *n);
+    }
+    bufpool_params_show(component->params, "bad-info-key",
+                        "coll_bufpool: communicator %s: info key %s has the invalid value \"%s\"; "
+                        "expected auto, previous or one of %s. The setting of "
+                        "coll_bufpool_%s_algorithm applies there (pid %d).",
+                        comm_name, key, value, names, bufpool_coll_names[id], (int)getpid());
+}
+
+static void read_info_keys(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm,
+                           const mca_coll_bufpool_component_t *component)
 {
     if (NULL == comm->super.s_info) {
         return;
@@ -67,8 +88,8 @@ static void read_info_keys(mca_coll_bufpool_module_t *module, struct ompi_commun
                       : bufpool_algorithm_index((bufpool_coll_id_t)id, value);
         if (alg < BUFPOOL_ALG_PREVIOUS) {
             /* Once per communicator (every rank when verbose). */
-            if (0 == ompi_comm_rank(comm) || COMPONENT->verbose >= 1) {
-                mca_coll_bufpool_bad_info_key(comm->c_name, key, value, (bufpool_coll_id_t)id);
+            if (0 == ompi_comm_rank(comm) || component->verbose >= 1) {
+                bad_info_key(component, comm->c_name, key, value, (bufpool_coll_id_t)id);
             }
             continue;
         }
@@ -205,10 +226,11 @@ bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, int 
     return true;
 }
 
-int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
+int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm,
+                           const mca_coll_bufpool_component_t *component)
 {
-    const bufpool_rules_t *rules = &COMPONENT->rules;
-    const bufpool_tuning_t *tuning = &COMPONENT->tuning;
+    const bufpool_rules_t *rules = &component->rules;
+    const bufpool_tuning_t *tuning = &component->tuning;
     /* One more range than the rows can make: a guard may split one. */
     const size_t cap = BUFPOOL_MAP_RANGES(rules->n) + 1;
     size_t used = 0, offset[BUFPOOL_NFORMS][BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
@@ -218,7 +240,7 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     module->ranks = ompi_comm_size(comm);
-    read_info_keys(module, comm);
+    read_info_keys(module, comm, component);
     for (int form = 0; form < BUFPOOL_NFORMS; form++) {
         for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
             const char *note;
@@ -257,9 +279,9 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
             }
         }
     }
-    module->explain = COMPONENT->verbose >= 2 ||
+    module->explain = component->verbose >= 2 ||
                       opal_output_get_verbosity(ompi_coll_base_framework.framework_output) >= 20;
-    if (COMPONENT->verbose >= 3 && 0 == ompi_comm_rank(comm)) {
+    if (component->verbose >= 3 && 0 == ompi_comm_rank(comm)) {
         print_maps(module, comm);
     }
     return OMPI_SUCCESS;

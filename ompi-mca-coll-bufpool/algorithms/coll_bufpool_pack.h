@@ -120,7 +120,7 @@ typedef struct bufpool_linear_xchg {
                          posted in turn (step order, see bufpool_reqs_bound) */
 } bufpool_linear_xchg_t;
 
-int bufpool_linear_exchange(const bufpool_linear_xchg_t *x, mca_coll_bufpool_module_t *module,
+int bufpool_linear_exchange(const bufpool_linear_xchg_t *x, bufpool_comm_state_t *state,
                             struct ompi_communicator_t *comm);
 
 END_C_DECLS

@@ -109,7 +109,7 @@ static int allgather_recursive_doubling(const ag_call_t *c, struct ompi_communic
     return rc;
 }
 
-static int allgather_direct(const ag_call_t *c, mca_coll_bufpool_module_t *module,
+static int allgather_direct(const ag_call_t *c, bufpool_comm_state_t *state,
                             struct ompi_communicator_t *comm)
 {
     /* My block goes out from sbuf, so that the local copy is not on the
@@ -132,12 +132,12 @@ static int allgather_direct(const ag_call_t *c, mca_coll_bufpool_module_t *modul
                                      .p = c->p,
                                      .tag = TAG,
                                      .max_requests = c->max_requests};
-    return bufpool_linear_exchange(&x, module, comm);
+    return bufpool_linear_exchange(&x, state, comm);
 }
 
 int bufpool_run_allgather(const bufpool_args_t *a, const bufpool_call_t *call,
                           const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                          mca_coll_bufpool_module_t *module)
+                          bufpool_comm_state_t *state)
 {
     ag_call_t c;
     bufpool_xchg_call_init(&c, a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype, call,
@@ -145,35 +145,6 @@ int bufpool_run_allgather(const bufpool_args_t *a, const bufpool_call_t *call,
     if (BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING == plan->alg) {
         return allgather_recursive_doubling(&c, comm);
     }
-    return BUFPOOL_ALLGATHER_DIRECT == plan->alg ? allgather_direct(&c, module, comm)
+    return BUFPOOL_ALLGATHER_DIRECT == plan->alg ? allgather_direct(&c, state, comm)
                                                  : allgather_ring(&c, comm);
-}
-
-static BUFPOOL_NOINLINE int allgather_slow(const void *sbuf, bufpool_count_t scount,
-                                           struct ompi_datatype_t *sdtype, void *rbuf,
-                                           bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
-                                           struct ompi_communicator_t *comm,
-                                           mca_coll_base_module_t *base)
-{
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, allgather,
-                                 BUFPOOL_BYTES_FIT(bufpool_bytes(rdtype, rcount)), sbuf, scount,
-                                 sdtype, rbuf, rcount, rdtype, comm);
-    const bufpool_args_t a = {.sbuf = sbuf,
-                              .scount = (int)scount,
-                              .sdtype = sdtype,
-                              .rbuf = rbuf,
-                              .rcount = (int)rcount,
-                              .rdtype = rdtype};
-    BUFPOOL_SERVE_OR_PREVIOUS(module, allgather, &a, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                              comm);
-}
-
-int mca_coll_bufpool_allgather(const void *sbuf, bufpool_count_t scount,
-                               struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
-                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                               mca_coll_base_module_t *base)
-{
-    BUFPOOL_ENTRY_POINT(allgather, true, BUFPOOL_CLASS(true, false), bufpool_bytes(rdtype, rcount),
-                        sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
 }

@@ -7,7 +7,7 @@
 #ifndef MCA_COLL_BUFPOOL_XCHG_H
 #define MCA_COLL_BUFPOOL_XCHG_H
 
-#include "coll_bufpool.h"
+#include "coll_bufpool_args.h"
 
 BEGIN_C_DECLS
 

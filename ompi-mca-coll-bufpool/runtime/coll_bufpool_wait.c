@@ -3,10 +3,11 @@
  * coll_bufpool_wait.h): the PML's calls outside a task, post-and-yield
  * inside one.
  */
-#include "coll_bufpool_pipeline.h"
+#include "coll_bufpool_wait.h"
 #include "coll_bufpool_task.h"
 
 #include "ompi/mca/pml/pml.h"
+#include "ompi/op/op.h"
 
 int bufpool_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int peer, int tag,
                   struct ompi_communicator_t *comm, ompi_request_t **req)
@@ -87,7 +88,6 @@ void bufpool_cancel_wait(ompi_request_t **req)
     }
 }
 
-/* Declared with the pipeline's helpers (coll_bufpool_pipeline.h). */
 int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sdtype, int dst,
                      void *rbuf, size_t rcount, struct ompi_datatype_t *rdtype, int src, int tag,
                      struct ompi_communicator_t *comm)
@@ -118,7 +118,7 @@ int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sd
 }
 
 /* ---------------------------------------------------------------------- */
-/* User-defined operations (coll_bufpool_pipeline.h). */
+/* User-defined operations. */
 
 typedef struct user_reduce {
     struct ompi_op_t *op;

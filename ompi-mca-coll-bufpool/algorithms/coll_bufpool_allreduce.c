@@ -37,96 +37,6 @@
 /* Largest scratch recursive doubling keeps on the stack. */
 #define RD_STACK_SCRATCH 1024
 
-/* ---------------------------------------------------------------------- */
-
-/* One step of recursive doubling for every part: receive from src (-1:
- * none) into tmp, or into buf when into_buf, and send buf to dst (-1:
- * none); wait for all.  A single part goes out blocking, so that the PML
- * may send a small message inline (as plain recursive doubling always
- * did); several go out at once, so that their transfers overlap. */
-static int rd_xfer(const bufpool_rd_parts_t *parts, int dst, int src, bool into_buf,
-                   struct ompi_datatype_t *dtype, int tag, struct ompi_communicator_t *comm)
-{
-    if (1 == parts->n) {
-        void *into = into_buf ? parts->buf[0] : parts->tmp[0];
-        if (src >= 0 && dst >= 0) {
-            return bufpool_sendrecv(parts->buf[0], parts->count[0], dtype, dst, into,
-                                    parts->count[0], dtype, src, tag, comm);
-        }
-        return src >= 0 ? bufpool_recv(into, parts->count[0], dtype, src, tag, comm)
-                        : bufpool_send(parts->buf[0], parts->count[0], dtype, dst, tag, comm);
-    }
-    ompi_request_t *req[2 * BUFPOOL_MAX_DEPTH];
-    int n = 0, rc = OMPI_SUCCESS;
-    for (int i = 0; i < parts->n && OMPI_SUCCESS == rc; i++) {
-        if (src >= 0) {
-            rc = bufpool_irecv(into_buf ? parts->buf[i] : parts->tmp[i], parts->count[i], dtype,
-                               src, tag, comm, &req[n]);
-            n += OMPI_SUCCESS == rc;
-        }
-        if (OMPI_SUCCESS == rc && dst >= 0) {
-            rc = bufpool_isend(parts->buf[i], parts->count[i], dtype, dst, tag, comm, &req[n]);
-            n += OMPI_SUCCESS == rc;
-        }
-    }
-    int wait_rc = bufpool_wait_all(n, req);
-    return OMPI_SUCCESS == rc ? wait_rc : rc;
-}
-
-int bufpool_allreduce_rd_group(const bufpool_rd_parts_t *parts, struct ompi_datatype_t *dtype,
-                               struct ompi_op_t *op, const bufpool_group_t *g, int tag,
-                               struct ompi_communicator_t *comm)
-{
-    const int me = g->me, size = g->n;
-    int rc = OMPI_SUCCESS, pof2 = 1;
-    while (pof2 * 2 <= size) {
-        pof2 *= 2;
-    }
-    const int extra = size - pof2;
-    int newrank;
-
-    /* Fold the members beyond the largest power of two into their left
-     * neighbours: member 2i sends to 2i+1, which combines "2i op 2i+1". */
-    if (me < 2 * extra) {
-        if (0 == me % 2) {
-            rc = rd_xfer(parts, bufpool_group_rank(g, me + 1), -1, false, dtype, tag, comm);
-            newrank = -1;
-        } else {
-            rc = rd_xfer(parts, -1, bufpool_group_rank(g, me - 1), false, dtype, tag, comm);
-            for (int i = 0; i < parts->n && OMPI_SUCCESS == rc; i++) {
-                bufpool_reduce(op, parts->tmp[i], parts->buf[i], parts->count[i], dtype);
-            }
-            newrank = me / 2;
-        }
-    } else {
-        newrank = me - extra;
-    }
-
-    for (int mask = 1; OMPI_SUCCESS == rc && newrank >= 0 && mask < pof2; mask <<= 1) {
-        int newpeer = newrank ^ mask;
-        int peer = newpeer < extra ? newpeer * 2 + 1 : newpeer + extra;
-        const int peer_rank = bufpool_group_rank(g, peer);
-        rc = rd_xfer(parts, peer_rank, peer_rank, false, dtype, tag, comm);
-        for (int i = 0; i < parts->n && OMPI_SUCCESS == rc; i++) {
-            char *buf = parts->buf[i], *tmp = parts->tmp[i];
-            if (peer < me) {
-                bufpool_reduce(op, tmp, buf, parts->count[i], dtype); /* buf = peer op mine */
-            } else {
-                bufpool_reduce(op, buf, tmp, parts->count[i], dtype); /* tmp = mine op peer */
-                rc = bufpool_copy(buf, tmp, parts->count[i], dtype);
-            }
-        }
-    }
-
-    /* Give the folded members their result. */
-    if (OMPI_SUCCESS == rc && me < 2 * extra) {
-        rc = 0 == me % 2
-                 ? rd_xfer(parts, -1, bufpool_group_rank(g, me + 1), true, dtype, tag, comm)
-                 : rd_xfer(parts, bufpool_group_rank(g, me - 1), -1, false, dtype, tag, comm);
-    }
-    return rc;
-}
-
 static int allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                         struct ompi_communicator_t *comm)
@@ -144,7 +54,7 @@ static int allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t cou
     /* A tiny message's scratch lives on the stack: even the pool's hit
      * path (about 50 ns) is a measurable share of a sub-microsecond call. */
     _Alignas(64) char on_stack[RD_STACK_SCRATCH];
-    char *mem = span <= sizeof(on_stack) ? on_stack : mca_coll_bufpool_scratch_get(span);
+    char *mem = span <= sizeof(on_stack) ? on_stack : bufpool_scratch_get(span);
     if (NULL == mem) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -153,7 +63,7 @@ static int allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t cou
     const bufpool_rd_parts_t whole = {.n = 1, .buf = &buf, .tmp = &tmp, .count = &count};
     rc = bufpool_allreduce_rd_group(&whole, dtype, op, &all, MCA_COLL_BASE_TAG_ALLREDUCE, comm);
     if (mem != on_stack) {
-        mca_coll_bufpool_scratch_put(mem, span);
+        bufpool_scratch_put(mem, span);
     }
     return rc;
 }
@@ -183,7 +93,7 @@ static int rsag_segment_done(void *arg, size_t j, void *seg, size_t count)
 
 static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                           struct ompi_op_t *op, const bufpool_plan_t *plan,
-                          struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                          struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
@@ -192,7 +102,7 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
     ptrdiff_t lb, extent;
 
     ompi_datatype_get_extent(dtype, &lb, &extent);
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     rsag_ctx_t ctx = {.reqs = &reqs, .rank = rank, .size = size, .dtype = dtype};
 
     bufpool_rs_stream_t stream = {
@@ -208,7 +118,7 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
         .segment_done = rsag_segment_done,
         .ctx = &ctx,
         .max_requests = plan->max_requests,
-        .module = module,
+        .state = state,
     };
     if (BUFPOOL_ALLREDUCE_RSAG == plan->alg && plan->max_requests > 0) {
         /* The stream's own sends get what the allgather half leaves of the
@@ -240,40 +150,15 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
 /* ---------------------------------------------------------------------- */
 
 int bufpool_run_allreduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
-                          struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                          struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
 {
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg) {
         return allreduce_recursive_doubling(a->sbuf, a->rbuf, a->count, a->dtype, a->op, comm);
     }
     if (BUFPOOL_ALLREDUCE_HIER == plan->alg) {
         return bufpool_allreduce_hier(a->sbuf, a->rbuf, a->count, a->dtype, a->op, plan, comm,
-                                      module);
+                                      state);
     }
     /* rsag and ring share the reduce-scatter stream's description. */
-    return allreduce_rsag(a->sbuf, a->rbuf, a->count, a->dtype, a->op, plan, comm, module);
-}
-
-static BUFPOOL_NOINLINE int allreduce_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
-                                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                           struct ompi_communicator_t *comm,
-                                           mca_coll_base_module_t *base)
-{
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, allreduce, BUFPOOL_COUNT_FITS(count), sbuf, rbuf, count,
-                                 dtype, op, comm);
-    if (count <= 0) {
-        return OMPI_SUCCESS;
-    }
-    const bufpool_args_t a = {
-        .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)count, .dtype = dtype, .op = op};
-    BUFPOOL_SERVE_OR_PREVIOUS(module, allreduce, &a, sbuf, rbuf, count, dtype, op, comm);
-}
-
-int mca_coll_bufpool_allreduce(const void *sbuf, void *rbuf, bufpool_count_t count,
-                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                               struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    BUFPOOL_ENTRY_POINT(allreduce, count > 0,
-                        BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
-                        bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, comm);
+    return allreduce_rsag(a->sbuf, a->rbuf, a->count, a->dtype, a->op, plan, comm, state);
 }

@@ -70,7 +70,7 @@ static inline size_t pieces_of(size_t total, size_t seg)
 
 static int bcast_binomial(void *buf, int count, struct ompi_datatype_t *dtype, size_t bytes,
                           int root, int max_requests, struct ompi_communicator_t *comm,
-                          mca_coll_bufpool_module_t *module)
+                          bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     const int v = (rank - root + p) % p;
@@ -84,7 +84,7 @@ static int bcast_binomial(void *buf, int count, struct ompi_datatype_t *dtype, s
             return rc;
         }
     }
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     /* Each child only waits for this message: waiting for the oldest send
      * is safe. */
     bufpool_reqs_bound(&reqs, max_requests);
@@ -99,7 +99,7 @@ static int bcast_binomial(void *buf, int count, struct ompi_datatype_t *dtype, s
 
 static int bcast_linear(void *buf, int count, struct ompi_datatype_t *dtype, size_t bytes, int root,
                         int max_requests, struct ompi_communicator_t *comm,
-                        mca_coll_bufpool_module_t *module)
+                        bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     bufpool_reqs_t reqs;
@@ -109,7 +109,7 @@ static int bcast_linear(void *buf, int count, struct ompi_datatype_t *dtype, siz
         return bufpool_recv(buf, count, dtype, root, TAG, comm);
     }
     /* Receivers wait for nothing else: waiting for the oldest send is safe. */
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     bufpool_reqs_bound(&reqs, max_requests);
     for (int k = 1; k < p && OMPI_SUCCESS == rc; k++) {
         rc = bufpool_reqs_send_small_now(&reqs, buf, (size_t)count, dtype, bytes, (root + k) % p,
@@ -183,7 +183,7 @@ static int piece_send(const piece_stream_t *s, size_t unit, int peer, bufpool_sr
 
 static int bcast_chain(void *buf, size_t count, struct ompi_datatype_t *dtype, int root,
                        const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                       mca_coll_bufpool_module_t *module)
+                       bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     const int v = (rank - root + p) % p;
@@ -209,7 +209,7 @@ static int bcast_chain(void *buf, size_t count, struct ompi_datatype_t *dtype, i
     bufpool_sring_init(&ring, &slots);
     /* Pieces go down the chain in order and a rank waits only for pieces
      * from upstream: waiting for the oldest forward is safe. */
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     bufpool_reqs_bound(&reqs, plan->max_requests);
 
     if (0 == v) {
@@ -365,7 +365,7 @@ static int sag_sendrecv(sag_t *g, size_t soff, size_t slen, int dst, size_t roff
 
 static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype_t *dtype, int root,
                                    const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                                   mca_coll_bufpool_module_t *module)
+                                   bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm), p = ompi_comm_size(comm);
     const int v = (rank - root + p) % p;
@@ -390,7 +390,7 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     bufpool_reqs_bound(&reqs, bufpool_sends_bounded((size_t)depth, plan->max_requests));
     sag_t g = {.comm = comm, .view = &view, .seg = seg, .depth = depth, .reqs = &reqs};
     g.send_slots = bufpool_slots_view(&slots, 0, nslots / 2);
@@ -431,39 +431,19 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
 
 int bufpool_run_bcast(const bufpool_args_t *a, const bufpool_call_t *call,
                       const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                      mca_coll_bufpool_module_t *module)
+                      bufpool_comm_state_t *state)
 {
     void *buf = a->rbuf;
     switch (plan->alg) {
         case BUFPOOL_BCAST_BINOMIAL:
             return bcast_binomial(buf, (int)a->count, a->dtype, call->bytes, a->root,
-                                  plan->max_requests, comm, module);
+                                  plan->max_requests, comm, state);
         case BUFPOOL_BCAST_LINEAR:
             return bcast_linear(buf, (int)a->count, a->dtype, call->bytes, a->root,
-                                plan->max_requests, comm, module);
+                                plan->max_requests, comm, state);
         case BUFPOOL_BCAST_CHAIN:
-            return bcast_chain(buf, a->count, a->dtype, a->root, plan, comm, module);
+            return bcast_chain(buf, a->count, a->dtype, a->root, plan, comm, state);
         default:
-            return bcast_scatter_allgather(buf, a->count, a->dtype, a->root, plan, comm, module);
+            return bcast_scatter_allgather(buf, a->count, a->dtype, a->root, plan, comm, state);
     }
-}
-
-static BUFPOOL_NOINLINE int bcast_slow(void *buf, bufpool_count_t count,
-                                       struct ompi_datatype_t *dtype, int root,
-                                       struct ompi_communicator_t *comm,
-                                       mca_coll_base_module_t *base)
-{
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, bcast, BUFPOOL_BYTES_FIT(bufpool_bytes(dtype, count)), buf,
-                                 count, dtype, root, comm);
-    const bufpool_args_t a = {
-        .rbuf = buf, .count = count > 0 ? (size_t)count : 0, .dtype = dtype, .root = root};
-    BUFPOOL_SERVE_OR_PREVIOUS(module, bcast, &a, buf, count, dtype, root, comm);
-}
-
-int mca_coll_bufpool_bcast(void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype,
-                           int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    BUFPOOL_ENTRY_POINT(bcast, true, BUFPOOL_CLASS(true, false), bufpool_bytes(dtype, count), buf,
-                        count, dtype, root, comm);
 }

@@ -25,10 +25,12 @@
 #ifndef MCA_COLL_BUFPOOL_WAIT_H
 #define MCA_COLL_BUFPOOL_WAIT_H
 
-#include "coll_bufpool.h"
+#include "ompi_config.h"
 
 #include <stddef.h>
 
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/request/request.h"
 
 BEGIN_C_DECLS
@@ -50,6 +52,19 @@ int bufpool_wait(ompi_request_t **req);
 int bufpool_wait_all(size_t n, ompi_request_t **reqs);
 /* Cancel a posted receive (error paths) and complete it. */
 void bufpool_cancel_wait(ompi_request_t **req);
+
+/* Send to dst and receive from src at once, both complete on return (a
+ * blocking call sends blocking, so that the PML may send a small message
+ * inline). */
+int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sdtype, int dst,
+                     void *rbuf, size_t rcount, struct ompi_datatype_t *rdtype, int src, int tag,
+                     struct ompi_communicator_t *comm);
+
+/* inout = in op inout with a user-defined operation: in a task (a
+ * nonblocking or persistent collective), on the stack of the thread that
+ * runs it rather than the task's (bufpool_task_call_outside). */
+void bufpool_reduce_user(struct ompi_op_t *op, const void *in, void *inout, size_t count,
+                         struct ompi_datatype_t *dtype);
 
 END_C_DECLS
 

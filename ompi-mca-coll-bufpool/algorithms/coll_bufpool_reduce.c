@@ -115,7 +115,7 @@ static void binary_tree(int rank, int size, int root, reduce_tree_t *t)
 static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf, size_t count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                           mca_coll_bufpool_module_t *module)
+                           bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm), tag = MCA_COLL_BASE_TAG_REDUCE;
     const bool in_place = rank == root && MPI_IN_PLACE == sbuf;
@@ -136,7 +136,7 @@ static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf,
      * at the busiest rank. */
     bufpool_segs_init(&segs, count, dtype,
                       bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, t->max_children));
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     bufpool_reqs_bound(&reqs, plan->max_requests);
     for (int i = 0; i < BUFPOOL_MAX_DEPTH; i++) {
         up[i] = MPI_REQUEST_NULL;
@@ -332,7 +332,7 @@ static int rsg_segment_done(void *ctx, size_t j, void *seg, size_t count)
  * get B - B/2 and the root's result receives B/2 (at least one each). */
 static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                       struct ompi_op_t *op, int root, const bufpool_plan_t *plan,
-                      struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                      struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const int result_tag = MCA_COLL_BASE_TAG_GATHER;
@@ -346,7 +346,7 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
     int rc = OMPI_SUCCESS;
 
     ompi_datatype_get_extent(dtype, &lb, &extent);
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     bufpool_rs_stream_t stream = {
         .src = in_place ? rbuf : sbuf,
         .acc = rank == root ? (char *)rbuf + (ptrdiff_t)bufpool_blocks_disp(&blocks, rank) * extent
@@ -363,7 +363,7 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
         .result_tag = result_tag,
         .max_requests =
             bounded ? (plan->max_requests > 1 ? plan->max_requests - result_bound : 1) : 0,
-        .module = module,
+        .state = state,
     };
     results = (rsg_results_t){.stream = &stream,
                               .rbuf = rbuf,
@@ -394,13 +394,13 @@ static int reduce_rsg(const void *sbuf, void *rbuf, size_t count, struct ompi_da
 
 int bufpool_run_reduce(const bufpool_args_t *a, const bufpool_call_t *call,
                        const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                       mca_coll_bufpool_module_t *module)
+                       bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     reduce_tree_t tree;
 
     if (BUFPOOL_REDUCE_RSG == plan->alg) {
-        return reduce_rsg(a->sbuf, a->rbuf, a->count, a->dtype, a->op, a->root, plan, comm, module);
+        return reduce_rsg(a->sbuf, a->rbuf, a->count, a->dtype, a->op, a->root, plan, comm, state);
     }
     if (BUFPOOL_REDUCE_BINARY == plan->alg) {
         binary_tree(rank, size, a->root, &tree);
@@ -408,30 +408,5 @@ int bufpool_run_reduce(const bufpool_args_t *a, const bufpool_call_t *call,
         chain_tree(rank, size, a->root, call->commute, &tree);
     }
     return reduce_tree_run(&tree, a->sbuf, a->rbuf, a->count, a->dtype, a->op, a->root, plan, comm,
-                           module);
-}
-
-static BUFPOOL_NOINLINE int reduce_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
-                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                        int root, struct ompi_communicator_t *comm,
-                                        mca_coll_base_module_t *base)
-{
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce, BUFPOOL_COUNT_FITS(count), sbuf, rbuf, count,
-                                 dtype, op, root, comm);
-    if (count <= 0) {
-        return OMPI_SUCCESS;
-    }
-    const bufpool_args_t a = {
-        .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)count, .dtype = dtype, .op = op, .root = root};
-    BUFPOOL_SERVE_OR_PREVIOUS(module, reduce, &a, sbuf, rbuf, count, dtype, op, root, comm);
-}
-
-int mca_coll_bufpool_reduce(const void *sbuf, void *rbuf, bufpool_count_t count,
-                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    /* MPI_IN_PLACE is the root's alone: not part of the decision. */
-    BUFPOOL_ENTRY_POINT(reduce, count > 0, BUFPOOL_CLASS(ompi_op_is_commute(op), false),
-                        bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, root, comm);
+                           state);
 }

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "coll_bufpool_decide.h"
+#include "decide/coll_bufpool_decide.h"
 
 #ifdef __cplusplus
 extern "C" {

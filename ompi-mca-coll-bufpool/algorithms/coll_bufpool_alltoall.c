@@ -46,7 +46,7 @@ static int a2a_copy_own(const a2a_call_t *c)
                               c->seg_bytes);
 }
 
-static int alltoall_pairwise(const a2a_call_t *c, mca_coll_bufpool_module_t *module,
+static int alltoall_pairwise(const a2a_call_t *c, bufpool_comm_state_t *state,
                              struct ompi_communicator_t *comm)
 {
     /* The own block is copied while the first exchange is in flight, or
@@ -55,7 +55,7 @@ static int alltoall_pairwise(const a2a_call_t *c, mca_coll_bufpool_module_t *mod
     bufpool_reqs_t reqs;
     int rc = OMPI_SUCCESS;
 
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     for (int step = 1; step < c->p && OMPI_SUCCESS == rc; step++) {
         int to = (c->rank + step) % c->p, from = (c->rank - step + c->p) % c->p;
         rc = bufpool_reqs_recv(&reqs, c->rbuf + from * c->rblock, (size_t)c->rcount, c->rdtype,
@@ -72,7 +72,7 @@ static int alltoall_pairwise(const a2a_call_t *c, mca_coll_bufpool_module_t *mod
     return OMPI_SUCCESS == rc && !overlap ? a2a_copy_own(c) : rc;
 }
 
-static int alltoall_linear(const a2a_call_t *c, mca_coll_bufpool_module_t *module,
+static int alltoall_linear(const a2a_call_t *c, bufpool_comm_state_t *state,
                            struct ompi_communicator_t *comm)
 {
     const bufpool_linear_xchg_t x = {.rbuf = c->rbuf,
@@ -92,7 +92,7 @@ static int alltoall_linear(const a2a_call_t *c, mca_coll_bufpool_module_t *modul
                                      .p = c->p,
                                      .tag = TAG,
                                      .max_requests = c->max_requests};
-    return bufpool_linear_exchange(&x, module, comm);
+    return bufpool_linear_exchange(&x, state, comm);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -103,7 +103,7 @@ static int alltoall_linear(const a2a_call_t *c, mca_coll_bufpool_module_t *modul
  * once, as linear does.  Only when the p - 1 blocks fit the scratch bound;
  * one round instead of the p - 1 lock-step exchanges of pairwise, which
  * costs 4-22% over tuned on small blocks. */
-static int alltoall_inplace_linear(const a2a_call_t *c, mca_coll_bufpool_module_t *module,
+static int alltoall_inplace_linear(const a2a_call_t *c, bufpool_comm_state_t *state,
                                    struct ompi_communicator_t *comm)
 {
     bufpool_slots_t slots;
@@ -119,7 +119,7 @@ static int alltoall_inplace_linear(const a2a_call_t *c, mca_coll_bufpool_module_
                           c->rdtype);
         rc = bufpool_view_pack(&block, 0, c->bytes, copy + (size_t)(k - 1) * c->bytes);
     }
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     bufpool_reqs_bound(&reqs, c->max_requests);
     /* Unbounded, every receive goes before the first send; bounded,
      * receive k and send k in turn. */
@@ -245,45 +245,15 @@ static int alltoall_inplace(const a2a_call_t *c, const bufpool_plan_t *plan,
 
 int bufpool_run_alltoall(const bufpool_args_t *a, const bufpool_call_t *call,
                          const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                         mca_coll_bufpool_module_t *module)
+                         bufpool_comm_state_t *state)
 {
     const bool in_place = MPI_IN_PLACE == a->sbuf;
     a2a_call_t c;
     bufpool_xchg_call_init(&c, a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype, call,
                            plan, comm);
     if (BUFPOOL_ALLTOALL_LINEAR == plan->alg) {
-        return in_place ? alltoall_inplace_linear(&c, module, comm)
-                        : alltoall_linear(&c, module, comm);
+        return in_place ? alltoall_inplace_linear(&c, state, comm)
+                        : alltoall_linear(&c, state, comm);
     }
-    return in_place ? alltoall_inplace(&c, plan, comm) : alltoall_pairwise(&c, module, comm);
-}
-
-static BUFPOOL_NOINLINE int alltoall_slow(const void *sbuf, bufpool_count_t scount,
-                                          struct ompi_datatype_t *sdtype, void *rbuf,
-                                          bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
-                                          struct ompi_communicator_t *comm,
-                                          mca_coll_base_module_t *base)
-{
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, alltoall, BUFPOOL_BYTES_FIT(bufpool_bytes(rdtype, rcount)),
-                                 sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    const bufpool_args_t a = {.sbuf = sbuf,
-                              .scount = (int)scount,
-                              .sdtype = sdtype,
-                              .rbuf = rbuf,
-                              .rcount = (int)rcount,
-                              .rdtype = rdtype};
-    BUFPOOL_SERVE_OR_PREVIOUS(module, alltoall, &a, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                              comm);
-}
-
-int mca_coll_bufpool_alltoall(const void *sbuf, bufpool_count_t scount,
-                              struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
-                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                              mca_coll_base_module_t *base)
-{
-    const bool in_place = MPI_IN_PLACE == sbuf;
-    BUFPOOL_ENTRY_POINT(alltoall, true, BUFPOOL_CLASS(true, in_place),
-                        bufpool_bytes(rdtype, rcount), sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                        comm);
+    return in_place ? alltoall_inplace(&c, plan, comm) : alltoall_pairwise(&c, state, comm);
 }

@@ -166,7 +166,7 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
     const bufpool_blocks_t *blocks = s->blocks;
     rs_ctx_t ctx = {.rank = rank, .size = size, .dtype = s->dtype};
     bufpool_segs_t full;
-    const bool bounded = s->max_requests > 0 && NULL != s->module;
+    const bool bounded = s->max_requests > 0 && NULL != s->state;
     bufpool_reqs_t own;
     int rc;
 
@@ -188,7 +188,7 @@ int bufpool_pairwise_reduce_scatter(const bufpool_rs_stream_t *s, bufpool_reqs_t
     const size_t max_nseg = (longest + ctx.per - 1) / ctx.per;
 
     if (bounded) {
-        bufpool_reqs_init_aux(&own, s->module, comm);
+        bufpool_reqs_init_aux(&own, s->state, comm);
         bufpool_reqs_bound(&own, s->max_requests);
     }
     rs_sender_t sender = {
@@ -450,7 +450,7 @@ int bufpool_ring_reduce_scatter(const bufpool_rs_stream_t *s, struct ompi_commun
     }
     const bufpool_slots_t part[2] = {bufpool_slots_view(&slots, 0, csegs),
                                      bufpool_slots_view(&slots, csegs, csegs)};
-    bufpool_reqs_init_aux(&sends, s->module, comm);
+    bufpool_reqs_init_aux(&sends, s->state, comm);
     bufpool_reqs_bound(&sends, s->max_requests > 0 ? s->max_requests - csegs : 0);
     const char *src = s->src;
 
@@ -521,7 +521,7 @@ int bufpool_ring_allgather_blocks(const bufpool_rs_stream_t *s, void *buf, int t
         return OMPI_SUCCESS;
     }
     bufpool_segs_init(&full, longest, s->dtype, s->seg_bytes);
-    bufpool_reqs_init_aux(&reqs, s->module, comm);
+    bufpool_reqs_init_aux(&reqs, s->state, comm);
     bufpool_reqs_bound(&reqs, s->max_requests);
     for (int t = 0; t < p - 1 && OMPI_SUCCESS == rc; t++) {
         const int sb = (rank - t + p) % p, rb = (rank - t - 1 + p) % p;
@@ -689,7 +689,7 @@ int bufpool_rhalving_reduce_scatter(const bufpool_rs_stream_t *s, void *result,
             return rc;
         }
     }
-    bufpool_reqs_init_aux(&reqs, s->module, comm);
+    bufpool_reqs_init_aux(&reqs, s->state, comm);
     bufpool_reqs_bound(&reqs, s->max_requests);
     const ptrdiff_t extent = fit.extent;
     const size_t rounds = (longest + k - 1) / k;
@@ -804,7 +804,7 @@ static int move_to_start(char *buf, size_t from, size_t len, struct ompi_datatyp
 static int reduce_scatter_run(const void *sbuf, void *rbuf, const bufpool_blocks_t *blocks,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op, int tag,
                               const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                              mca_coll_bufpool_module_t *module)
+                              bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
@@ -813,7 +813,7 @@ static int reduce_scatter_run(const void *sbuf, void *rbuf, const bufpool_blocks
     bufpool_reqs_t reqs;
 
     ompi_datatype_get_extent(dtype, &lb, &extent);
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     const bufpool_rs_stream_t stream = {
         .src = in_place ? rbuf : sbuf,
         .acc = (char *)rbuf + (ptrdiff_t)my_disp * extent,
@@ -827,7 +827,7 @@ static int reduce_scatter_run(const void *sbuf, void *rbuf, const bufpool_blocks
         .segment_done = NULL,
         .ctx = NULL,
         .max_requests = plan->max_requests,
-        .module = module,
+        .state = state,
     };
     /* ring and rhalving are algorithms 2 and 3 of both reduce_scatter and
      * reduce_scatter_block.  rhalving writes its result at the start of
@@ -873,7 +873,7 @@ bufpool_call_t bufpool_reduce_scatter_call(bufpool_coll_id_t id, const bufpool_a
 
 int bufpool_run_reduce_scatter(bufpool_coll_id_t id, const bufpool_args_t *a,
                                const bufpool_call_t *call, const bufpool_plan_t *plan,
-                               struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                               struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
 {
     (void)call;
     const bufpool_blocks_t blocks = rs_blocks(id, a, comm);
@@ -881,104 +881,5 @@ int bufpool_run_reduce_scatter(bufpool_coll_id_t id, const bufpool_args_t *a,
                               BUFPOOL_COLL_reduce_scatter_block == id
                                   ? MCA_COLL_BASE_TAG_REDUCE_SCATTER_BLOCK
                                   : MCA_COLL_BASE_TAG_REDUCE_SCATTER,
-                              plan, comm, module);
-}
-
-bool bufpool_counts_fit(bufpool_counts_t counts, int p)
-{
-    for (int b = 0; b < p; b++) {
-        if (BUFPOOL_COUNTS_GET(counts, b) > (size_t)INT_MAX) {
-            return false;
-        }
-    }
-    return true;
-}
-
-int *bufpool_counts_int_copy(bufpool_counts_t counts, int p)
-{
-    int *copy = malloc((size_t)(p > 0 ? p : 1) * sizeof(*copy));
-    for (int b = 0; NULL != copy && b < p; b++) {
-        copy[b] = (int)BUFPOOL_COUNTS_GET(counts, b);
-    }
-    return copy;
-}
-
-static BUFPOOL_NOINLINE int reduce_scatter_slow(const void *sbuf, void *rbuf,
-                                                bufpool_counts_t rcounts,
-                                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                                struct ompi_communicator_t *comm,
-                                                mca_coll_base_module_t *base)
-{
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const int p = ompi_comm_size(comm);
-    /* The engines take int counts: Open MPI 6's size_t ones are copied
-     * when they fit, else go below us (every rank passes the same). */
-    if (!bufpool_counts_fit(rcounts, p)) {
-        return BUFPOOL_FALLBACK(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
-    }
-    const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
-    int *owned = NULL;
-    if (NULL == counts) {
-        /* Past the decision to serve: a shortage is an error, never a
-         * hand-back the others would not follow. */
-        counts = owned = bufpool_counts_int_copy(rcounts, p);
-        if (NULL == owned) {
-            return OMPI_ERR_OUT_OF_RESOURCE;
-        }
-    }
-    /* Some blocks may be empty; only an empty message is nothing to do. */
-    int rc = OMPI_SUCCESS;
-    bool hand_back = false;
-    if (0 != bufpool_counts_total(counts, p)) {
-        const bufpool_args_t a = {.sbuf = sbuf,
-                                  .rbuf = rbuf,
-                                  .rcounts = counts,
-                                  .rcounts_any = rcounts,
-                                  .dtype = dtype,
-                                  .op = op};
-        rc = bufpool_serve(BUFPOOL_COLL_reduce_scatter, &a, comm, module, &hand_back);
-    }
-    free(owned);
-    return hand_back
-               ? BUFPOOL_PREVIOUS(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm)
-               : rc;
-}
-
-static BUFPOOL_NOINLINE int
-reduce_scatter_block_slow(const void *sbuf, void *rbuf, bufpool_count_t rcount,
-                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    BUFPOOL_FALLBACK_UNLESS_FITS(module, reduce_scatter_block, BUFPOOL_COUNT_FITS(rcount), sbuf,
-                                 rbuf, rcount, dtype, op, comm);
-    if (rcount <= 0) {
-        return OMPI_SUCCESS;
-    }
-    const bufpool_args_t a = {
-        .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)rcount, .dtype = dtype, .op = op};
-    BUFPOOL_SERVE_OR_PREVIOUS(module, reduce_scatter_block, &a, sbuf, rbuf, rcount, dtype, op,
-                              comm);
-}
-
-int mca_coll_bufpool_reduce_scatter(const void *sbuf, void *rbuf, bufpool_counts_t rcounts,
-                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                    struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    const int *counts = BUFPOOL_COUNTS_INT_PTR(rcounts);
-    const size_t total = NULL != counts ? bufpool_counts_total(counts, ompi_comm_size(comm)) : 0;
-    BUFPOOL_ENTRY_POINT(reduce_scatter, total > 0,
-                        BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
-                        dtype->super.size * total, sbuf, rbuf, rcounts, dtype, op, comm);
-}
-
-int mca_coll_bufpool_reduce_scatter_block(const void *sbuf, void *rbuf, bufpool_count_t rcount,
-                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                          struct ompi_communicator_t *comm,
-                                          mca_coll_base_module_t *base)
-{
-    BUFPOOL_ENTRY_POINT(reduce_scatter_block, rcount > 0,
-                        BUFPOOL_CLASS(ompi_op_is_commute(op), MPI_IN_PLACE == sbuf),
-                        bufpool_bytes(dtype, rcount) * (size_t)ompi_comm_size(comm), sbuf, rbuf,
-                        rcount, dtype, op, comm);
+                              plan, comm, state);
 }

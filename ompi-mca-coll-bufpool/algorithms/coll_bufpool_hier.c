@@ -57,7 +57,8 @@
 /* ---------------------------------------------------------------------- */
 /* Where the ranks run. */
 
-static bufpool_hier_topo_t *topo_build(struct ompi_communicator_t *comm)
+static bufpool_hier_topo_t *topo_build(const bufpool_comm_state_t *state,
+                                       struct ompi_communicator_t *comm)
 {
     const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
     bufpool_hier_topo_t *t = calloc(1, sizeof(*t));
@@ -65,7 +66,7 @@ static bufpool_hier_topo_t *topo_build(struct ompi_communicator_t *comm)
     int *ranks = malloc(2 * (size_t)p * sizeof(*ranks));
 
     int max_ppn;
-    const int nhosts = NULL != host ? bufpool_comm_host_ids(comm, host, &max_ppn) : -1;
+    const int nhosts = NULL != host ? state->host_ids(comm, host, &max_ppn) : -1;
 
     if (NULL == t || NULL == host || NULL == ranks || nhosts < 0) {
         free(t);
@@ -245,19 +246,19 @@ out:
 int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                           mca_coll_bufpool_module_t *module)
+                           bufpool_comm_state_t *state)
 {
     /* Built once, without a lock: a blocking call and nonblocking ones
      * (coll_bufpool_nb.c), on different threads, may get here at once;
      * each builds the same map from the same data and the first published
      * one stays. */
-    bufpool_hier_topo_t *topo = __atomic_load_n(&module->hier, __ATOMIC_ACQUIRE);
+    bufpool_hier_topo_t *topo = __atomic_load_n(&state->hier, __ATOMIC_ACQUIRE);
     if (NULL == topo) {
-        bufpool_hier_topo_t *built = topo_build(comm);
+        bufpool_hier_topo_t *built = topo_build(state, comm);
         if (NULL == built) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
-        if (__atomic_compare_exchange_n(&module->hier, &topo, built, false, __ATOMIC_ACQ_REL,
+        if (__atomic_compare_exchange_n(&state->hier, &topo, built, false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             topo = built;
         } else {
@@ -269,7 +270,7 @@ int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
 
     bufpool_segs_init(&segs, count, dtype,
                       bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, 2));
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     if (0 != topo->local.me) {
         return hier_member(sbuf, rbuf, &segs, dtype, &topo->local, &reqs);
     }

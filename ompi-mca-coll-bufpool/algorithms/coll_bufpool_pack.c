@@ -274,13 +274,13 @@ static int linear_copy_own(const bufpool_linear_xchg_t *x)
                               x->own_count, x->own_dtype, x->seg_bytes);
 }
 
-int bufpool_linear_exchange(const bufpool_linear_xchg_t *x, mca_coll_bufpool_module_t *module,
+int bufpool_linear_exchange(const bufpool_linear_xchg_t *x, bufpool_comm_state_t *state,
                             struct ompi_communicator_t *comm)
 {
     bufpool_reqs_t reqs;
     int rc = OMPI_SUCCESS;
 
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     bufpool_reqs_bound(&reqs, x->max_requests);
     /* Unbounded (or within the bound): every receive first, then every
      * send.  Bounded below 2 (p - 1): receive k and send k in turn. */

@@ -58,7 +58,7 @@
 
 static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                       struct ompi_op_t *op, const bufpool_plan_t *plan,
-                      struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                      struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const int tag = MCA_COLL_BASE_TAG_SCAN;
@@ -71,7 +71,7 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
     int rc = OMPI_SUCCESS;
 
     bufpool_segs_init(&segs, count, dtype, plan->seg_bytes);
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
 
     if (0 == rank) {
         bufpool_reqs_bound(&reqs, plan->max_requests);
@@ -143,7 +143,7 @@ out:
 
 static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                         struct ompi_op_t *op, const bufpool_plan_t *plan,
-                        struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                        struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const int tag = MCA_COLL_BASE_TAG_EXSCAN;
@@ -161,7 +161,7 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
     bufpool_segs_init(
         &segs, count, dtype,
         bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, EXSCAN_CHAIN_MIN_SLOTS));
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
 
     bufpool_reqs_bound(&reqs, plan->max_requests);
     if (0 == rank) {
@@ -322,7 +322,7 @@ static int scan_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
 /* Scan and exscan share their entry (and their signature, so that the
  * previous module's function is called through one pointer type). */
 int bufpool_run_scan(bool exclusive, const bufpool_args_t *a, const bufpool_plan_t *plan,
-                     struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module)
+                     struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
 {
     if ((exclusive ? BUFPOOL_EXSCAN_RECURSIVE_DOUBLING : BUFPOOL_SCAN_RECURSIVE_DOUBLING) ==
         plan->alg) {
@@ -330,64 +330,5 @@ int bufpool_run_scan(bool exclusive, const bufpool_args_t *a, const bufpool_plan
                                        exclusive);
     }
     return (exclusive ? exscan_chain : scan_chain)(a->sbuf, a->rbuf, a->count, a->dtype, a->op,
-                                                   plan, comm, module);
-}
-
-/* The slow path of both (they share a signature, so the previous module's
- * function is called through one pointer type). */
-static int scan_slow_family(bool exclusive, const void *sbuf, void *rbuf, bufpool_count_t count,
-                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const bufpool_coll_id_t id = exclusive ? BUFPOOL_COLL_exscan : BUFPOOL_COLL_scan;
-    mca_coll_base_module_scan_fn_t prev = exclusive ? module->prev_exscan : module->prev_scan;
-    mca_coll_base_module_t *prev_module =
-        exclusive ? module->prev_exscan_module : module->prev_scan_module;
-    /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
-     * by the same hand-over as any other call bufpool does not serve. */
-    if (!BUFPOOL_COUNT_FITS(count)) {
-        bufpool_module_count(&module->fallbacks[BUFPOOL_FORM_BLOCKING][id]);
-        return prev(sbuf, rbuf, count, dtype, op, comm, prev_module);
-    }
-    if (count <= 0) {
-        return OMPI_SUCCESS;
-    }
-    const bufpool_args_t a = {
-        .sbuf = sbuf, .rbuf = rbuf, .count = (size_t)count, .dtype = dtype, .op = op};
-    bool hand_back;
-    const int rc = bufpool_serve(id, &a, comm, module, &hand_back);
-    return hand_back ? prev(sbuf, rbuf, count, dtype, op, comm, prev_module) : rc;
-}
-
-static BUFPOOL_NOINLINE int scan_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
-                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                      struct ompi_communicator_t *comm,
-                                      mca_coll_base_module_t *base)
-{
-    return scan_slow_family(false, sbuf, rbuf, count, dtype, op, comm, base);
-}
-
-static BUFPOOL_NOINLINE int exscan_slow(const void *sbuf, void *rbuf, bufpool_count_t count,
-                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                        struct ompi_communicator_t *comm,
-                                        mca_coll_base_module_t *base)
-{
-    return scan_slow_family(true, sbuf, rbuf, count, dtype, op, comm, base);
-}
-
-int mca_coll_bufpool_scan(const void *sbuf, void *rbuf, bufpool_count_t count,
-                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    BUFPOOL_ENTRY_POINT(scan, count > 0, BUFPOOL_CLASS(ompi_op_is_commute(op), false),
-                        bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, comm);
-}
-
-int mca_coll_bufpool_exscan(const void *sbuf, void *rbuf, bufpool_count_t count,
-                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    BUFPOOL_ENTRY_POINT(exscan, count > 0, BUFPOOL_CLASS(ompi_op_is_commute(op), false),
-                        bufpool_bytes(dtype, count), sbuf, rbuf, count, dtype, op, comm);
+                                                   plan, comm, state);
 }

@@ -1,9 +1,10 @@
 /*
- * Hierarchy-aware allreduce (coll_bufpool_hier.c) and the group form of
- * recursive doubling it shares with allreduce (coll_bufpool_allreduce.c).
+ * Groups of ranks and the recursive doubling over them
+ * (coll_bufpool_group.c), shared by allreduce's recursive doubling over the
+ * whole communicator and hier's over the hosts' leaders.
  */
-#ifndef MCA_COLL_BUFPOOL_HIER_H
-#define MCA_COLL_BUFPOOL_HIER_H
+#ifndef MCA_COLL_BUFPOOL_GROUP_H
+#define MCA_COLL_BUFPOOL_GROUP_H
 
 #include "coll_bufpool_pipeline.h"
 
@@ -40,21 +41,6 @@ int bufpool_allreduce_rd_group(const bufpool_rd_parts_t *parts, struct ompi_data
                                struct ompi_op_t *op, const bufpool_group_t *g, int tag,
                                struct ompi_communicator_t *comm);
 
-/* Where the ranks of a communicator run, for hier: built at its first hier
- * call, freed with the module (bufpool_hier_topo_free). */
-typedef struct bufpool_hier_topo {
-    bufpool_group_t local;   /* the ranks on my host, ascending; member 0 leads */
-    bufpool_group_t leaders; /* every host's leader, ascending; me = -1 if I do not lead */
-    int *ranks;              /* storage of both lists */
-} bufpool_hier_topo_t;
-
-void bufpool_hier_topo_free(bufpool_hier_topo_t *topo);
-
-int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
-                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                           const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                           mca_coll_bufpool_module_t *module);
-
 END_C_DECLS
 
-#endif /* MCA_COLL_BUFPOOL_HIER_H */
+#endif /* MCA_COLL_BUFPOOL_GROUP_H */

@@ -58,7 +58,7 @@ typedef struct bufpool_rs_stream {
      * g - max_requests + 1 is waited for, and receiver and sender share g,
      * so waiting for the oldest send cannot deadlock (pipeline.h). */
     int max_requests;
-    mca_coll_bufpool_module_t *module; /* with max_requests */
+    bufpool_comm_state_t *state; /* with max_requests */
 } bufpool_rs_stream_t;
 
 /* The segments the stream cuts a block of len elements into, for the

@@ -6,8 +6,8 @@
  *   bufpool_slots_t    pipeline_depth scratch slots, one pool buffer;
  *   bufpool_reqs_t     sends (and direct receives) posted as soon as their
  *                      data or destination is ready and completed together
- *                      at the end (requests cached in the module, so no
- *                      allocation per call);
+ *                      at the end (requests cached in the communicator's
+ *                      state, so no allocation per call);
  *   bufpool_rwin_t     an in-order stream of receives kept depth deep: the
  *                      collective waits for unit u, consumes it (reduces,
  *                      forwards, unpacks) and releases it, which posts unit
@@ -28,11 +28,14 @@
 #ifndef MCA_COLL_BUFPOOL_PIPELINE_H
 #define MCA_COLL_BUFPOOL_PIPELINE_H
 
-#include "coll_bufpool.h"
 #include "coll_bufpool_geometry.h"
-#include "coll_bufpool_wait.h"
+#include "coll_bufpool_state.h"
+#include "runtime/coll_bufpool_scratch.h"
+#include "runtime/coll_bufpool_wait.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/pml/pml.h"
@@ -40,6 +43,10 @@
 #include "ompi/request/request.h"
 
 BEGIN_C_DECLS
+
+/* Most requests one request set held at once, over every call of the
+ * process (coll_bufpool_requests_peak). */
+extern uint64_t bufpool_requests_peak;
 
 /* ---------------------------------------------------------------------- */
 /* Segmenting. */
@@ -77,7 +84,7 @@ static inline void *bufpool_slot(const bufpool_slots_t *slots, int i)
 /* Requests completed together at the end of a call. */
 
 typedef struct bufpool_reqs {
-    ompi_request_t ***cache; /* the module's request array (grows)  */
+    ompi_request_t ***cache; /* the request array it grows in       */
     size_t *cache_cap;
     size_t n;   /* requests posted since the last bufpool_reqs_wait     */
     size_t max; /* 0: every request stays posted until bufpool_reqs_wait;
@@ -86,12 +93,13 @@ typedef struct bufpool_reqs {
     struct ompi_communicator_t *comm;
 } bufpool_reqs_t;
 
-/* An unbounded set in the module's request array. */
-void bufpool_reqs_init(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
+/* An unbounded set in the communicator's (or the running task's) request
+ * array. */
+void bufpool_reqs_init(bufpool_reqs_t *reqs, bufpool_comm_state_t *state,
                        struct ompi_communicator_t *comm);
-/* A second set, in the module's other array, for an algorithm that keeps
+/* A second set, in the other array, for an algorithm that keeps
  * two sets at once (the reduce-scatter stream's own sends). */
-void bufpool_reqs_init_aux(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
+void bufpool_reqs_init_aux(bufpool_reqs_t *reqs, bufpool_comm_state_t *state,
                            struct ompi_communicator_t *comm);
 /* Keep at most max (the plan's max_requests; 0: no bound) in flight.
  *
@@ -199,12 +207,6 @@ void bufpool_rwin_abort(bufpool_rwin_t *w);
 /* ---------------------------------------------------------------------- */
 /* Reductions and copies. */
 
-/* inout = in op inout with a user-defined operation: in a task (a
- * nonblocking or persistent collective), on the stack of the thread that
- * runs it rather than the task's (coll_bufpool_wait.c). */
-void bufpool_reduce_user(struct ompi_op_t *op, const void *in, void *inout, size_t count,
-                         struct ompi_datatype_t *dtype);
-
 /* inout = in op inout (in is the LEFT operand: earlier ranks). */
 static inline void bufpool_reduce(struct ompi_op_t *op, const void *in, void *inout, size_t count,
                                   struct ompi_datatype_t *dtype)
@@ -222,11 +224,6 @@ void bufpool_reduce3(struct ompi_op_t *op, const void *left, const void *right, 
 
 /* dst = src for count elements of dtype (same layout). */
 int bufpool_copy(void *dst, const void *src, size_t count, struct ompi_datatype_t *dtype);
-
-/* Send count elements and receive rcount elements at once. */
-int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sdtype, int dst,
-                     void *rbuf, size_t rcount, struct ompi_datatype_t *rdtype, int src, int tag,
-                     struct ompi_communicator_t *comm);
 
 /* ---------------------------------------------------------------------- */
 /* Sharing one scratch buffer between streams. */

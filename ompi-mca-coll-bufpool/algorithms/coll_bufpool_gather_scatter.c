@@ -415,7 +415,7 @@ static void root_units_describe(void *arg, size_t unit, bufpool_recv_unit_t *out
  * max_requests); otherwise through the pipeline's receive window of depth
  * slots, each bounced unit unpacked as it completes. */
 static int gather_root(const tree_t *t, const bufpool_view_t *mine, const root_buf_t *rb,
-                       mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
+                       bufpool_comm_state_t *state, struct ompi_communicator_t *comm)
 {
     const int tag = MCA_COLL_BASE_TAG_GATHER;
     int kids[TREE_MAX_KIDS];
@@ -439,7 +439,7 @@ static int gather_root(const tree_t *t, const bufpool_view_t *mine, const root_b
     /* Each child sends its units in order, waiting only on its own
      * subtree and on sends older than the unit: waiting for the root's
      * oldest receive is safe. */
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     bufpool_reqs_bound(&reqs, t->max_requests);
     if (!need_slots) {
         for (size_t i = 0; i < nunits && OMPI_SUCCESS == rc; i++) {
@@ -580,7 +580,7 @@ static int scatter_down(const tree_t *t, const bufpool_view_t *mine,
 }
 
 static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_buf_t *sb,
-                        mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
+                        bufpool_comm_state_t *state, struct ompi_communicator_t *comm)
 {
     const int tag = MCA_COLL_BASE_TAG_SCATTER;
     int kids[TREE_MAX_KIDS];
@@ -602,7 +602,7 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
     bufpool_sring_init(&ring, &slots);
     /* Each child consumes its units in order: waiting for the root's
      * oldest send is safe. */
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     bufpool_reqs_bound(&reqs,
                        bufpool_sends_bounded(need_slots ? (size_t)ring_n : 0, t->max_requests));
     /* Largest subtree first: it has the most levels still to go. */
@@ -653,7 +653,7 @@ static int scatter_root(const tree_t *t, const bufpool_view_t *mine, const root_
 static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *dtype,
                        const void *mine, int mine_count, struct ompi_datatype_t *mine_dtype,
                        bool gather, int tag, int root, const bufpool_plan_t *plan,
-                       mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm)
+                       bufpool_comm_state_t *state, struct ompi_communicator_t *comm)
 {
     const int p = ompi_comm_size(comm);
     ptrdiff_t lb, extent;
@@ -668,7 +668,7 @@ static int linear_root(const void *userbuf, int count, struct ompi_datatype_t *d
     const size_t seg_bytes = plan->seg_bytes;
     /* The other ranks wait only for the root: waiting for its oldest
      * transfer is safe. */
-    bufpool_reqs_init(&reqs, module, comm);
+    bufpool_reqs_init(&reqs, state, comm);
     bufpool_reqs_bound(&reqs, plan->max_requests);
     for (int k = 1; k < p && OMPI_SUCCESS == rc; k++) {
         int peer = (root + k) % p;
@@ -720,7 +720,7 @@ bufpool_call_t bufpool_rooted_call(bool gather, const bufpool_args_t *a,
 
 int bufpool_run_rooted(bool gather, const bufpool_args_t *args, const bufpool_call_t *call,
                        const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                       mca_coll_bufpool_module_t *module)
+                       bufpool_comm_state_t *state)
 {
     const rooted_args_t r = rooted_args(gather, args), *a = &r;
     const size_t bytes = call->bytes;
@@ -733,7 +733,7 @@ int bufpool_run_rooted(bool gather, const bufpool_args_t *args, const bufpool_ca
     if ((gather ? BUFPOOL_GATHER_LINEAR : BUFPOOL_SCATTER_LINEAR) == plan->alg) {
         if (is_root) {
             return linear_root(a->all, a->all_count, a->all_dtype, have_mine ? a->mine : NULL,
-                               a->mine_count, a->mine_dtype, gather, tag, root, plan, module, comm);
+                               a->mine_count, a->mine_dtype, gather, tag, root, plan, state, comm);
         }
         return gather ? bufpool_send(a->mine, a->mine_count, a->mine_dtype, root, tag, comm)
                       : bufpool_recv(a->mine, a->mine_count, a->mine_dtype, root, tag, comm);
@@ -749,79 +749,6 @@ int bufpool_run_rooted(bool gather, const bufpool_args_t *args, const bufpool_ca
     }
     root_buf_t rb = {.per = (size_t)a->all_count};
     bufpool_view_init(&rb.all, a->all, (size_t)a->all_count * (size_t)p, a->all_dtype);
-    return gather ? gather_root(&t, have_mine ? &mine : NULL, &rb, module, comm)
-                  : scatter_root(&t, have_mine ? &mine : NULL, &rb, module, comm);
-}
-
-/* The slow path of both (they share a signature, so the previous module's
- * function is called through one pointer type). */
-static int rooted_slow(bool gather, const void *sbuf, bufpool_count_t scount,
-                       struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
-                       struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
-                       mca_coll_base_module_t *base)
-{
-    mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
-    const bufpool_coll_id_t id = gather ? BUFPOOL_COLL_gather : BUFPOOL_COLL_scatter;
-    mca_coll_base_module_gather_fn_t prev = gather ? module->prev_gather : module->prev_scatter;
-    mca_coll_base_module_t *prev_module =
-        gather ? module->prev_gather_module : module->prev_scatter_module;
-    /* Open MPI 6's size_t counts beyond bufpool's int engines go below us,
-     * by the same hand-over as any other call bufpool does not serve,
-     * decided on the significant arguments' signature bytes (a non-root's
-     * receive count of a gather is anything). */
-    bool hand_back = !BUFPOOL_BYTES_FIT(
-        bufpool_rooted_bytes(gather, scount, sdtype, rcount, rdtype, root, comm));
-    int rc = OMPI_SUCCESS;
-    if (hand_back) {
-        bufpool_module_count(&module->fallbacks[BUFPOOL_FORM_BLOCKING][id]);
-    } else {
-        const bufpool_args_t a = {.sbuf = sbuf,
-                                  .scount = (int)scount,
-                                  .sdtype = sdtype,
-                                  .rbuf = rbuf,
-                                  .rcount = (int)rcount,
-                                  .rdtype = rdtype,
-                                  .root = root};
-        rc = bufpool_serve(id, &a, comm, module, &hand_back);
-    }
-    return hand_back ? prev(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, prev_module)
-                     : rc;
-}
-
-static BUFPOOL_NOINLINE int gather_slow(const void *sbuf, bufpool_count_t scount,
-                                        struct ompi_datatype_t *sdtype, void *rbuf,
-                                        bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
-                                        int root, struct ompi_communicator_t *comm,
-                                        mca_coll_base_module_t *base)
-{
-    return rooted_slow(true, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
-}
-
-static BUFPOOL_NOINLINE int scatter_slow(const void *sbuf, bufpool_count_t scount,
-                                         struct ompi_datatype_t *sdtype, void *rbuf,
-                                         bufpool_count_t rcount, struct ompi_datatype_t *rdtype,
-                                         int root, struct ompi_communicator_t *comm,
-                                         mca_coll_base_module_t *base)
-{
-    return rooted_slow(false, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
-}
-
-int mca_coll_bufpool_gather(const void *sbuf, bufpool_count_t scount,
-                            struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
-                            struct ompi_datatype_t *rdtype, int root,
-                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    BUFPOOL_ENTRY_POINT(gather, true, BUFPOOL_CLASS(true, false),
-                        bufpool_rooted_bytes(true, scount, sdtype, rcount, rdtype, root, comm),
-                        sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
-}
-
-int mca_coll_bufpool_scatter(const void *sbuf, bufpool_count_t scount,
-                             struct ompi_datatype_t *sdtype, void *rbuf, bufpool_count_t rcount,
-                             struct ompi_datatype_t *rdtype, int root,
-                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
-    BUFPOOL_ENTRY_POINT(scatter, true, BUFPOOL_CLASS(true, false),
-                        bufpool_rooted_bytes(false, scount, sdtype, rcount, rdtype, root, comm),
-                        sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
+    return gather ? gather_root(&t, have_mine ? &mine : NULL, &rb, state, comm)
+                  : scatter_root(&t, have_mine ? &mine : NULL, &rb, state, comm);
 }

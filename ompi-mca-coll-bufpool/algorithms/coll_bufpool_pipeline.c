@@ -2,13 +2,15 @@
  * The pipelining toolkit shared by every bufpool collective.
  */
 #include "coll_bufpool_pipeline.h"
-#include "coll_bufpool_task.h"
+#include "runtime/coll_bufpool_task.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "ompi/mca/pml/pml.h"
 #include "opal/util/output.h"
+
+uint64_t bufpool_requests_peak;
 
 size_t bufpool_span(struct ompi_datatype_t *dtype, size_t n, ptrdiff_t *gap)
 {
@@ -35,53 +37,53 @@ int bufpool_slots_get(bufpool_slots_t *slots, int n, size_t slot_span, ptrdiff_t
     if (0 == slots->mem_bytes) {
         return OMPI_SUCCESS;
     }
-    slots->mem = mca_coll_bufpool_scratch_get(slots->mem_bytes);
+    slots->mem = bufpool_scratch_get(slots->mem_bytes);
     return NULL == slots->mem ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
 }
 
 void bufpool_slots_put(bufpool_slots_t *slots)
 {
     if (NULL != slots->mem) {
-        mca_coll_bufpool_scratch_put(slots->mem, slots->mem_bytes);
+        bufpool_scratch_put(slots->mem, slots->mem_bytes);
         slots->mem = NULL;
     }
 }
 
 /* ---------------------------------------------------------------------- */
 
-/* A set in the module's arrays (blocking collectives, one at a time per
+/* A set in the communicator's arrays (blocking collectives, one at a time per
  * communicator) or, in a task, the task's own (tasks overlap). */
-static void reqs_init(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
+static void reqs_init(bufpool_reqs_t *reqs, bufpool_comm_state_t *state,
                       struct ompi_communicator_t *comm, bool aux)
 {
     bufpool_task_t *task = bufpool_task_current();
     if (NULL != task) {
         bufpool_task_req_arrays(task, aux, &reqs->cache, &reqs->cache_cap);
     } else if (aux) {
-        reqs->cache = &module->aux_req_cache;
-        reqs->cache_cap = &module->aux_req_cache_cap;
+        reqs->cache = &state->aux_req_cache;
+        reqs->cache_cap = &state->aux_req_cache_cap;
     } else {
-        reqs->cache = &module->req_cache;
-        reqs->cache_cap = &module->req_cache_cap;
+        reqs->cache = &state->req_cache;
+        reqs->cache_cap = &state->req_cache_cap;
     }
     reqs->n = 0;
     reqs->max = 0;
     reqs->comm = comm;
 }
 
-void bufpool_reqs_init(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
+void bufpool_reqs_init(bufpool_reqs_t *reqs, bufpool_comm_state_t *state,
                        struct ompi_communicator_t *comm)
 {
-    reqs_init(reqs, module, comm, false);
+    reqs_init(reqs, state, comm, false);
 }
 
-void bufpool_reqs_init_aux(bufpool_reqs_t *reqs, mca_coll_bufpool_module_t *module,
+void bufpool_reqs_init_aux(bufpool_reqs_t *reqs, bufpool_comm_state_t *state,
                            struct ompi_communicator_t *comm)
 {
-    reqs_init(reqs, module, comm, true);
+    reqs_init(reqs, state, comm, true);
 }
 
-/* Room for one more request: the next free entry, growing the module's
+/* Room for one more request: the next free entry, growing the set's
  * array when needed (only the first calls of a communicator grow it), or,
  * bounded and full, the entry of the oldest request once it is complete. */
 static ompi_request_t **reqs_next(bufpool_reqs_t *reqs, int *rc)
@@ -113,10 +115,9 @@ static void reqs_count_posted(bufpool_reqs_t *reqs)
 {
     reqs->n++;
     const uint64_t live = 0 != reqs->max && reqs->n > reqs->max ? reqs->max : reqs->n;
-    uint64_t peak = __atomic_load_n(&mca_coll_bufpool_component.requests_peak, __ATOMIC_RELAXED);
-    while (live > peak &&
-           !__atomic_compare_exchange_n(&mca_coll_bufpool_component.requests_peak, &peak, live,
-                                        true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    uint64_t peak = __atomic_load_n(&bufpool_requests_peak, __ATOMIC_RELAXED);
+    while (live > peak && !__atomic_compare_exchange_n(&bufpool_requests_peak, &peak, live, true,
+                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
 }
 

@@ -1,0 +1,30 @@
+/*
+ * Hierarchy-aware allreduce (coll_bufpool_hier.c): node-local reduce,
+ * leaders' recursive doubling (coll_bufpool_group.h), node-local bcast.
+ */
+#ifndef MCA_COLL_BUFPOOL_HIER_H
+#define MCA_COLL_BUFPOOL_HIER_H
+
+#include "coll_bufpool_group.h"
+#include "coll_bufpool_pipeline.h"
+
+BEGIN_C_DECLS
+
+/* Where the ranks of a communicator run, for hier: built at its first hier
+ * call, freed with the module (bufpool_hier_topo_free). */
+typedef struct bufpool_hier_topo {
+    bufpool_group_t local;   /* the ranks on my host, ascending; member 0 leads */
+    bufpool_group_t leaders; /* every host's leader, ascending; me = -1 if I do not lead */
+    int *ranks;              /* storage of both lists */
+} bufpool_hier_topo_t;
+
+void bufpool_hier_topo_free(bufpool_hier_topo_t *topo);
+
+int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                           bufpool_comm_state_t *state);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_BUFPOOL_HIER_H */

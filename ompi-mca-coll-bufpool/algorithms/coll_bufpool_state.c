@@ -1,0 +1,26 @@
+/*
+ * A communicator's state for bufpool's algorithms (coll_bufpool_state.h).
+ */
+#include "coll_bufpool_state.h"
+#include "coll_bufpool_hier.h"
+
+#include <stdlib.h>
+
+void bufpool_comm_state_init(bufpool_comm_state_t *state,
+                             int (*host_ids)(struct ompi_communicator_t *, int *, int *))
+{
+    state->req_cache = state->aux_req_cache = NULL;
+    state->req_cache_cap = state->aux_req_cache_cap = 0;
+    state->hier = NULL;
+    state->host_ids = host_ids;
+}
+
+void bufpool_comm_state_fini(bufpool_comm_state_t *state)
+{
+    free(state->req_cache);
+    free(state->aux_req_cache);
+    state->req_cache = state->aux_req_cache = NULL;
+    state->req_cache_cap = state->aux_req_cache_cap = 0;
+    bufpool_hier_topo_free(state->hier);
+    state->hier = NULL;
+}

@@ -1,0 +1,47 @@
+/*
+ * What bufpool's algorithms keep per communicator (bufpool_comm_state_t):
+ * owned by the communicator's module, handed down to every algorithm in
+ * place of the module, so that the algorithms need nothing of the MCA
+ * layer above them.
+ */
+#ifndef MCA_COLL_BUFPOOL_STATE_H
+#define MCA_COLL_BUFPOOL_STATE_H
+
+#include "ompi_config.h"
+
+#include <stddef.h>
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/request/request.h"
+
+BEGIN_C_DECLS
+
+struct bufpool_hier_topo;
+
+typedef struct bufpool_comm_state {
+    /* Requests of one blocking call.  MPI forbids two blocking collectives
+     * at once on one communicator, so they are kept from call to call
+     * instead of allocated per call (a task has its own). */
+    ompi_request_t **req_cache;
+    size_t req_cache_cap;
+    /* A second array, for a stream that keeps its own bounded set while
+     * the call's main set is in use (bufpool_reqs_init_aux). */
+    ompi_request_t **aux_req_cache;
+    size_t aux_req_cache_cap;
+    /* Where its ranks run, for allreduce hier (coll_bufpool_hier.c): built
+     * at the first hier call, published with a compare-and-swap. */
+    struct bufpool_hier_topo *hier;
+    /* Host index of every rank of comm, the same on every rank (supplied by
+     * the component: the launch's host names, or its test map); returns the
+     * number of hosts (0: not known, -1: out of memory) and the most ranks
+     * on one host. */
+    int (*host_ids)(struct ompi_communicator_t *comm, int *host, int *max_ppn);
+} bufpool_comm_state_t;
+
+void bufpool_comm_state_init(bufpool_comm_state_t *state,
+                             int (*host_ids)(struct ompi_communicator_t *, int *, int *));
+void bufpool_comm_state_fini(bufpool_comm_state_t *state);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_BUFPOOL_STATE_H */
