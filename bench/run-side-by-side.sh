@@ -309,7 +309,7 @@ if [ "$do_build" = 1 ]; then
     fi
 fi
 build_seconds=$(($(date +%s) - start_time))
-[ "$do_build" = 1 ] && note "build up to date in $build_dir ($build_seconds s)"
+[ "$do_build" = 1 ] && note "build ready in $build_dir ($build_seconds s)"
 bench_bin=$build_dir/bench/coll_latency
 [ -x "$bench_bin" ] || die "$bench_bin is missing; run without --no-build or build it (make -C $build_dir/bench coll_latency)"
 
