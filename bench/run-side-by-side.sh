@@ -570,8 +570,8 @@ run_osu() {
     local osu_iters
     case $preset in
         quick) osu_iters="-i 20 -x 5" ;;
-        default) osu_iters="-i 100 -x 10" ;;
-        full) osu_iters="" ;;
+        default | full) osu_iters="-i 100 -x 10" ;;
+        osu) osu_iters="" ;;
     esac
     for ((round = 0; round < rounds; round++)); do
         for ((k = 0; k < n; k++)); do
@@ -672,7 +672,7 @@ fi
 # ---------------------------------------------------------------------------
 # Progress: the points the jobs will measure (coll_latency --list-points, one
 # short job per process count), each weighed by a rough model of its cost in
-# seconds on 2 idle cores; a line on stderr says how many points are done,
+# seconds on 2 cores; a line on stderr says how many points are done,
 # the time spent and the time left (the weight still to measure at the rate
 # measured so far), rewritten every second on a terminal, one line per job
 # otherwise.
@@ -683,18 +683,19 @@ progress_tty=0
 monitor_pid=""
 jobs_done=0
 jobs_total=0
-# The model (fitted to runs on 2 idle cores): per call, 1 us plus the bytes
-# a rank moves at 4 GB/s (per-rank blocks: np/2 times the size); per point,
-# its data check and bookkeeping, 150 us plus 1 ns a byte; ranks beyond 2
-# add a log factor; more ranks than cores multiply it (they share the
-# cores); a job's start 0.4 s.
+# The model (fitted to runs on this project's 2-core machine, small and
+# large sizes alike, under some load): per call, 1 us plus the bytes a rank
+# moves at 2 GB/s (per-rank blocks: np/2 times the size); per point, its
+# buffers' fill and data check and bookkeeping, 150 us plus 4 ns a byte;
+# ranks beyond 2 add a log factor; more ranks than cores multiply it (they
+# share the cores); a job's start 0.4 s.
 weight_awk='
 function over(np) { return (1 + log(np / 2) / log(2)) * (np > ncores ? np / ncores : 1) }
 function traffic(coll, np) {
     return (coll ~ /gather|alltoall|scatter/ && coll !~ /reduce_scatter/) ? np / 2 : 1
 }
 function point_w(np, coll, size, it, wu) {
-    return over(np) * ((it + wu) * (1 + size * traffic(coll, np) / 4000) + size / 1000 + 150) / 1e6
+    return over(np) * ((it + wu) * (1 + size * traffic(coll, np) / 2000) + size * 4 / 1000 + 150) / 1e6
 }
 function job_w(np) { return 0.4 * (np > ncores ? np / ncores : 1) }'
 
@@ -809,7 +810,7 @@ progress_job_done() {
 measure_start=$(date +%s)
 if [ -s "$plan_txt" ]; then
     estimate=$(awk -v w="$plan_weight" 'BEGIN { printf "%d", w + 0.5 }')
-    note "measuring $plan_points points (${collectives// /, } at np=${nps// /, np=}; sizes $min_size to $max_size by x$size_factor; $rounds round(s); ${run_configs// /, }, floor): about $(fmt_mmss "$estimate") on 2 idle cores; progress on stderr"
+    note "measuring $plan_points points (${collectives// /, } at np=${nps// /, np=}; sizes $min_size to $max_size by x$size_factor; $rounds round(s); ${run_configs// /, }, floor): about $(fmt_mmss "$estimate") on 2 cores (first estimate; the progress line on stderr follows the measured rate)"
 fi
 
 for np in $nps; do
