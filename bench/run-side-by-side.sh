@@ -846,7 +846,7 @@ toll_bin=$build_dir/bench/coll_toll
 toll_txt=$out_dir/toll.txt
 if [ "$have_bufpool" = 1 ] && [ -x "$toll_bin" ] && [ -z "$mh_hosts" ]; then
     case $preset in
-        quick) toll_calls=200000 ;;
+        quick | default) toll_calls=200000 ;;
         *) toll_calls=1000000 ;;
     esac
     : >"$toll_txt"
