@@ -938,7 +938,9 @@ if [ -s "$persist_txt" ]; then
 fi
 
 echo
-echo "Results ($((wall / 60)) min $((wall % 60)) s in all: build $build_seconds s, measuring $(fmt_mmss "$measure_seconds"); load average $load_before before, $load_after after, $ncores cores):"
+build_text="build $build_seconds s"
+[ "$do_build" = 1 ] || build_text="no build"
+echo "Results ($((wall / 60)) min $((wall % 60)) s in all: $build_text, measuring $(fmt_mmss "$measure_seconds"); load average $load_before before, $load_after after, $ncores cores):"
 echo "  raw points       $raw_csv"
 echo "  medians          $out_dir/summary.csv"
 echo "  table            $out_dir/results.md"
