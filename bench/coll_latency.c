@@ -100,22 +100,14 @@ static void inject_fault(const char *kind, int rank)
     }
 }
 
-/* Every size of one collective in every configuration; sync carries the
- * harness's own barriers and reductions. */
-static int run_collective(const bench_options *opt, int coll_index, bench_config *configs,
-                          int nconfigs, MPI_Comm sync, FILE *csv, int *any_failure)
+/* The sizes of one collective this job measures: from -m's MIN, each
+ * --size-factor times the one before, those that hold one element per rank,
+ * up to the largest whose buffers fit -M on every rank (*max_size).  Returns
+ * how many (at most MAX_SIZES). */
+static int collective_sizes(const bench_options *opt, const coll_desc *cd, int p, int has_floor,
+                            size_t sizes[MAX_SIZES], size_t *max_size_out)
 {
-    const coll_desc *cd = &bench_collectives[coll_index];
-    int p, rank;
-    MPI_Comm_size(sync, &p);
-    MPI_Comm_rank(sync, &rank);
     size_t max_size = opt->max_size;
-    int has_floor = 0;
-    for (int c = 0; c < nconfigs; c++) {
-        has_floor |= configs[c].is_floor;
-    }
-
-    /* The biggest size whose buffers fit the limit on every rank. */
     for (;;) {
         size_t need = cd->send_bytes(max_size, p, 0) + cd->recv_bytes(max_size, p, 0) +
                       (has_floor ? 2 * (size_t)floor_bytes(cd, max_size, p) : 0);
@@ -128,14 +120,77 @@ static int run_collective(const bench_options *opt, int coll_index, bench_config
         root_printf("# %s: sizes above %zu skipped: their buffers exceed -M %zu bytes\n", cd->name,
                     max_size, opt->mem_limit);
     }
-
-    size_t sizes[MAX_SIZES];
     int nsizes = 0;
     for (size_t s = opt->min_size; s <= max_size && nsizes < MAX_SIZES; s *= opt->size_factor) {
         if (cd->count(s, p) > 0) {
             sizes[nsizes++] = s;
         }
     }
+    *max_size_out = max_size;
+    return nsizes;
+}
+
+/* Which configurations measure this collective at all (runs[c]); the others
+ * are named with the reason. */
+static void collective_configs(const bench_options *opt, const coll_desc *cd,
+                               const bench_config *configs, int nconfigs, int *runs)
+{
+    for (int c = 0; c < nconfigs; c++) {
+        const char *why = NULL;
+        runs[c] = config_runs(&configs[c], cd->name, opt->form, &why);
+        if (!runs[c]) {
+            char name[64];
+            root_printf("# configuration %s skipped for %s: %s\n", configs[c].name,
+                        form_coll_name(opt->form, cd->name, name, sizeof(name)), why);
+        }
+    }
+}
+
+/* --list-points: the points a run with these options would measure, one
+ * line each ("# point COLLECTIVE CONFIG SIZE ITERATIONS WARMUP REPEAT"), for
+ * a runner's progress display and estimate of the time left. */
+static void list_points(const bench_options *opt, int coll_index, const bench_config *configs,
+                        int nconfigs, int p)
+{
+    const coll_desc *cd = &bench_collectives[coll_index];
+    int has_floor = 0;
+    for (int c = 0; c < nconfigs; c++) {
+        has_floor |= configs[c].is_floor;
+    }
+    size_t sizes[MAX_SIZES], max_size;
+    int nsizes = collective_sizes(opt, cd, p, has_floor, sizes, &max_size);
+    int runs[MAX_CONFIGS];
+    collective_configs(opt, cd, configs, nconfigs, runs);
+    char name[64];
+    form_coll_name(opt->form, cd->name, name, sizeof(name));
+    for (int si = 0; si < nsizes; si++) {
+        long iters, warmup;
+        options_iterations_for(opt, sizes[si], &iters, &warmup);
+        for (int c = 0; c < nconfigs; c++) {
+            if (runs[c] && !options_skips(opt, configs[c].name, name, sizes[si])) {
+                root_printf("# point %s %s %zu %ld %ld %d\n", name, configs[c].name, sizes[si],
+                            iters, warmup, opt->repeat);
+            }
+        }
+    }
+}
+
+/* Every size of one collective in every configuration; sync carries the
+ * harness's own barriers and reductions. */
+static int run_collective(const bench_options *opt, int coll_index, bench_config *configs,
+                          int nconfigs, MPI_Comm sync, FILE *csv, int *any_failure)
+{
+    const coll_desc *cd = &bench_collectives[coll_index];
+    int p, rank;
+    MPI_Comm_size(sync, &p);
+    MPI_Comm_rank(sync, &rank);
+    int has_floor = 0;
+    for (int c = 0; c < nconfigs; c++) {
+        has_floor |= configs[c].is_floor;
+    }
+
+    size_t sizes[MAX_SIZES], max_size;
+    int nsizes = collective_sizes(opt, cd, p, has_floor, sizes, &max_size);
     if (0 == nsizes) {
         root_printf("# %s: no size in range holds one element per rank; nothing to run\n",
                     cd->name);
@@ -170,15 +225,7 @@ static int run_collective(const bench_options *opt, int coll_index, bench_config
 
     /* Which configurations measure this collective at all. */
     int runs[MAX_CONFIGS];
-    for (int c = 0; c < nconfigs; c++) {
-        const char *why = NULL;
-        runs[c] = config_runs(&configs[c], cd->name, opt->form, &why);
-        if (!runs[c]) {
-            char name[64];
-            root_printf("# configuration %s skipped for %s: %s\n", configs[c].name,
-                        form_coll_name(opt->form, cd->name, name, sizeof(name)), why);
-        }
-    }
+    collective_configs(opt, cd, configs, nconfigs, runs);
     char *measured = calloc((size_t)nsizes * (size_t)nconfigs, 1);
     if (NULL == measured) {
         free(results);
@@ -329,9 +376,14 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    if (opt.list_configs) {
+    if (opt.list_configs || opt.list_points) {
         for (int c = 0; c < nconfigs; c++) {
             root_printf("# configuration %s available\n", configs[c].name);
+        }
+        for (int k = 0; opt.list_points && k < NUM_COLLECTIVES; k++) {
+            if (selected[k]) {
+                list_points(&opt, k, configs, nconfigs, world_size);
+            }
         }
         configs_free(configs, nconfigs);
         MPI_Comm_free(&sync_comm);

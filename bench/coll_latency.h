@@ -64,6 +64,7 @@ typedef struct {
     int point_timeout;         /* seconds one point may take (0: no limit) */
     const char *inject;        /* testing: crash|wrong|hang:config:collective:size */
     int list_configs;          /* print the available configurations and stop */
+    int list_points;           /* print the points a run would measure and stop */
 } bench_options;
 
 /* Whether --skip names this point (SIZE+ names that size and larger ones). */

@@ -74,6 +74,9 @@ static void usage(const char *prog)
         "      --list-configs        print which configurations of -C this job can measure\n"
         "                            (\"# configuration NAME available\", or skipped and why)\n"
         "                            and stop\n"
+        "      --list-points         print the points a run with these options would measure,\n"
+        "                            one line each (\"# point COLLECTIVE CONFIG SIZE ITERATIONS\n"
+        "                            WARMUP REPEAT\"), after --list-configs' lines, and stop\n"
         "  -f, --full                accepted for OSU compatibility (columns are always full)\n"
         "  -h, --help                this message\n",
         prog, BUDGET_MIN_ITERS, BUDGET_MIN_WARMUP);
@@ -227,6 +230,7 @@ int options_parse(int argc, char **argv, bench_options *opt)
         OPT_POINT_TIMEOUT,
         OPT_INJECT,
         OPT_LIST_CONFIGS,
+        OPT_LIST_POINTS,
         OPT_SIZE_FACTOR
     };
     static const struct option long_options[] = {
@@ -250,6 +254,7 @@ int options_parse(int argc, char **argv, bench_options *opt)
         {"point-timeout", required_argument, NULL, OPT_POINT_TIMEOUT},
         {"inject", required_argument, NULL, OPT_INJECT},
         {"list-configs", no_argument, NULL, OPT_LIST_CONFIGS},
+        {"list-points", no_argument, NULL, OPT_LIST_POINTS},
         {"size-factor", required_argument, NULL, OPT_SIZE_FACTOR},
         {"full", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
@@ -396,6 +401,9 @@ int options_parse(int argc, char **argv, bench_options *opt)
             }
             case OPT_LIST_CONFIGS:
                 opt->list_configs = 1;
+                break;
+            case OPT_LIST_POINTS:
+                opt->list_points = 1;
                 break;
             case 'f':
                 break;

@@ -12,6 +12,7 @@ import re
 import statistics
 import subprocess
 import sys
+import textwrap
 from collections import defaultdict
 
 # Issue 5's targets.  The 0.85 list is the issue's own (exscan is not on it).
@@ -346,6 +347,143 @@ def target_lines(summary, nps, collectives, meta, have_bufpool):
 
 
 # ---------------------------------------------------------------------------
+# At a glance: bufpool / default per collective and size band
+
+# Size bands: latency-bound, middle, bandwidth-bound.
+BANDS = [("small", "< 16 KiB", 0, 16 << 10), ("mid", "16 KiB - 1 MiB", 16 << 10, 1 << 20),
+         ("large", ">= 1 MiB", 1 << 20, 1 << 62)]
+GLANCE_MARGIN = 0.05  # never call a difference smaller than this faster or slower
+
+
+def round_spread(summary, np_):
+    """Median over bufpool's and default's points of max/min over rounds
+    (None with one round)."""
+    spreads = sorted(max(rec["values"]) / min(rec["values"])
+                     for (n, c, k, s), rec in summary.items()
+                     if n == np_ and k in ("bufpool", "default") and len(rec["values"]) >= 2
+                     and min(rec["values"]) > 0)
+    return spreads[len(spreads) // 2] if spreads else None
+
+
+def band_verdict(summary, np_, coll, lo, hi):
+    """(geometric mean of bufpool / default over the band's sizes, word,
+    whether bufpool ran any of the band's calls with its own algorithms), or
+    None.  faster (slower): the mean beyond GLANCE_MARGIN and, at half the
+    sizes at least, every round of bufpool faster (slower) than every round
+    of default (with one round: the ratio beyond twice the margin); same:
+    within the margin; unclear: beyond it, but the rounds overlap."""
+    ratios, own, fast, slow = [], False, 0, 0
+    for (n, c, cfg, size), rec in summary.items():
+        if n != np_ or c != coll or cfg != "bufpool" or not lo <= size < hi:
+            continue
+        r = ratio(summary, np_, coll, size, "bufpool", "default")
+        if r is None or r <= 0:
+            continue
+        ratios.append(r)
+        own |= any(x in ("bufpool", "mixed") for x in rec["served"].split("/"))
+        a, b = rec["values"], summary[(np_, coll, "default", size)]["values"]
+        if len(a) >= 2 and len(b) >= 2:
+            fast += max(a) < min(b)
+            slow += min(a) > max(b)
+        else:
+            fast += r < 1 - 2 * GLANCE_MARGIN
+            slow += r > 1 + 2 * GLANCE_MARGIN
+    if not ratios:
+        return None
+    g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    if g < 1 - GLANCE_MARGIN and 2 * fast >= len(ratios):
+        word = "faster"
+    elif g > 1 + GLANCE_MARGIN and 2 * slow >= len(ratios):
+        word = "slower"
+    elif abs(g - 1) <= GLANCE_MARGIN:
+        word = "same"
+    else:
+        word = "unclear"
+    return g, word, own
+
+
+def glance(summary, nps, collectives, meta):
+    """The verdict at a glance: for each process count, collective and size
+    band, bufpool / default and what it means (band_verdict).  Returns (text
+    lines, Markdown lines), or empty lists when bufpool or default did not
+    run."""
+    cfgs = {k[2] for k in summary}
+    if "bufpool" not in cfgs or "default" not in cfgs:
+        return [], []
+    cores = int(meta.get("cores", "0") or 0)
+    hosts = int(meta.get("hosts", "1") or 1)
+    head = ("bufpool / default: latency ratio per size band (geometric mean over the band's "
+            f"sizes of the medians over rounds; {'p50' if LAT == 'p50_us' else 'OSU avg'}); "
+            "below 1 bufpool is faster")
+    legend = [f"faster, slower: beyond {100 * GLANCE_MARGIN:.0f} % and, at half the band's "
+              "sizes at least, every round beats every round of the other (one round: beyond "
+              f"{200 * GLANCE_MARGIN:.0f} %)",
+              f"same: within {100 * GLANCE_MARGIN:.0f} %; unclear: beyond it, but the rounds "
+              "overlap (noise)",
+              "* bufpool ran none of these calls with its own algorithms (it handed them back "
+              "to Open MPI's module, or was not selected): the difference is its toll and noise"]
+    # glance.txt is plain ASCII (any terminal); results.md marks with a dagger
+    text = [textwrap.fill(head, 100)]
+    md = ["## At a glance", "", head + ".  " + ".  ".join(legend).replace("* ", "† ") + ".", ""]
+    md += ["| np | collective | " + " | ".join(f"{b[0]} ({b[1]})" for b in BANDS) + " |",
+           "|---|---|" + "---|" * len(BANDS)]
+    faster, slower = [], []
+    width = max(len(c) for c in collectives + ["collective"]) + 2
+    for np_ in nps:
+        spread = round_spread(summary, np_)
+        over = hosts == 1 and cores and np_ > cores
+        note = f"np={np_}"
+        if over:
+            note += f" (oversubscribed on {cores} cores: timings are mostly scheduling noise)"
+        if spread:
+            note += f"; rounds of one point differ by {100 * (spread - 1):.0f} % (median)"
+        else:
+            note += "; one round: the noise is not measured, read the verdicts loosely"
+        text += ["", note,
+                 (f"  {'collective':<{width}}" + "".join(f"{b[0] + ' ' + b[1]:<22}"
+                                                        for b in BANDS)).rstrip()]
+        for coll in collectives:
+            cells = []
+            for band, label, lo, hi in BANDS:
+                v = band_verdict(summary, np_, coll, lo, hi)
+                if v is None:
+                    cells.append("-")
+                    continue
+                g, word, own = v
+                cells.append(f"{g:.2f} {word}{'' if own else ' *'}")
+                if word in ("faster", "slower"):
+                    (faster if word == "faster" else slower).append((np_, coll, band, g, own, over))
+            if all(c == "-" for c in cells):
+                continue
+            text.append((f"  {coll:<{width}}" + "".join(f"{c:<22}" for c in cells)).rstrip())
+            md.append(f"| {np_} | {coll} | " + " | ".join("—" if c == "-" else c.replace(" *", " †")
+                                                          for c in cells) + " |")
+    text += [""] + [textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="    ")
+                    for line in legend]
+
+    def listing(items):
+        return ", ".join(f"{c} {b} at np={n} ({g:.2f}{'' if own else ' *'}"
+                         f"{', oversubscribed' if ov else ''})"
+                         for n, c, b, g, own, ov in items)
+
+    own_faster = [f for f in faster if f[4]]
+    if own_faster:
+        verdict = "bufpool helps on this machine: faster for " + listing(own_faster)
+    else:
+        verdict = "bufpool is not clearly faster anywhere in this run"
+    verdict += "; " + ("slower for " + listing(slower) if slower else
+                       "nowhere clearly slower") + "."
+    if slower and all(not f[4] for f in slower):
+        verdict += "  Every slower band is one bufpool handed back (*): its toll, or noise."
+    text += ["", textwrap.fill("Verdict: " + verdict, 100, subsequent_indent="  ")]
+    md += ["", "**Verdict:** " + verdict.replace(" *)", " †)").replace("(*)", "(†)"), ""]
+    if any(hosts == 1 and cores and n > cores for n in nps):
+        md += ["Process counts above the core count run oversubscribed: their timings are "
+               "mostly scheduling noise.", ""]
+    return text, md
+
+
+# ---------------------------------------------------------------------------
 # Tables
 
 def collective_table(summary, np_, coll, configs):
@@ -602,10 +740,15 @@ def write_markdown(path, summary, meta, configs, nps, collectives, failures, cra
     have_bufpool = any(cfg == "bufpool" for (_, _, cfg, _) in summary)
     out = ["# Side-by-side collective latency", ""]
     out.append(f"Mode `{meta.get('mode', '?')}`, preset `{meta.get('preset', '?')}`, "
-               f"{meta.get('rounds', '?')} round(s) per point (median kept), sizes up to "
-               f"{meta.get('max_size', '?')}, configurations: {', '.join(configs)}; "
+               f"{meta.get('rounds', '?')} round(s) per point (median kept), sizes "
+               + (f"{meta['min_size']} to {meta.get('max_size', '?')} by ×"
+                  f"{meta.get('size_factor', '2')}" if "min_size" in meta else
+                  f"up to {meta.get('max_size', '?')}") +
+               f", configurations: {', '.join(configs)}; "
                f"wall time {int(meta.get('wall_seconds', 0)) // 60} min "
-               f"{int(meta.get('wall_seconds', 0)) % 60} s, load average "
+               f"{int(meta.get('wall_seconds', 0)) % 60} s"
+               + (f" (build {meta['build_seconds']} s, measuring {meta['measure_seconds']} s)"
+                  if "measure_seconds" in meta else "") + ", load average "
                f"{meta.get('load_before', '?')} before and {meta.get('load_after', '?')} after "
                f"on {meta.get('cores', '?')} cores.  Latencies are "
                + ("OSU's \"Avg Latency(us)\" (mean over ranks of each rank's mean call time).  "
@@ -616,6 +759,7 @@ def write_markdown(path, summary, meta, configs, nps, collectives, failures, cra
                "floor = memcpy of the bytes a bandwidth-optimal algorithm moves per rank, "
                "measured in the same job.  See docs/benchmarks.md.")
     out.append("")
+    out += glance(summary, nps, collectives, meta)[1]
     out.append("## Targets (bufpool / default)")
     out.append("")
     out += target_lines(summary, nps, collectives, meta, have_bufpool)
@@ -881,6 +1025,10 @@ def main():
         write_plots(args.out, summary, nps, collectives, args.plot_script)
     write_markdown(os.path.join(args.out, "results.md"), summary, meta, configs, nps,
                    collectives, failures, crashed, notes)
+    text = glance(summary, nps, collectives, meta)[0]
+    if text:
+        with open(os.path.join(args.out, "glance.txt"), "w") as f:
+            f.write("\n".join(text) + "\n")
     return 0
 
 

@@ -2,11 +2,15 @@
 # Side-by-side collective benchmarks: coll/bufpool against Open MPI's default
 # selection and the collective components of the running Open MPI (tuned,
 # han with and without its persistent buffers, acoll, xhc, adapt, basic),
-# plus a memcpy floor, at 2 processes and at 4 oversubscribed, or on the
-# emulated cluster (--hosts).  Builds what it needs, runs, and writes a CSV,
-# a Markdown table with ratios and targets, and one log-log PNG per
-# collective; --footprint measures the memory each configuration keeps
-# instead.  A configuration that crashes, hangs or computes wrongly is
+# plus a memcpy floor, or on the emulated cluster (--hosts).  Builds what it
+# needs, runs, and writes a CSV, a Markdown table with ratios and targets,
+# one log-log PNG per collective and a verdict at a glance; --footprint
+# measures the memory each configuration keeps instead.  By default a short
+# grid that answers "does bufpool help here?" in a minute or two (six
+# collectives, 16 B to 4 MiB, at 2 processes and at the cores' count, 4 to
+# 16); --full measures every collective, configuration and size to 64 MiB,
+# --quick is CI's smoke run.  A progress line with the time left goes to
+# stderr.  A configuration that crashes, hangs or computes wrongly is
 # reported point by point and left out of the timings; the others go on.
 # See docs/benchmarks.md for the method and the meaning of every column.
 set -u -o pipefail
@@ -16,6 +20,11 @@ srcdir=$(cd "$script_dir/.." && pwd)
 
 all_collectives="allreduce reduce bcast allgather reduce_scatter reduce_scatter_block alltoall gather scatter scan exscan"
 all_configs="bufpool default tuned han han_nopersist acoll xhc adapt basic"
+# The default run's grid: the collectives that tell whether bufpool helps,
+# and Open MPI's own choice with the peers that serve on one host (han where
+# --hosts spans several); basic and han_nopersist are in --full.
+first_collectives="allreduce bcast reduce allgather alltoall reduce_scatter"
+first_configs="bufpool default tuned han acoll xhc adapt"
 # Configurations whose failure fails the run; the others are Open MPI's own
 # components (peers): their failures are reported, and the run goes on.
 hard_configs="bufpool default floor"
@@ -25,15 +34,26 @@ usage() {
     cat <<EOF
 Usage: $0 [options]
 
-  --quick              smoke run: sizes to 4 MiB, few iterations, 1 round (~2 min)
-  --full               OSU's own iteration counts (1000/100, warm-up 200/10), 5 rounds (hours)
-  --np "LIST"          process counts (default "2 4"; above the core count, runs oversubscribed)
+  What is measured (the options below override a part of it):
+  (default)            a first look, 1-2 min on 2 cores: $first_collectives,
+                       16 B to 4 MiB by factors of 4, 3 rounds, at 2 processes and at the
+                       core count (4 to 16), bufpool against default, the floor and the
+                       one-host peers ($first_configs)
+  --full               every collective and configuration, 1 B to 64 MiB by factors of 2,
+                       3 rounds, at 2 and 4 processes (the former default; ~30 min on 2 cores)
+  --quick              CI's smoke run: every collective and configuration, 1 B to 4 MiB,
+                       few iterations, 1 round, at 2 and 4 processes (under a minute)
+  --osu-iterations     the --full grid with OSU's own iteration counts (1000/100, warm-up
+                       200/10) and 5 rounds (hours)
+  --np "LIST"          process counts (above the core count, runs oversubscribed: timings
+                       there are mostly scheduling noise)
   --collectives "LIST" subset of: $all_collectives
   --configs "LIST"     subset of: $all_configs
-                       (default: all; those this Open MPI or placement lacks are skipped
-                       with the reason: han needs --hosts, acoll and xhc one host)
-  --max-size SIZE      largest message size (default 64M; suffixes K M G)
-  --size-factor N      each size N times the one before (default 2; 4 halves the points)
+                       (those this Open MPI or placement lacks are skipped with the
+                       reason: han needs --hosts, acoll and xhc one host)
+  --min-size SIZE      smallest message size (default 16, --full and --quick 1)
+  --max-size SIZE      largest message size (default 4M, --full 64M; suffixes K M G)
+  --size-factor N      each size N times the one before (default 4, --full and --quick 2)
   --rounds N           repetitions of every point; the median is kept (default 3)
   --mode injob|job     injob (default): configurations alternate size by size inside one
                        job per collective; job: one mpirun per configuration per round
@@ -86,9 +106,10 @@ note() {
 # ---------------------------------------------------------------------------
 # Options
 preset=default
-nps="2 4"
-collectives=$all_collectives
-configs=$all_configs
+nps=""
+collectives=""
+configs=""
+min_size=""
 max_size=""
 rounds=""
 mode=injob
@@ -109,16 +130,18 @@ footprint=0
 footprint_size=64M
 idle_list="10 15"
 inject=""
-size_factor=2
+size_factor=""
 persist_cycles=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) preset=quick ;;
         --full) preset=full ;;
+        --osu-iterations) preset=osu ;;
         --np) nps=${2:?--np needs a list}; shift ;;
         --collectives) collectives=${2:?--collectives needs a list}; shift ;;
         --configs) configs=${2:?--configs needs a list}; shift ;;
+        --min-size) min_size=${2:?--min-size needs a size}; shift ;;
         --max-size) max_size=${2:?--max-size needs a size}; shift ;;
         --rounds) rounds=${2:?--rounds needs a number}; shift ;;
         --mode) mode=${2:?--mode needs injob or job}; shift ;;
@@ -147,14 +170,48 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# Iteration counts per preset: OSU's structure (small/large split at 8 KiB),
-# with the large counts capped by a byte budget so 64 MiB points stay short.
+# What each preset measures, and its iteration counts: OSU's structure
+# (small/large split at 8 KiB), with the large counts capped by a byte
+# budget so large points stay short.  The default is a first look at the
+# collectives and sizes that tell whether bufpool helps; --full is the whole
+# grid.
+ncores=$(nproc 2>/dev/null || echo 1)
 case $preset in
-    quick) max_default=4M; rounds_default=1; bench_iters="-i 20 -x 5 --iterations-large 10 --warmup-large 2 -b 16M" ;;
-    default) max_default=64M; rounds_default=3; bench_iters="-i 100 -x 10 --iterations-large 50 --warmup-large 5 -b 64M" ;;
-    full) max_default=64M; rounds_default=5; bench_iters="-i 1000 -x 200 --iterations-large 100 --warmup-large 10" ;;
+    default)
+        colls_default=$first_collectives configs_default=$first_configs
+        min_default=16 max_default=4M factor_default=4 rounds_default=3
+        bench_iters="-i 100 -x 10 --iterations-large 50 --warmup-large 5 -b 64M"
+        # 2 processes, and as many as the cores hold (at least 4, at most 16)
+        np_cores=$ncores
+        [ "$np_cores" -lt 4 ] && np_cores=4
+        [ "$np_cores" -gt 16 ] && np_cores=16
+        nps_default="2 $np_cores"
+        [ "$ncores" -lt 2 ] && nps_default=2
+        ;;
+    quick)
+        colls_default=$all_collectives configs_default=$all_configs
+        min_default=1 max_default=4M factor_default=2 rounds_default=1 nps_default="2 4"
+        bench_iters="-i 20 -x 5 --iterations-large 10 --warmup-large 2 -b 16M"
+        ;;
+    full)
+        colls_default=$all_collectives configs_default=$all_configs
+        min_default=1 max_default=64M factor_default=2 rounds_default=3 nps_default="2 4"
+        bench_iters="-i 100 -x 10 --iterations-large 50 --warmup-large 5 -b 64M"
+        ;;
+    osu)
+        colls_default=$all_collectives configs_default=$all_configs
+        min_default=1 max_default=64M factor_default=2 rounds_default=5 nps_default="2 4"
+        bench_iters="-i 1000 -x 200 --iterations-large 100 --warmup-large 10"
+        ;;
 esac
+# The memory footprint compares every configuration, as before.
+[ "$footprint" = 1 ] && configs_default=$all_configs nps_default="2 4"
+collectives=${collectives:-$colls_default}
+configs=${configs:-$configs_default}
+nps=${nps:-$nps_default}
+min_size=${min_size:-$min_default}
 max_size=${max_size:-$max_default}
+size_factor=${size_factor:-$factor_default}
 if [ -z "$persist_cycles" ]; then
     persist_cycles=1000
     [ "$preset" = quick ] && persist_cycles=300
@@ -172,6 +229,7 @@ bench_iters="$bench_iters -F $form --test-calls $test_calls --size-factor $size_
 [[ $rounds =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1..99, not '$rounds'"
 [[ $job_timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
 [[ $max_size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--max-size must look like 65536, 64K or 64M, not '$max_size'"
+[[ $min_size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || die "--min-size must look like 16, 1K or 1M, not '$min_size'"
 # OSU's -m wants plain bytes.
 case $max_size in
     *[kK]) max_bytes=$((${max_size%?} << 10)) ;;
@@ -250,6 +308,8 @@ if [ "$do_build" = 1 ]; then
             die "building test_coll_persist_mem failed; see $build_log"
     fi
 fi
+build_seconds=$(($(date +%s) - start_time))
+[ "$do_build" = 1 ] && note "build ready in $build_dir ($build_seconds s)"
 bench_bin=$build_dir/bench/coll_latency
 [ -x "$bench_bin" ] || die "$bench_bin is missing; run without --no-build or build it (make -C $build_dir/bench coll_latency)"
 
@@ -328,7 +388,6 @@ if [ -n "$mh_hosts" ]; then
     note "multi-host: $mh_hosts hosts x $mh_ppn ranks, link shaping ${mh_shape:-none}"
 fi
 
-ncores=$(nproc 2>/dev/null || echo 1)
 mpirun_base() {
     local np=$1
     local args="-np $np"
@@ -383,7 +442,18 @@ load_before=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 if awk -v l="$load_before" -v n="$ncores" 'BEGIN { exit !(l > n / 2) }'; then
     note "warning: load average $load_before on $ncores cores; other work will add noise (ratios within this run stay comparable, absolute times less so)"
 fi
-echo "# run-side-by-side meta mode=$mode preset=$preset rounds=$rounds max_size=$max_size hosts=${mh_hosts:-1} ppn=$mh_ppn form=$form nps=$nps configs=$run_configs" >"$out_dir/meta.txt"
+# More ranks than cores on one host: they share cores (mpi_yield_when_idle),
+# and the timings measure the scheduler as much as the collective.
+oversubscribed=""
+if [ -z "$mh_hosts" ]; then
+    for np in $nps; do
+        [ "$np" -gt "$ncores" ] && oversubscribed="$oversubscribed $np"
+    done
+    oversubscribed=${oversubscribed# }
+    [ -n "$oversubscribed" ] &&
+        note "warning: np=${oversubscribed// /, np=} runs oversubscribed on $ncores cores: its timings are mostly scheduling noise (the ratios between configurations, measured side by side in one job, say more)"
+fi
+echo "# run-side-by-side meta mode=$mode preset=$preset rounds=$rounds min_size=$min_size max_size=$max_size size_factor=$size_factor oversubscribed=${oversubscribed// /,} hosts=${mh_hosts:-1} ppn=$mh_ppn form=$form nps=$nps configs=$run_configs" >"$out_dir/meta.txt"
 notes_txt=$out_dir/notes.txt
 : >"$notes_txt"
 
@@ -399,13 +469,14 @@ rp_mpirun_args=()
 rp_prog_args=()
 run_points() {
     local np=$1 coll=$2 cfgs=$3 tag=$4 logbase=$5
-    local min=1 skip="" attempt=0 rc log
+    local min=$min_size skip="" attempt=0 rc log
     local progress=$logbase.progress
     local -A fails=()
     while :; do
         log=$logbase.log
         [ "$attempt" -gt 0 ] && log=$logbase-resume$attempt.log
         rm -f "$progress"
+        progress_monitor_start "$np" "$progress"
         # shellcheck disable=SC2046,SC2086
         run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
             "${rp_mpirun_args[@]}" "$bench_bin" "${rp_prog_args[@]}" \
@@ -413,6 +484,7 @@ run_points() {
             -o "$raw_csv" -t "$tag" --progress "$progress" --point-timeout "$point_timeout" \
             ${skip:+--skip "$skip"} ${inject:+--inject "$inject"}
         rc=$?
+        progress_monitor_stop
         grep -h '^# configuration .* skipped' "$log" | sed "s/^# /np=$np: /" >>"$notes_txt"
         if grep -q '^# coll_latency: done' "$log"; then
             # wrong results are in the CSV's check column: the report lists them.
@@ -462,6 +534,9 @@ run_injob() {
     local cfgs="floor,${run_configs// /,}"
     note "np=$np $coll: $cfgs ($rounds rounds, in one job)"
     run_points "$np" "$coll" "$cfgs" injob "$out_dir/logs/np$np-$coll"
+    local rc=$?
+    progress_job_done
+    return $rc
 }
 
 # Job mode: round-robin of whole jobs, the configuration order rotating each
@@ -480,6 +555,7 @@ run_jobmode() {
             rp_prog_args=(-n "$c")
             rounds=1 run_points "$np" "$coll" "$cfg" "job-r$round" \
                 "$out_dir/logs/np$np-$coll-$c-r$round"
+            progress_job_done
             rp_mpirun_args=()
             rp_prog_args=()
         done
@@ -494,8 +570,8 @@ run_osu() {
     local osu_iters
     case $preset in
         quick) osu_iters="-i 20 -x 5" ;;
-        default) osu_iters="-i 100 -x 10" ;;
-        full) osu_iters="" ;;
+        default | full) osu_iters="-i 100 -x 10" ;;
+        osu) osu_iters="" ;;
     esac
     for ((round = 0; round < rounds; round++)); do
         for ((k = 0; k < n; k++)); do
@@ -593,6 +669,150 @@ if [ "$footprint" = 1 ]; then
     exit 0
 fi
 
+# ---------------------------------------------------------------------------
+# Progress: the points the jobs will measure (coll_latency --list-points, one
+# short job per process count), each weighed by a rough model of its cost in
+# seconds on 2 cores; a line on stderr says how many points are done,
+# the time spent and the time left (the weight still to measure at the rate
+# measured so far), rewritten every second on a terminal, one line per job
+# otherwise.
+plan_txt=$out_dir/plan.txt
+: >"$plan_txt"
+progress_tty=0
+[ -t 2 ] && progress_tty=1
+monitor_pid=""
+jobs_done=0
+jobs_total=0
+# The model (fitted to runs on this project's 2-core machine, small and
+# large sizes alike, under some load): per call, 1 us plus the bytes a rank
+# moves at 2 GB/s (per-rank blocks: np/2 times the size); per point, its
+# buffers' fill and data check and bookkeeping, 150 us plus 4 ns a byte;
+# ranks beyond 2 add a log factor; more ranks than cores multiply it (they
+# share the cores); a job's start 0.4 s.
+weight_awk='
+function over(np) { return (1 + log(np / 2) / log(2)) * (np > ncores ? np / ncores : 1) }
+function traffic(coll, np) {
+    return (coll ~ /gather|alltoall|scatter/ && coll !~ /reduce_scatter/) ? np / 2 : 1
+}
+function point_w(np, coll, size, it, wu) {
+    return over(np) * ((it + wu) * (1 + size * traffic(coll, np) / 2000) + size * 4 / 1000 + 150) / 1e6
+}
+function job_w(np) { return 0.4 * (np > ncores ? np / ncores : 1) }'
+
+# plan.txt: np collective config size iterations warmup repetitions weight
+for np in $nps; do
+    log=$out_dir/logs/np$np-plan.log
+    # shellcheck disable=SC2046,SC2086
+    if run_job "$log" "${component_path_env[@]}" "$mpirun_bin" $(mpirun_base "$np") \
+        "$bench_bin" -c "$(echo $collectives | tr ' ' ',')" -C "floor,${run_configs// /,}" \
+        -m "$min_size:$max_size" $bench_iters -r "$rounds" --list-points; then
+        awk -v np="$np" -v ncores="$ncores" "$weight_awk"'
+            $1 == "#" && $2 == "point" {
+                print np, $3, $4, $5, $6, $7, $8, point_w(np, $3, $5, $6, $7)
+            }' "$log" >>"$plan_txt"
+    else
+        note "np=$np: coll_latency --list-points failed (see $log); no estimate of the time left"
+    fi
+done
+n_colls=$(echo $collectives | wc -w)
+n_nps=$(echo $nps | wc -w)
+if [ "$mode" = injob ]; then
+    jobs_total=$((n_nps * n_colls))
+else
+    jobs_total=$((n_nps * n_colls * $(echo $run_configs | wc -w) * rounds))
+fi
+# Total points and weight (jobs included), for the line and the estimate.
+read -r plan_points plan_weight <<<"$(awk -v ncores="$ncores" -v nps="$nps" -v colls="$n_colls" \
+    -v jobs="$jobs_total" "$weight_awk"'
+    { n += $7; w += $7 * $8 }
+    END {
+        k = split(nps, P, " ")
+        for (i = 1; i <= k; i++) w += job_w(P[i]) * jobs / k
+        printf "%d %.1f\n", n, w
+    }' "$plan_txt")"
+
+fmt_mmss() {
+    printf '%d:%02d' $(($1 / 60)) $(($1 % 60))
+}
+
+# One progress line: points done (rows of raw.csv), time spent, time left;
+# optionally the point running now (coll_latency's progress file).
+progress_line() {
+    local np=${1:-} progress_file=${2:-} now_point=""
+    if [ -n "$progress_file" ] && [ -s "$progress_file" ]; then
+        now_point=$(head -n 1 "$progress_file" 2>/dev/null)
+    fi
+    awk -F, -v plan="$plan_txt" -v total="$plan_weight" -v points="$plan_points" \
+        -v spent="$(($(date +%s) - measure_start))" -v jobs="$jobs_done" -v ncores="$ncores" \
+        -v nps="$nps" -v jobs_total="$jobs_total" -v np="$np" -v now_point="$now_point" \
+        "$weight_awk"'
+        function mmss(t) { t = int(t + 0.5); return sprintf("%d:%02d", int(t / 60), t % 60) }
+        function human(s) {
+            if (s >= 1048576 && s % 1048576 == 0) return (s / 1048576) " MiB"
+            if (s >= 1024 && s % 1024 == 0) return (s / 1024) " KiB"
+            return s " B"
+        }
+        BEGIN {
+            while ((getline line < plan) > 0) {
+                split(line, f, " ")
+                w[f[1] " " f[2] " " f[4]] = f[8]
+            }
+        }
+        NR > 1 { done_w += w[$2 " " $3 " " $5]; n++ }
+        END {
+            k = split(nps, P, " ")
+            for (i = 1; i <= k; i++) done_w += job_w(P[i]) * jobs / k
+            if (done_w > total) done_w = total
+            # the prior (the model: 1 s per unit) weighs like 5 s of measuring
+            rate = (spent + 5) / (done_w + 5)
+            left = (total - done_w) * rate
+            pct = total > 0 ? int(100 * done_w / total + 0.5) : 0
+            if (pct > 99 && n < points) pct = 99
+            line = sprintf("[%3d%%] %d of %d points, %s spent, about %s left", pct, n, points,
+                           mmss(spent), mmss(left))
+            if (now_point != "") {
+                split(now_point, q, " ")
+                line = line sprintf("; np=%s %s %s %s", np, q[1], human(q[3]), q[2])
+            }
+            print line
+        }' "$raw_csv" 2>/dev/null || true
+}
+
+# On a terminal: the line rewritten every second while a job runs (the
+# loop ends with the runner if it is killed).
+progress_monitor_start() {
+    [ "$progress_tty" = 1 ] && [ -s "$plan_txt" ] || return 0
+    local np=$1 progress_file=$2 parent=$$
+    (
+        while kill -0 "$parent" 2>/dev/null; do
+            printf '\r%s\033[K' "$(progress_line "$np" "$progress_file")" >&2
+            sleep 1
+        done
+    ) &
+    monitor_pid=$!
+}
+
+progress_monitor_stop() {
+    [ -n "$monitor_pid" ] || return 0
+    kill "$monitor_pid" 2>/dev/null
+    wait "$monitor_pid" 2>/dev/null
+    monitor_pid=""
+    printf '\r\033[K' >&2
+}
+
+# After each job: one line (kept on a terminal too, as the job's record).
+progress_job_done() {
+    jobs_done=$((jobs_done + 1))
+    [ -s "$plan_txt" ] || return 0
+    progress_line >&2
+}
+
+measure_start=$(date +%s)
+if [ -s "$plan_txt" ]; then
+    estimate=$(awk -v w="$plan_weight" 'BEGIN { printf "%d", w + 0.5 }')
+    note "measuring $plan_points points (${collectives// /, } at np=${nps// /, np=}; sizes $min_size to $max_size by x$size_factor; $rounds round(s); ${run_configs// /, }, floor): about $(fmt_mmss "$estimate") on 2 cores (first estimate; the progress line on stderr follows the measured rate)"
+fi
+
 for np in $nps; do
     for coll in $collectives; do
         if [ "$mode" = injob ]; then
@@ -616,6 +836,8 @@ if [ -n "$osu_dir" ]; then
     done
 fi
 
+measure_seconds=$(($(date +%s) - measure_start))
+
 # The toll of bufpool's hand-back (bench/coll_toll): 8-byte allreduce and
 # bcast handed back by bufpool against Open MPI calling the previous module
 # itself, in one job, at every process count of the run the cores hold
@@ -624,7 +846,7 @@ toll_bin=$build_dir/bench/coll_toll
 toll_txt=$out_dir/toll.txt
 if [ "$have_bufpool" = 1 ] && [ -x "$toll_bin" ] && [ -z "$mh_hosts" ]; then
     case $preset in
-        quick) toll_calls=200000 ;;
+        quick | default) toll_calls=200000 ;;
         *) toll_calls=1000000 ;;
     esac
     : >"$toll_txt"
@@ -688,7 +910,8 @@ fi
 end_time=$(date +%s)
 wall=$((end_time - start_time))
 grep -h '^# bufpool scratch bound' "$out_dir"/logs/*.log 2>/dev/null | head -n 1 >>"$out_dir/meta.txt"
-echo "# run-side-by-side wall_seconds=$wall load_before=$load_before load_after=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0) host=$(uname -n) cores=$ncores" >>"$out_dir/meta.txt"
+load_after=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+echo "# run-side-by-side wall_seconds=$wall build_seconds=$build_seconds measure_seconds=$measure_seconds load_before=$load_before load_after=$load_after host=$(uname -n) cores=$ncores" >>"$out_dir/meta.txt"
 [ -n "$failures" ] && printf '%s\n' "$failures" >"$out_dir/failures.txt"
 sort -u "$notes_txt" -o "$notes_txt"
 
@@ -715,7 +938,9 @@ if [ -s "$persist_txt" ]; then
 fi
 
 echo
-echo "Results ($((wall / 60)) min $((wall % 60)) s):"
+build_text="build $build_seconds s"
+[ "$do_build" = 1 ] || build_text="no build"
+echo "Results ($((wall / 60)) min $((wall % 60)) s in all: $build_text, measuring $(fmt_mmss "$measure_seconds"); load average $load_before before, $load_after after, $ncores cores):"
 echo "  raw points       $raw_csv"
 echo "  medians          $out_dir/summary.csv"
 echo "  table            $out_dir/results.md"
@@ -723,6 +948,10 @@ echo "  plots            $out_dir/*.png"
 [ -s "$toll_txt" ] && echo "  hand-back toll   $toll_txt (and in the table)"
 [ -s "$persist_txt" ] && echo "  persistent mem   $out_dir/persist_mem.csv (and in the table)"
 echo "  logs             $out_dir/logs/"
+if [ -s "$out_dir/glance.txt" ]; then
+    echo
+    cat "$out_dir/glance.txt"
+fi
 if [ -n "$failures" ]; then
     echo "Failures:$failures"
 fi
