@@ -29,6 +29,7 @@
  */
 #include "coll_bufpool_decide.h"
 #include "coll_bufpool_model.h"
+#include "coll_model_ompi.h"
 #include "coll_bufpool_rules.h"
 
 #include <math.h>
@@ -161,13 +162,13 @@ static void fmt_size(char *out, size_t len, size_t b)
 static void print_raw(enum bufpool_model_coll c, const struct bufpool_model_links *links,
                       const struct bufpool_model_topo *t, size_t b)
 {
-    const struct bufpool_model_alg *algs = bufpool_model_algs(c);
+    const struct bufpool_model_alg *algs = coll_model_all_algs(c);
     const char *name = bufpool_model_coll_name(c);
     for (int i = 0; algs[i].name; i++) {
         printf("alg %s %d %d %d %zu %s %d %.9g\n", name, t->p, t->hosts, t->ppn, b, algs[i].name,
                algs[i].bufpool, algs[i].time(links, t, b));
     }
-    const char *om = bufpool_model_ompi_choice(c, t->p, b), *why;
+    const char *om = coll_model_ompi_choice(c, t->p, b), *why;
     const char *d = decided(c, links, t->p, t->hosts, t->ppn, (size_t)t->segment, b, &why);
     printf("pick %s %d %d %d %zu %s %s %s\n", name, t->p, t->hosts, t->ppn, b, om ? om : "-", d,
            strstr(why, "cost model") ? "model" : "rule");
@@ -272,7 +273,7 @@ int main(int argc, char **argv)
         if (only >= 0 && c != only) {
             continue;
         }
-        const struct bufpool_model_alg *algs = bufpool_model_algs(c);
+        const struct bufpool_model_alg *algs = coll_model_all_algs(c);
         char pl[256];
         snprintf(pl, sizeof(pl), "%s", plist);
         for (char *tok = strtok(pl, " ,"); tok; tok = strtok(NULL, " ,")) {
@@ -288,9 +289,9 @@ int main(int argc, char **argv)
                     continue;
                 }
                 double tb, ta;
-                int any = bufpool_model_best(c, &links, &topo, b, 0, &ta);
+                int any = coll_model_best(c, &links, &topo, b, 0, &ta);
                 int bp = bufpool_model_auto(c, &links, &topo, b, &tb);
-                const char *om = bufpool_model_ompi_choice(c, p, b);
+                const char *om = coll_model_ompi_choice(c, p, b);
                 double to = NAN;
                 for (int i = 0; om && algs[i].name; i++) {
                     if (0 == strcmp(algs[i].name, om) ||

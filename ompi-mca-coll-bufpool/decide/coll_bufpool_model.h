@@ -61,9 +61,9 @@ enum bufpool_model_coll {
 };
 
 /* One modeled algorithm.  bufpool says whether coll/bufpool implements it
- * (and then name is its coll_bufpool_<coll>_algorithm value); the others are
- * Open MPI tuned's algorithms or hierarchy-aware variants, modeled so that
- * the tool can compare. */
+ * (and then name is its coll_bufpool_<coll>_algorithm value); bench's
+ * tables add Open MPI tuned's algorithms, modeled so that the tools can
+ * compare (bench/coll_model_ompi.h). */
 struct bufpool_model_alg {
     const char *name;
     int bufpool;
@@ -71,7 +71,8 @@ struct bufpool_model_alg {
                    size_t bytes);
 };
 
-/* The table of algorithms of a collective, terminated by a NULL name. */
+/* bufpool's algorithms of a collective, in the order of the enums of
+ * coll_bufpool_decide.h, terminated by a NULL name. */
 const struct bufpool_model_alg *bufpool_model_algs(enum bufpool_model_coll coll);
 const char *bufpool_model_coll_name(enum bufpool_model_coll coll);
 const char *bufpool_model_link_name(enum bufpool_link_class c);
@@ -87,18 +88,18 @@ void bufpool_model_links_default(struct bufpool_model_links *links);
 int bufpool_model_links_parse(struct bufpool_model_links *links, const char *text, char *err,
                               size_t errlen);
 
-/* The fastest algorithm of coll for bytes on topo among those bufpool
- * implements (only_bufpool) or all; its index in bufpool_model_algs(), and
- * its time in *time_out when not NULL. */
-int bufpool_model_best(enum bufpool_model_coll coll, const struct bufpool_model_links *links,
-                       const struct bufpool_model_topo *topo, size_t bytes, int only_bufpool,
-                       double *time_out);
+/* The fastest algorithm of table a (terminated by a NULL name) for bytes of
+ * coll on topo, leaving out the rows of skip_mask (bit i: row i) and those
+ * that cannot serve the communicator; its index, and its time in *time_out
+ * when not NULL. */
+int bufpool_model_best_in(const struct bufpool_model_alg *a, enum bufpool_model_coll coll,
+                          const struct bufpool_model_links *links,
+                          const struct bufpool_model_topo *topo, size_t bytes,
+                          unsigned long skip_mask, double *time_out);
 
-/* The same without the algorithm of index skip (-1: none). */
-int bufpool_model_best_without(enum bufpool_model_coll coll,
-                               const struct bufpool_model_links *links,
-                               const struct bufpool_model_topo *topo, size_t bytes,
-                               int only_bufpool, int skip, double *time_out);
+/* The fastest of bufpool's algorithms (bufpool_model_algs). */
+int bufpool_model_best(enum bufpool_model_coll coll, const struct bufpool_model_links *links,
+                       const struct bufpool_model_topo *topo, size_t bytes, double *time_out);
 
 /* What bufpool's auto takes from the model: the fastest bufpool algorithm,
  * except the rings of allreduce and reduce_scatter below 8 ranks and
@@ -106,14 +107,5 @@ int bufpool_model_best_without(enum bufpool_model_coll coll,
  * index, as bufpool_model_best. */
 int bufpool_model_auto(enum bufpool_model_coll coll, const struct bufpool_model_links *links,
                        const struct bufpool_model_topo *topo, size_t bytes, double *time_out);
-
-/* The algorithm name Open MPI's coll/tuned fixed decision rules pick for the
- * call (tables of ompi/mca/coll/tuned/coll_tuned_decision_fixed.c in 5.0.10,
- * the same thresholds as 4.1.4's; commutative operation; bytes as tuned
- * counts them: a rank's message for allreduce, reduce and bcast, one
- * rank's block for allgather and alltoall, the whole input for
- * reduce_scatter), or NULL where the tables are not encoded here (gather,
- * scatter, scan).  Every name is an algorithm of bufpool_model_algs(coll). */
-const char *bufpool_model_ompi_choice(enum bufpool_model_coll coll, int p, size_t bytes);
 
 #endif

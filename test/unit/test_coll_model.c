@@ -8,6 +8,7 @@
 #include "coll_bufpool_decide.h"
 #include "unit_rules.h"
 #include "coll_bufpool_model.h"
+#include "coll_model_ompi.h"
 #include "unit/unit.h"
 
 #include <math.h>
@@ -22,7 +23,7 @@ static double alg_time(enum bufpool_model_coll c, const char *name,
                        const struct bufpool_model_links *l, const struct bufpool_model_topo *t,
                        size_t b)
 {
-    const struct bufpool_model_alg *a = bufpool_model_algs(c);
+    const struct bufpool_model_alg *a = coll_model_all_algs(c);
     for (int i = 0; a[i].name; i++) {
         if (0 == strcmp(a[i].name, name)) {
             return a[i].time(l, t, b);
@@ -117,8 +118,8 @@ static void test_best(void)
                 double prev = 0;
                 for (size_t b = 4; b <= (64u << 20); b *= 16) {
                     double tb, ta;
-                    int bp = bufpool_model_best(c, &l, &t, b, 1, &tb);
-                    int any = bufpool_model_best(c, &l, &t, b, 0, &ta);
+                    int bp = bufpool_model_best(c, &l, &t, b, &tb);
+                    int any = coll_model_best(c, &l, &t, b, 0, &ta);
                     UNIT_REQUIRE(bp >= 0 && any >= 0);
                     UNIT_CHECK(a[bp].bufpool);
                     UNIT_CHECK(ta <= tb);
@@ -140,42 +141,40 @@ static void test_best(void)
     /* Faster links, faster collectives. */
     struct bufpool_model_topo t = {64, 8, 128 * 1024, 0};
     double tcp, ib;
-    bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &t, 1 << 20, 1, &tcp);
+    bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &t, 1 << 20, &tcp);
     l.inter = BUFPOOL_LINK_IB;
-    bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &t, 1 << 20, 1, &ib);
+    bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &t, 1 << 20, &ib);
     UNIT_CHECK(ib < tcp);
 }
 
 static void test_ompi_rules(void)
 {
     /* Rows of ompi_coll_tuned_allreduce_intra_dec_fixed (commutative). */
-    UNIT_CHECK(0 == strcmp("ring", bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 4)));
+    UNIT_CHECK(0 == strcmp("ring", coll_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 4)));
     UNIT_CHECK(0 == strcmp("recursive_doubling",
-                           bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 4095)));
-    UNIT_CHECK(0 == strcmp("ring", bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 3, 4096)));
-    UNIT_CHECK(0 == strcmp("segmented_ring",
-                           bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 65536)));
+                           coll_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 4095)));
+    UNIT_CHECK(0 == strcmp("ring", coll_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 3, 4096)));
+    UNIT_CHECK(0 ==
+               strcmp("segmented_ring", coll_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 65536)));
+    UNIT_CHECK(0 ==
+               strcmp("rabenseifner", coll_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 262144)));
+    UNIT_CHECK(0 == strcmp("recursive_doubling",
+                           coll_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 100, 262143)));
     UNIT_CHECK(
-        0 == strcmp("rabenseifner", bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 2, 262144)));
-    UNIT_CHECK(0 == strcmp("recursive_doubling",
-                           bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 100, 262143)));
-    UNIT_CHECK(0 == strcmp("nonoverlapping",
-                           bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 1000, 2047)));
-    UNIT_CHECK(0 == strcmp("rabenseifner",
-                           bufpool_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 5000, 32768)));
+        0 == strcmp("nonoverlapping", coll_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 1000, 2047)));
+    UNIT_CHECK(
+        0 == strcmp("rabenseifner", coll_model_ompi_choice(BUFPOOL_MODEL_ALLREDUCE, 5000, 32768)));
     /* Rows of ompi_coll_tuned_bcast_intra_dec_fixed. */
-    UNIT_CHECK(0 == strcmp("linear", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 2, 4096)));
-    UNIT_CHECK(0 ==
-               strcmp("binary_tree", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 2, 1 << 20)));
-    UNIT_CHECK(0 ==
-               strcmp("tuned_chain", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 4, 1 << 20)));
-    UNIT_CHECK(0 == strcmp("linear", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 8, 65536)));
-    UNIT_CHECK(0 == strcmp("scatter_allgather",
-                           bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 16, 1 << 20)));
-    UNIT_CHECK(0 == strcmp("knomial", bufpool_model_ompi_choice(BUFPOOL_MODEL_BCAST, 100, 4)));
+    UNIT_CHECK(0 == strcmp("linear", coll_model_ompi_choice(BUFPOOL_MODEL_BCAST, 2, 4096)));
+    UNIT_CHECK(0 == strcmp("binary_tree", coll_model_ompi_choice(BUFPOOL_MODEL_BCAST, 2, 1 << 20)));
+    UNIT_CHECK(0 == strcmp("tuned_chain", coll_model_ompi_choice(BUFPOOL_MODEL_BCAST, 4, 1 << 20)));
+    UNIT_CHECK(0 == strcmp("linear", coll_model_ompi_choice(BUFPOOL_MODEL_BCAST, 8, 65536)));
+    UNIT_CHECK(
+        0 == strcmp("scatter_allgather", coll_model_ompi_choice(BUFPOOL_MODEL_BCAST, 16, 1 << 20)));
+    UNIT_CHECK(0 == strcmp("knomial", coll_model_ompi_choice(BUFPOOL_MODEL_BCAST, 100, 4)));
     /* Rows of the reduce, reduce_scatter, allgather and alltoall rules
      * (commutative), either side of a threshold. */
-#define OMPI(coll, p, b) bufpool_model_ompi_choice(BUFPOOL_MODEL_##coll, p, b)
+#define OMPI(coll, p, b) coll_model_ompi_choice(BUFPOOL_MODEL_##coll, p, b)
     UNIT_CHECK(0 == strcmp("linear", OMPI(REDUCE, 2, 262143)));
     UNIT_CHECK(0 == strcmp("pipeline", OMPI(REDUCE, 2, 262144)));
     UNIT_CHECK(0 == strcmp("tuned_chain", OMPI(REDUCE, 3, 524288)));
@@ -205,9 +204,9 @@ static void test_ompi_rules(void)
     for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
         for (int p = 2; p <= 8192; p = p * 3 / 2 + 1) {
             for (size_t b = 1; b <= (64u << 20); b *= 2) {
-                const char *o = bufpool_model_ompi_choice(c, p, b);
+                const char *o = coll_model_ompi_choice(c, p, b);
                 if (o) {
-                    const struct bufpool_model_alg *a = bufpool_model_algs(c);
+                    const struct bufpool_model_alg *a = coll_model_all_algs(c);
                     int found = 0;
                     for (int i = 0; a[i].name; i++) {
                         found |= 0 == strcmp(a[i].name, o);
@@ -291,7 +290,7 @@ static void test_decisions(void)
         .comm_size = 16, .hosts = 8, .count = 1 << 18, .bytes = 1 << 21, .commute = true};
     bufpool_plan_t plan;
     struct bufpool_model_topo topo = {16, 8, 128 * 1024, 0};
-    int want = bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &topo, 1 << 21, 1, NULL) + 1;
+    int want = bufpool_model_best(BUFPOOL_MODEL_ALLREDUCE, &l, &topo, 1 << 21, NULL) + 1;
     bufpool_decide_allreduce(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK(plan.alg == want);
     UNIT_CHECK(NULL != strstr(plan.why, "model"));
@@ -312,7 +311,7 @@ static void test_decisions(void)
      * host link per step) beats pairwise (up to ppn flows) for 64 MiB. */
     call.bytes = (size_t)64 << 20;
     call.count = call.bytes / 4;
-    want = bufpool_model_best(BUFPOOL_MODEL_REDUCE_SCATTER, &l, &topo, call.bytes, 1, NULL) + 1;
+    want = bufpool_model_best(BUFPOOL_MODEL_REDUCE_SCATTER, &l, &topo, call.bytes, NULL) + 1;
     UNIT_CHECK(BUFPOOL_REDUCE_SCATTER_RING == want);
     bufpool_decide_reduce_scatter(&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     UNIT_CHECK(plan.alg == want);
@@ -321,7 +320,7 @@ static void test_decisions(void)
      * prefers them (4 ranks on 2 hosts, 4 MiB: the model's best is ring). */
     struct bufpool_model_topo four = {4, 2, 128 * 1024, 0};
     UNIT_CHECK(BUFPOOL_REDUCE_SCATTER_RING ==
-               bufpool_model_best(BUFPOOL_MODEL_REDUCE_SCATTER, &l, &four, 4 << 20, 1, NULL) + 1);
+               bufpool_model_best(BUFPOOL_MODEL_REDUCE_SCATTER, &l, &four, 4 << 20, NULL) + 1);
     call.comm_size = 4;
     call.hosts = 2;
     call.bytes = 4 << 20;
