@@ -117,6 +117,31 @@ int bufpool_rhalving_reduce_scatter(const bufpool_rs_stream_t *stream, void *res
 int bufpool_ring_allgather_blocks(const bufpool_rs_stream_t *stream, void *buf, int tag,
                                   struct ompi_communicator_t *comm);
 
+/* Shared arithmetic of the three: elements of segment j (per elements each)
+ * of len; of chunk c (k elements per chunk) of a block of len; the longest
+ * block. */
+static inline size_t bufpool_rs_seg_count(size_t len, size_t per, size_t j)
+{
+    size_t left = len - j * per;
+    return left < per ? left : per;
+}
+
+/* Elements of chunk c (k elements per chunk) of a block of len. */
+static inline size_t bufpool_rs_chunk_len(size_t len, size_t k, size_t c)
+{
+    return len <= c * k ? 0 : (len - c * k < k ? len - c * k : k);
+}
+
+static inline size_t bufpool_rs_blocks_longest(const bufpool_blocks_t *blocks)
+{
+    size_t longest = 0;
+    for (int b = 0; b < blocks->n; b++) {
+        size_t len = bufpool_blocks_len(blocks, b);
+        longest = len > longest ? len : longest;
+    }
+    return longest;
+}
+
 END_C_DECLS
 
 #endif /* MCA_COLL_BUFPOOL_REDUCE_SCATTER_H */
