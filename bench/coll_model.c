@@ -12,6 +12,7 @@
  *              [--links-file FILE] [--coll NAME] [--p "LIST"]
  *              [--min SIZE] [--max SIZE] [--step F] [--segment BYTES] [--all]
  *              [--why] [--raw] [--rules FILE] [--no-default-rules]
+ *   coll_model --lint FILE [--verbose] [--strict]
  *
  * --links takes the syntax of bufpool_model_links_parse (e.g.
  * "tcp:40,1.2,3;inter=tcp"); the environment variable BUFPOOL_MODEL_LINKS
@@ -26,6 +27,15 @@
  * decides with a rules file's rows before the default rules (as
  * coll_bufpool_rules_file does), --no-default-rules without the default
  * rules (coll_bufpool_rules_default=off).
+ *
+ * --lint FILE checks a rules file's rows (docs/rules.md, "The lint"):
+ * each finding as "FILE:LINE: KIND: ...", then a summary line.  Rows that
+ * can never decide a call (shadowed by earlier rows, or fitting no
+ * communicator) are errors, rows whose range of one condition crosses an
+ * earlier row's with another choice are warnings, and first-match
+ * exceptions (an earlier row nested in a later one) are listed with
+ * --verbose.  Exit status: 0 clean (warnings allowed unless --strict),
+ * 1 errors, 2 a file that does not parse.
  */
 #include "coll_bufpool_decide.h"
 #include "coll_bufpool_model.h"
@@ -95,6 +105,44 @@ static void add_rules(const char *text, size_t len, const char *name)
         fprintf(stderr, "coll_model: %s\n", err);
         exit(2);
     }
+}
+
+/* --lint FILE: the lint's findings on FILE's rows alone (docs/rules.md).
+ * Shadowed and unreachable rows are errors; overlaps (two rows whose
+ * ranges of one condition cross) are warnings; exceptions (an earlier row
+ * nested in a later one, the normal first-match refinement) are listed
+ * with --verbose only.  Exit status 0: no error (no warning either with
+ * --strict), 1: errors (or, with --strict, warnings), 2: the file does
+ * not parse. */
+typedef struct lint_out {
+    int verbose;
+} lint_out_t;
+
+static void lint_print(const bufpool_lint_finding_t *f, void *arg)
+{
+    const lint_out_t *o = arg;
+    if (BUFPOOL_LINT_EXCEPTION != f->kind || o->verbose) {
+        printf("%s\n", f->text);
+    }
+}
+
+static int lint(const char *path, int verbose, int strict)
+{
+    size_t len, counts[BUFPOOL_LINT_KINDS];
+    const char *text = read_file(path, &len);
+    add_rules(text, len, path);
+    lint_out_t out = {.verbose = verbose};
+    if (0 != bufpool_rules_lint(&rules, lint_print, &out, counts)) {
+        die("out of memory", NULL);
+    }
+    const size_t errors = counts[BUFPOOL_LINT_SHADOWED] + counts[BUFPOOL_LINT_UNREACHABLE];
+    printf("%s: %zu rows: %zu shadowed, %zu unreachable, %zu overlaps, %zu unchecked; "
+           "%zu first-match exceptions%s\n",
+           path, rules.n, counts[BUFPOOL_LINT_SHADOWED], counts[BUFPOOL_LINT_UNREACHABLE],
+           counts[BUFPOOL_LINT_OVERLAP], counts[BUFPOOL_LINT_UNCHECKED],
+           counts[BUFPOOL_LINT_EXCEPTION], verbose ? "" : " (--verbose lists them)");
+    const size_t warnings = counts[BUFPOOL_LINT_OVERLAP] + counts[BUFPOOL_LINT_UNCHECKED];
+    return errors > 0 || (strict && warnings > 0) ? 1 : 0;
 }
 
 static void fmt_time(char *out, size_t len, double t)
@@ -180,6 +228,8 @@ int main(int argc, char **argv)
     bufpool_model_links_default(&links);
     apply_links(&links, getenv("BUFPOOL_MODEL_LINKS"), "BUFPOOL_MODEL_LINKS");
     int hosts = 0, ppn = 0, all = 0, only = -1, why = 0, raw = 0, step = 4, default_rules = 1;
+    int verbose = 0, strict = 0;
+    const char *lint_file = NULL;
     bufpool_rules_init(&rules);
     const char *plist = "2 4 8 16 32 64 128 256 512 1024";
     size_t min = 4, max = 64u << 20, segment = 128 * 1024;
@@ -199,6 +249,14 @@ int main(int argc, char **argv)
         }
         if (0 == strcmp(a, "--no-default-rules")) {
             default_rules = 0;
+            continue;
+        }
+        if (0 == strcmp(a, "--verbose")) {
+            verbose = 1;
+            continue;
+        }
+        if (0 == strcmp(a, "--strict")) {
+            strict = 1;
             continue;
         }
         if (!v) {
@@ -221,6 +279,8 @@ int main(int argc, char **argv)
             size_t len;
             const char *text = read_file(v, &len);
             add_rules(text, len, v);
+        } else if (0 == strcmp(a, "--lint")) {
+            lint_file = v;
         } else if (0 == strcmp(a, "--coll")) {
             for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
                 if (0 == strcmp(v, bufpool_model_coll_name(c))) {
@@ -246,6 +306,12 @@ int main(int argc, char **argv)
         } else {
             die("unknown option (see the comment at the top of bench/coll_model.c)", a);
         }
+    }
+    if (NULL != lint_file) {
+        if (rules.n > 0) {
+            die("--lint takes no --rules (it lints one file's rows alone)", NULL);
+        }
+        return lint(lint_file, verbose, strict);
     }
     if (default_rules) {
         add_rules(bufpool_default_rules_text, bufpool_default_rules_len,
