@@ -1099,8 +1099,8 @@ static void add_ref(lint_text_t *t, const bufpool_rule_t *row, const bufpool_rul
 }
 
 /* Conditions of a row that fit no communicator: more hosts than ranks,
- * more ranks per host than ranks, too few hosts and ranks per host for
- * the ranks, or one host whose ranks per host cannot be the ranks. */
+ * more ranks per host than ranks, or too few hosts and ranks per host for
+ * the ranks. */
 static const char *unreachable_why(const bufpool_rule_t *r)
 {
     if (r->hosts_min > r->ranks_max) {
@@ -1114,9 +1114,6 @@ static const char *unreachable_why(const bufpool_rule_t *r)
     }
     if ((uint64_t)r->ppn_max * (uint64_t)r->hosts_max < (uint64_t)r->ranks_min) {
         return "fewer places (ppn x hosts) than ranks";
-    }
-    if (1 == r->hosts_max && (r->ppn_max < r->ranks_min || r->ppn_min > r->ranks_max)) {
-        return "on one host ppn is the number of ranks";
     }
     return NULL;
 }
