@@ -871,9 +871,11 @@ typedef struct lint_box {
     uint64_t lo[LINT_DIMS], hi[LINT_DIMS];
 } lint_box_t;
 
-/* Most boxes the remainder of one row may split into before the lint
- * gives up on that row (rows crafted to split it exponentially). */
+/* Most boxes the remainder of one row may split into, and most boxes
+ * compared for one row, before the lint gives up on that row (rows
+ * crafted to split it into many pieces; real rules need a few dozen). */
 #define LINT_MAX_BOXES 4096
+#define LINT_MAX_WORK  ((size_t)1 << 20)
 
 static void tristate_interval(unsigned char cond, uint64_t *lo, uint64_t *hi)
 {
@@ -1175,7 +1177,7 @@ int bufpool_rules_lint(const bufpool_rules_t *rules, bufpool_lint_fn report, voi
         }
         /* What the row decides: its box less every earlier row's of its
          * collective; deciders: the earlier rows that take some of it. */
-        size_t ncur = 1, ndec = 0;
+        size_t ncur = 1, ndec = 0, work = 0;
         bool overflow = false;
         cur[0] = box;
         for (size_t j = 0; j < i && ncur > 0 && !overflow; j++) {
@@ -1186,6 +1188,11 @@ int bufpool_rules_lint(const bufpool_rules_t *rules, bufpool_lint_fn report, voi
             }
             size_t nnext = 0;
             bool touched = false;
+            work += ncur;
+            if (work > LINT_MAX_WORK) {
+                overflow = true;
+                break;
+            }
             for (size_t k = 0; k < ncur; k++) {
                 if (!box_meet(&cur[k], &ob, &meet)) {
                     next[nnext++] = cur[k];
@@ -1210,7 +1217,7 @@ int bufpool_rules_lint(const bufpool_rules_t *rules, bufpool_lint_fn report, voi
             f.kind = BUFPOOL_LINT_UNCHECKED;
             text_add(&t, "unchecked: the rows before it split what ");
             add_row(&t, r);
-            text_add(&t, " matches into more than %d pieces", LINT_MAX_BOXES);
+            text_add(&t, " matches into too many pieces to tell");
             counts[f.kind]++;
             report(&f, arg);
             continue;

@@ -630,6 +630,30 @@ static void test_lint(void)
     bufpool_rules_free(&r);
 }
 
+/* A row the rows before it cut into too many pieces: reported unchecked,
+ * not guessed. */
+static void test_lint_unchecked(void)
+{
+    static char text[3000 * 48 + 64];
+    size_t n = (size_t)snprintf(text, sizeof(text), "bufpool-rules 1\n");
+    for (int i = 0; i < 3000; i++) {
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "bcast ranks=%d bytes=%d alg=previous\n",
+                              2 + i % 40, 3 * (i / 40) + i % 3);
+    }
+    snprintf(text + n, sizeof(text) - n, "bcast alg=chain\n");
+    bufpool_rules_t r;
+    char err[256];
+    size_t counts[BUFPOOL_LINT_KINDS];
+    static lint_seen_t seen;
+    bufpool_rules_init(&r);
+    UNIT_REQUIRE(0 == parse(&r, text, err, sizeof(err)));
+    UNIT_CHECK_EQ_U64(bufpool_rules_lint(&r, lint_collect, &seen, counts), 0);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_UNCHECKED], 1);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_SHADOWED], 0);
+    UNIT_CHECK(1 == seen.n && BUFPOOL_LINT_UNCHECKED == seen.kind[0] && 3002 == seen.line[0]);
+    bufpool_rules_free(&r);
+}
+
 /* The lint's verdict against brute force: random rows over small ranges,
  * every call of the ranges' critical values (the tails of open ranges
  * included) matched in place; a row is shadowed exactly when no call has
@@ -750,6 +774,7 @@ int main(void)
     test_directive_rejects();
     test_lint();
     test_lint_brute_force();
+    test_lint_unchecked();
     test_default_lint();
     return unit_finish("test_coll_rules");
 }
