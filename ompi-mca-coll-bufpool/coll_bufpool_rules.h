@@ -2,7 +2,8 @@
  * coll/bufpool rules: which algorithm serves a call of a given collective,
  * communicator shape and message size, as data.
  *
- * A rules file (docs/rules.md) is a list of rows; the first row that
+ * A rules file (docs/rules.md) is a list of rows (and @source / @from
+ * directives saying once where rows were measured); the first row that
  * matches a call decides it: an algorithm of bufpool's, or "previous" (the
  * module selected before bufpool).  Where no row matches, the collective's
  * own default in coll_bufpool_decide.c chooses.  The rows measured on this
@@ -71,8 +72,9 @@ typedef struct bufpool_rule {
     int depth;        /* pipeline depth for this row; 0: the tuning's   */
     const char *file; /* where the row is (owned by the rules)          */
     int line;
-    char *why; /* "auto, rules FILE:LINE (MEASURED)": the reason shown at
-                  coll_bufpool_verbose 2, built once at parse time     */
+    char *why; /* "auto, rules FILE:LINE (SOURCE: MEASURED)": the reason
+                  shown at coll_bufpool_verbose 2, built once at parse
+                  time (SOURCE: the row's @source text, if any)         */
 } bufpool_rule_t;
 
 /* Rows in the order they are consulted. */
@@ -202,12 +204,14 @@ typedef enum {
     BUFPOOL_LINT_UNREACHABLE, /* its conditions fit no communicator (more
                                  hosts than ranks, ...)                  */
     BUFPOOL_LINT_OVERLAP,     /* an earlier row with another choice takes
-                                 some of its calls, and their ranges of
-                                 one condition cross (neither holds the
-                                 other): they disagree on an edge        */
+                                 some of its calls and is nowhere
+                                 narrower than it: their ranges of some
+                                 condition cross (neither holds the
+                                 other), they disagree on an edge        */
     BUFPOOL_LINT_EXCEPTION,   /* an earlier row with another choice takes
-                                 some of its calls, nested in every
-                                 condition: a first-match exception       */
+                                 some of its calls and is narrower than
+                                 it in some condition: a first-match
+                                 exception, normal                       */
     BUFPOOL_LINT_UNCHECKED,   /* too many pieces to tell (a crafted file) */
     BUFPOOL_LINT_KINDS
 } bufpool_lint_kind_t;
