@@ -12,6 +12,8 @@
  *              [--links-file FILE] [--coll NAME] [--p "LIST"]
  *              [--min SIZE] [--max SIZE] [--step F] [--segment BYTES] [--all]
  *              [--why] [--raw] [--rules FILE] [--no-default-rules]
+ *   coll_model --lint FILE [--verbose] [--strict]
+ *   coll_model --compare OLD NEW
  *
  * --links takes the syntax of bufpool_model_links_parse (e.g.
  * "tcp:40,1.2,3;inter=tcp"); the environment variable BUFPOOL_MODEL_LINKS
@@ -26,13 +28,25 @@
  * decides with a rules file's rows before the default rules (as
  * coll_bufpool_rules_file does), --no-default-rules without the default
  * rules (coll_bufpool_rules_default=off).
+ *
+ * --lint FILE checks a rules file's rows (docs/rules.md, "The lint"):
+ * each finding as "FILE:LINE: KIND: ...", then a summary line.  Rows that
+ * can never decide a call (shadowed by earlier rows, or fitting no
+ * communicator) are errors, rows whose range of one condition crosses an
+ * earlier row's with another choice are warnings, and first-match
+ * exceptions (an earlier row nested in a later one) are listed with
+ * --verbose.  Exit status: 0 clean (warnings allowed unless --strict),
+ * 1 errors, 2 a file that does not parse.  --compare OLD NEW says whether
+ * two rules files decide every call alike (see compare() below).
  */
 #include "coll_bufpool_decide.h"
 #include "coll_bufpool_model.h"
 #include "coll_model_ompi.h"
 #include "coll_bufpool_rules.h"
 
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +110,210 @@ static void add_rules(const char *text, size_t len, const char *name)
         fprintf(stderr, "coll_model: %s\n", err);
         exit(2);
     }
+}
+
+/* --lint FILE: the lint's findings on FILE's rows alone (docs/rules.md).
+ * Shadowed and unreachable rows are errors; overlaps (two rows whose
+ * ranges of one condition cross) are warnings; exceptions (an earlier row
+ * nested in a later one, the normal first-match refinement) are listed
+ * with --verbose only.  Exit status 0: no error (no warning either with
+ * --strict), 1: errors (or, with --strict, warnings), 2: the file does
+ * not parse. */
+typedef struct lint_out {
+    int verbose;
+} lint_out_t;
+
+static void lint_print(const bufpool_lint_finding_t *f, void *arg)
+{
+    const lint_out_t *o = arg;
+    if (BUFPOOL_LINT_EXCEPTION != f->kind || o->verbose) {
+        printf("%s\n", f->text);
+    }
+}
+
+static int lint(const char *path, int verbose, int strict)
+{
+    size_t len, counts[BUFPOOL_LINT_KINDS];
+    const char *text = read_file(path, &len);
+    add_rules(text, len, path);
+    lint_out_t out = {.verbose = verbose};
+    if (0 != bufpool_rules_lint(&rules, lint_print, &out, counts)) {
+        die("out of memory", NULL);
+    }
+    const size_t errors = counts[BUFPOOL_LINT_SHADOWED] + counts[BUFPOOL_LINT_UNREACHABLE];
+    printf("%s: %zu rows: %zu shadowed, %zu unreachable, %zu overlaps, %zu unchecked; "
+           "%zu first-match exceptions%s\n",
+           path, rules.n, counts[BUFPOOL_LINT_SHADOWED], counts[BUFPOOL_LINT_UNREACHABLE],
+           counts[BUFPOOL_LINT_OVERLAP], counts[BUFPOOL_LINT_UNCHECKED],
+           counts[BUFPOOL_LINT_EXCEPTION], verbose ? "" : " (--verbose lists them)");
+    const size_t warnings = counts[BUFPOOL_LINT_OVERLAP] + counts[BUFPOOL_LINT_UNCHECKED];
+    return errors > 0 || (strict && warnings > 0) ? 1 : 0;
+}
+
+/* --compare OLD NEW: whether two rules files decide every call alike (an
+ * edit meant to change no decision: rows reordered, a dead row removed,
+ * provenance moved into @source).  Rows are compared by what they decide,
+ * not by line: at every critical value of ranks, hosts and ppn (the lower
+ * end of every range where the rows of either file may answer
+ * differently), every call class and form, the size maps of the two
+ * files must give the same algorithm, segment, depth and measured text
+ * for every byte count.  That covers every call the matcher can see, not
+ * a sample.  Exit status 0: alike, 1: a difference (the first ten
+ * printed), 2: a file does not parse. */
+static void parse_alone(bufpool_rules_t *r, const char *path)
+{
+    size_t len;
+    char err[256];
+    const char *text = read_file(path, &len);
+    bufpool_rules_init(r);
+    if (0 != bufpool_rules_parse(r, text, len, path, err, sizeof(err))) {
+        fprintf(stderr, "coll_model: %s\n", err);
+        exit(2);
+    }
+}
+
+/* The reason of a choice less its "auto, rules FILE:LINE". */
+static const char *measured_text(const bufpool_choice_t *c)
+{
+    if (NULL == c->rule) {
+        return "";
+    }
+    const char *p = c->rule->why + strlen("auto, rules ") + strlen(c->rule->file) + 1;
+    while (*p >= '0' && *p <= '9') {
+        p++;
+    }
+    return p;
+}
+
+static int alike(const bufpool_choice_t *a, const bufpool_choice_t *b)
+{
+    return a->alg == b->alg && a->source == b->source && a->seg_bytes == b->seg_bytes &&
+           a->depth == b->depth && 0 == strcmp(measured_text(a), measured_text(b));
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    const int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The sorted distinct lower ends of the ranges of one condition. */
+static size_t critical(const bufpool_rules_t *a, const bufpool_rules_t *b, int which, int *out)
+{
+    size_t n = 0;
+    out[n++] = 0 == which ? 2 : 1 == which ? 1 : 0; /* ranks, hosts, ppn (0: unknown) */
+    if (2 == which) {
+        out[n++] = 1;
+    }
+    for (int f = 0; f < 2; f++) {
+        const bufpool_rules_t *r = f ? b : a;
+        for (size_t i = 0; i < r->n; i++) {
+            const bufpool_rule_t *w = &r->rows[i];
+            const int lo = 0 == which ? w->ranks_min : 1 == which ? w->hosts_min : w->ppn_min;
+            const int hi = 0 == which ? w->ranks_max : 1 == which ? w->hosts_max : w->ppn_max;
+            out[n++] = lo;
+            if (hi < INT_MAX) {
+                out[n++] = hi + 1;
+            }
+        }
+    }
+    qsort(out, n, sizeof(*out), cmp_int);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (0 == m || out[i] != out[m - 1]) {
+            out[m++] = out[i];
+        }
+    }
+    return m;
+}
+
+static void print_choice(const bufpool_choice_t *c, bufpool_coll_id_t coll)
+{
+    if (NULL == c->rule) {
+        printf("no row");
+        return;
+    }
+    printf("%s:%d alg=%s", c->rule->file, c->rule->line,
+           c->alg < 1 ? "previous" : bufpool_algorithm_names[coll][c->alg]);
+    if (c->seg_bytes) {
+        printf(" seg=%zu", c->seg_bytes);
+    }
+    if (c->depth) {
+        printf(" depth=%d", c->depth);
+    }
+    printf("%s", measured_text(c));
+}
+
+static int compare(const char *old_path, const char *new_path)
+{
+    static const char *const forms[BUFPOOL_NFORMS] = {"blocking", "nonblocking", "persistent"};
+    bufpool_rules_t a, b;
+    parse_alone(&a, old_path);
+    parse_alone(&b, new_path);
+    const size_t nrows = a.n > b.n ? a.n : b.n;
+    int *values = malloc((2 * (a.n + b.n) + 2) * 3 * sizeof(*values));
+    bufpool_range_t *ma = malloc(BUFPOOL_MAP_RANGES(nrows) * sizeof(*ma));
+    bufpool_range_t *mb = malloc(BUFPOOL_MAP_RANGES(nrows) * sizeof(*mb));
+    if (NULL == values || NULL == ma || NULL == mb) {
+        die("out of memory", NULL);
+    }
+    int *ranks = values, *hosts = values + 2 * (a.n + b.n) + 2, *ppn = hosts + 2 * (a.n + b.n) + 2;
+    const size_t nranks = critical(&a, &b, 0, ranks), nhosts = critical(&a, &b, 1, hosts),
+                 nppn = critical(&a, &b, 2, ppn);
+    unsigned long shapes = 0, diffs = 0;
+    for (int coll = 0; coll < BUFPOOL_NCOLLS; coll++) {
+        for (size_t r = 0; r < nranks; r++) {
+            for (size_t h = 0; h < nhosts; h++) {
+                for (size_t q = 0; q < nppn; q++) {
+                    for (int cls = 0; cls < 4; cls++) {
+                        for (int form = 0; form < BUFPOOL_NFORMS; form++) {
+                            const bufpool_shape_t s = {.ranks = ranks[r],
+                                                       .hosts = hosts[h],
+                                                       .ppn = ppn[q],
+                                                       .commutative = cls & 1,
+                                                       .in_place = cls & 2,
+                                                       .form = form};
+                            bufpool_sizemap_build(&a, coll, &s, 0, BUFPOOL_ALG_AUTO, NULL, ma);
+                            bufpool_sizemap_build(&b, coll, &s, 0, BUFPOOL_ALG_AUTO, NULL, mb);
+                            shapes++;
+                            size_t lo = 0, i = 0, j = 0;
+                            for (;;) {
+                                const size_t hi = ma[i].bytes_max < mb[j].bytes_max
+                                                      ? ma[i].bytes_max
+                                                      : mb[j].bytes_max;
+                                if (!alike(&ma[i].choice, &mb[j].choice) && diffs++ < 10) {
+                                    printf("%s ranks=%d hosts=%d ppn=%d op=%s inplace=%s "
+                                           "form=%s bytes=%zu..%zu:\n  ",
+                                           bufpool_coll_names[coll], s.ranks, s.hosts, s.ppn,
+                                           s.commutative ? "commutative" : "noncommutative",
+                                           s.in_place ? "yes" : "no", forms[form], lo, hi);
+                                    print_choice(&ma[i].choice, coll);
+                                    printf("\n  ");
+                                    print_choice(&mb[j].choice, coll);
+                                    printf("\n");
+                                }
+                                if (SIZE_MAX == hi) {
+                                    break;
+                                }
+                                lo = hi + 1;
+                                i += ma[i].bytes_max == hi;
+                                j += mb[j].bytes_max == hi;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    printf("%s and %s (%zu and %zu rows): %lu communicator shapes x call classes x forms, "
+           "every byte count: %lu difference(s)\n",
+           old_path, new_path, a.n, b.n, shapes, diffs);
+    free(values);
+    free(ma);
+    free(mb);
+    bufpool_rules_free(&a);
+    bufpool_rules_free(&b);
+    return diffs > 0;
 }
 
 static void fmt_time(char *out, size_t len, double t)
@@ -180,6 +398,8 @@ int main(int argc, char **argv)
     bufpool_model_links_default(&links);
     apply_links(&links, getenv("BUFPOOL_MODEL_LINKS"), "BUFPOOL_MODEL_LINKS");
     int hosts = 0, ppn = 0, all = 0, only = -1, why = 0, raw = 0, step = 4, default_rules = 1;
+    int verbose = 0, strict = 0;
+    const char *lint_file = NULL;
     bufpool_rules_init(&rules);
     const char *plist = "2 4 8 16 32 64 128 256 512 1024";
     size_t min = 4, max = 64u << 20, segment = 128 * 1024;
@@ -199,6 +419,14 @@ int main(int argc, char **argv)
         }
         if (0 == strcmp(a, "--no-default-rules")) {
             default_rules = 0;
+            continue;
+        }
+        if (0 == strcmp(a, "--verbose")) {
+            verbose = 1;
+            continue;
+        }
+        if (0 == strcmp(a, "--strict")) {
+            strict = 1;
             continue;
         }
         if (!v) {
@@ -221,6 +449,13 @@ int main(int argc, char **argv)
             size_t len;
             const char *text = read_file(v, &len);
             add_rules(text, len, v);
+        } else if (0 == strcmp(a, "--lint")) {
+            lint_file = v;
+        } else if (0 == strcmp(a, "--compare")) {
+            if (i + 1 >= argc) {
+                die("--compare takes two files", NULL);
+            }
+            return compare(v, argv[i + 1]);
         } else if (0 == strcmp(a, "--coll")) {
             for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
                 if (0 == strcmp(v, bufpool_model_coll_name(c))) {
@@ -246,6 +481,12 @@ int main(int argc, char **argv)
         } else {
             die("unknown option (see the comment at the top of bench/coll_model.c)", a);
         }
+    }
+    if (NULL != lint_file) {
+        if (rules.n > 0) {
+            die("--lint takes no --rules (it lints one file's rows alone)", NULL);
+        }
+        return lint(lint_file, verbose, strict);
     }
     if (default_rules) {
         add_rules(bufpool_default_rules_text, bufpool_default_rules_len,

@@ -2,7 +2,8 @@
  * coll/bufpool rules: which algorithm serves a call of a given collective,
  * communicator shape and message size, as data.
  *
- * A rules file (docs/rules.md) is a list of rows; the first row that
+ * A rules file (docs/rules.md) is a list of rows (and @source / @from
+ * directives saying once where rows were measured); the first row that
  * matches a call decides it: an algorithm of bufpool's, or "previous" (the
  * module selected before bufpool).  Where no row matches, the collective's
  * own default in coll_bufpool_decide.c chooses.  The rows measured on this
@@ -37,6 +38,9 @@ extern "C" {
 #define BUFPOOL_RULES_MAX_LINE     4096
 #define BUFPOOL_RULES_MAX_TEXT     ((size_t)1 << 20)
 #define BUFPOOL_RULES_MAX_MEASURED 512
+/* @source directives per file, and the length of their names. */
+#define BUFPOOL_RULES_MAX_SOURCES 256
+#define BUFPOOL_RULES_MAX_NAME    32
 
 /* A row's operation and placement conditions. */
 enum { BUFPOOL_RULE_ANY = 0, BUFPOOL_RULE_YES = 1, BUFPOOL_RULE_NO = 2 };
@@ -68,8 +72,9 @@ typedef struct bufpool_rule {
     int depth;        /* pipeline depth for this row; 0: the tuning's   */
     const char *file; /* where the row is (owned by the rules)          */
     int line;
-    char *why; /* "auto, rules FILE:LINE (MEASURED)": the reason shown at
-                  coll_bufpool_verbose 2, built once at parse time     */
+    char *why; /* "auto, rules FILE:LINE (SOURCE: MEASURED)": the reason
+                  shown at coll_bufpool_verbose 2, built once at parse
+                  time (SOURCE: the row's @source text, if any)         */
 } bufpool_rule_t;
 
 /* Rows in the order they are consulted. */
@@ -192,6 +197,43 @@ static inline const bufpool_range_t *bufpool_sizemap_find(const bufpool_range_t 
     }
     return map;
 }
+
+/* ---------------------------------------------------------------------- */
+/* The lint (bench/coll_model --lint, docs/rules.md). */
+
+typedef enum {
+    BUFPOOL_LINT_SHADOWED,    /* earlier rows match every call the row
+                                 matches: it never decides one           */
+    BUFPOOL_LINT_UNREACHABLE, /* its conditions fit no communicator (more
+                                 hosts than ranks, ...)                  */
+    BUFPOOL_LINT_OVERLAP,     /* an earlier row with another choice takes
+                                 some of its calls and is nowhere
+                                 narrower than it: their ranges of some
+                                 condition cross (neither holds the
+                                 other), they disagree on an edge        */
+    BUFPOOL_LINT_EXCEPTION,   /* an earlier row with another choice takes
+                                 some of its calls and is narrower than
+                                 it in some condition: a first-match
+                                 exception, normal                       */
+    BUFPOOL_LINT_UNCHECKED,   /* too many pieces to tell (a crafted file) */
+    BUFPOOL_LINT_KINDS
+} bufpool_lint_kind_t;
+
+typedef struct bufpool_lint_finding {
+    bufpool_lint_kind_t kind;
+    const bufpool_rule_t *row;   /* the row the finding is about          */
+    const bufpool_rule_t *other; /* the earlier row it names, or NULL      */
+    const char *text;            /* "FILE:LINE: KIND: ..." (one line)     */
+} bufpool_lint_finding_t;
+
+typedef void (*bufpool_lint_fn)(const bufpool_lint_finding_t *finding, void *arg);
+
+/* Lint rules' rows in order (rows of every collective; a row is compared
+ * with the rows before it of its collective, whatever their file): report
+ * is called once per finding, counts[kind] counts them.  Returns 0, or -2
+ * when out of memory. */
+int bufpool_rules_lint(const bufpool_rules_t *rules, bufpool_lint_fn report, void *arg,
+                       size_t counts[BUFPOOL_LINT_KINDS]);
 
 /* The rows compiled into the component (rules/default.rules), and the
  * name they carry in messages. */

@@ -405,6 +405,362 @@ static void test_default_form_rows(void)
     UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_allreduce, &s, 2 * K, 0, NULL).alg, P);
 }
 
+/* Provenance directives: @source names a text once, @from gives it to the
+ * rows after it, a row's from= overrides; the reason reads "SOURCE:
+ * MEASURED", exactly as the same row with the whole text in measured=. */
+static void test_directives(void)
+{
+    bufpool_rules_t r, flat;
+    char err[256] = "";
+    bufpool_rules_init(&r);
+    bufpool_rules_init(&flat);
+    UNIT_CHECK_EQ_U64(
+        parse(&r,
+              "bufpool-rules 1\n"
+              "@source p16 \"16 cores, p = 16\"   # a comment\n"
+              "@source two-ranks \"2 cores, 2 ranks (\\\"quoted\\\")\"\n"
+              "bcast ranks=2 alg=previous measured=\"before any @from\"\n"
+              "@from p16\n"
+              "bcast ranks=16.. bytes=..4K alg=previous measured=\"tuned's binomial\"\n"
+              "bcast ranks=16.. alg=chain\n"
+              "bcast ranks=3 alg=linear from=two-ranks measured=\"one message\"\n"
+              "bcast ranks=4 alg=linear from=none measured=\"its own text\"\n"
+              "@from none\n"
+              "bcast ranks=5 alg=linear\n"
+              "  @from two-ranks\n"
+              "bcast ranks=6 alg=linear measured=\"\"\n",
+              err, sizeof(err)),
+        0);
+    UNIT_REQUIRE(7 == r.n);
+    static const char *const want[] = {
+        "auto, rules t.rules:4 (before any @from)",
+        "auto, rules t.rules:6 (16 cores, p = 16: tuned's binomial)",
+        "auto, rules t.rules:7 (16 cores, p = 16)",
+        "auto, rules t.rules:8 (2 cores, 2 ranks (\"quoted\"): one message)",
+        "auto, rules t.rules:9 (its own text)",
+        "auto, rules t.rules:11",
+        "auto, rules t.rules:13 (2 cores, 2 ranks (\"quoted\"))",
+    };
+    for (size_t i = 0; i < r.n; i++) {
+        if (0 != strcmp(r.rows[i].why, want[i])) {
+            fprintf(stderr, "row %zu: '%s', expected '%s'\n", i, r.rows[i].why, want[i]);
+            unit_failures++;
+        }
+    }
+    /* The same rows written out in full (format 1 without directives). */
+    UNIT_CHECK_EQ_U64(
+        parse(&flat,
+              "bufpool-rules 1\n\n\n"
+              "bcast ranks=2 alg=previous measured=\"before any @from\"\n\n"
+              "bcast ranks=16.. bytes=..4K alg=previous measured=\"16 cores, p = 16: tuned's "
+              "binomial\"\n"
+              "bcast ranks=16.. alg=chain measured=\"16 cores, p = 16\"\n"
+              "bcast ranks=3 alg=linear measured=\"2 cores, 2 ranks (\\\"quoted\\\"): one "
+              "message\"\n"
+              "bcast ranks=4 alg=linear measured=\"its own text\"\n\n"
+              "bcast ranks=5 alg=linear\n\n"
+              "bcast ranks=6 alg=linear measured=\"2 cores, 2 ranks (\\\"quoted\\\")\"\n",
+              err, sizeof(err)),
+        0);
+    UNIT_REQUIRE(7 == flat.n);
+    for (size_t i = 0; i < r.n; i++) {
+        UNIT_CHECK(0 == strcmp(r.rows[i].why, flat.rows[i].why));
+        UNIT_CHECK_EQ_U64(r.rows[i].ranks_min, flat.rows[i].ranks_min);
+    }
+    /* Directives are the file's own: a second file starts without them. */
+    UNIT_CHECK_EQ_U64(parse(&r, "bufpool-rules 1\nbcast alg=chain from=p16\n", err, sizeof(err)),
+                      (uint64_t)-1);
+    UNIT_CHECK(NULL != strstr(err, "t.rules:2: from=p16: no '@source p16' above this line"));
+    UNIT_CHECK_EQ_U64(r.n, 7);
+    bufpool_rules_free(&r);
+    bufpool_rules_free(&flat);
+}
+
+/* Every malformed directive is refused whole, with its line. */
+static void test_directive_rejects(void)
+{
+    static const struct {
+        const char *text;
+        const char *expect;
+        int line;
+    } bad[] = {
+        {"bufpool-rules 1\n@define x \"y\"\n", "'@define' is not a directive", 2},
+        {"bufpool-rules 1\n@source\n", "expected '@source NAME \"TEXT\"'", 2},
+        {"bufpool-rules 1\n@source x\n", "expected '@source NAME \"TEXT\"'", 2},
+        {"bufpool-rules 1\n@source x \"a\" \"b\"\n", "expected '@source NAME \"TEXT\"'", 2},
+        {"bufpool-rules 1\n@source x \"\"\n", "@source x: the text must be 1 to 512", 2},
+        {"bufpool-rules 1\n@source a/b \"t\"\n", "@source a/b: a name is 1 to 32", 2},
+        {"bufpool-rules 1\n@source none \"t\"\n", "'none' means no source", 2},
+        {"bufpool-rules 1\n@source x \"t\"\n\n@source x \"u\"\n", "x: already defined at line 2",
+         4},
+        {"bufpool-rules 1\n@source x \"open\n", "a quoted value is not closed", 2},
+        {"bufpool-rules 1\n@from\n", "expected '@from NAME'", 2},
+        {"bufpool-rules 1\n@from x y\n", "expected '@from NAME'", 2},
+        {"bufpool-rules 1\n@from x\n", "@from x: no '@source x' above this line", 2},
+        {"bufpool-rules 1\nbcast alg=chain from=x\n@source x \"t\"\n", "from=x: no '@source x'", 2},
+        {"bufpool-rules 1\nbcast alg=chain from=\n", "from: an empty value", 2},
+        {"bufpool-rules 1\n@source x \"t\"\nbcast alg=chain from=x from=x\n",
+         "'from' is given twice", 3},
+        {"@source x \"t\"\nbufpool-rules 1\n", "the first line must be 'bufpool-rules 1'", 1},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        bufpool_rules_t r;
+        char err[256] = "", want[64];
+        bufpool_rules_init(&r);
+        UNIT_CHECK_EQ_U64(parse(&r, "bufpool-rules 1\ngather alg=linear\n", err, sizeof(err)), 0);
+        UNIT_CHECK_EQ_U64(parse(&r, bad[i].text, err, sizeof(err)), (uint64_t)-1);
+        snprintf(want, sizeof(want), "t.rules:%d: ", bad[i].line);
+        if (0 != strncmp(err, want, strlen(want)) || NULL == strstr(err, bad[i].expect)) {
+            fprintf(stderr, "directive case %zu: message '%s', expected '%s...%s'\n", i, err, want,
+                    bad[i].expect);
+            unit_failures++;
+        }
+        UNIT_CHECK_EQ_U64(r.n, 1);
+        bufpool_rules_free(&r);
+    }
+    /* At most BUFPOOL_RULES_MAX_SOURCES of them. */
+    static char many[(BUFPOOL_RULES_MAX_SOURCES + 2) * 32];
+    size_t n = (size_t)snprintf(many, sizeof(many), "bufpool-rules 1\n");
+    for (int i = 0; i <= BUFPOOL_RULES_MAX_SOURCES; i++) {
+        n += (size_t)snprintf(many + n, sizeof(many) - n, "@source s%d \"t\"\n", i);
+    }
+    bufpool_rules_t r;
+    char err[256];
+    bufpool_rules_init(&r);
+    UNIT_CHECK_EQ_U64(parse(&r, many, err, sizeof(err)), (uint64_t)-1);
+    UNIT_CHECK(NULL != strstr(err, "more than 256 @source directives"));
+    bufpool_rules_free(&r);
+}
+
+/* The lint. */
+typedef struct lint_seen {
+    size_t n;
+    bufpool_lint_kind_t kind[64];
+    int line[64], other[64];
+    char text[64][512];
+} lint_seen_t;
+
+static void lint_collect(const bufpool_lint_finding_t *f, void *arg)
+{
+    lint_seen_t *s = arg;
+    if (s->n < 64) {
+        s->kind[s->n] = f->kind;
+        s->line[s->n] = f->row->line;
+        s->other[s->n] = NULL != f->other ? f->other->line : 0;
+        snprintf(s->text[s->n], sizeof(s->text[0]), "%s", f->text);
+        s->n++;
+    }
+}
+
+static void test_lint(void)
+{
+    bufpool_rules_t r;
+    char err[256];
+    size_t counts[BUFPOOL_LINT_KINDS];
+    static lint_seen_t seen;
+    bufpool_rules_init(&r);
+    UNIT_REQUIRE(0 == parse(&r,
+                            "bufpool-rules 1\n"
+                            "bcast ranks=8.. bytes=..4K alg=previous\n"             /* 2 */
+                            "bcast ranks=8..15 hosts=1 bytes=1K..2K alg=binomial\n" /* 3 */
+                            "bcast ranks=2..3 hosts=4 alg=linear\n"                 /* 4 */
+                            "reduce bytes=..4K-1 alg=previous\n"                    /* 5 */
+                            "reduce hosts=1 ranks=8.. bytes=2K..8K alg=binary\n"    /* 6 */
+                            "reduce ranks=2 alg=previous\n"                         /* 7 */
+                            "reduce op=noncommutative alg=chain\n"                  /* 8 */
+                            "allreduce ranks=2..3 bytes=..1K alg=rsag\n"            /* 9 */
+                            "allreduce ranks=4.. bytes=..1K alg=ring\n"             /* 10 */
+                            "allreduce bytes=..512 form=blocking alg=previous\n"    /* 11 */
+                            "allreduce bytes=..2K form=persistent alg=ring\n"       /* 12 */
+                            "scan ranks=2 ppn=3 alg=chain\n"                        /* 13 */
+                            "scan ranks=4 ppn=1 hosts=2 alg=chain\n"                /* 14 */
+                            "scan ranks=4 ppn=2 hosts=1 alg=chain\n"                /* 15 */
+                            "gather ranks=4 ppn=2 hosts=2 alg=linear\n"             /* 16 */
+                            "gather ranks=4 ppn=2 alg=binomial\n",                  /* 17 */
+                            err, sizeof(err)));
+    UNIT_CHECK_EQ_U64(bufpool_rules_lint(&r, lint_collect, &seen, counts), 0);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_SHADOWED], 2);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_UNREACHABLE], 4);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_OVERLAP], 1);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_EXCEPTION], 5);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_UNCHECKED], 0);
+    static const struct {
+        bufpool_lint_kind_t kind;
+        int line, other;
+        const char *text;
+    } want[] = {
+        {BUFPOOL_LINT_SHADOWED, 3, 2,
+         "t.rules:3: shadowed: bcast ranks=8..15 hosts=1 bytes=1K..2K alg=binomial never "
+         "decides a call: the row at line 2 matches every call it matches"},
+        {BUFPOOL_LINT_UNREACHABLE, 4, 0,
+         "t.rules:4: unreachable: bcast ranks=2..3 hosts=4 alg=linear matches no communicator "
+         "(more hosts than ranks)"},
+        {BUFPOOL_LINT_OVERLAP, 6, 5,
+         "t.rules:6: overlap: reduce ranks=8.. hosts=1 bytes=2K..8K alg=binary and line 5 "
+         "(reduce bytes=..4K-1 alg=previous) cross on bytes, and line 5 is nowhere narrower: it "
+         "decides ranks=8.. hosts=1 bytes=2K..4K-1"},
+        {BUFPOOL_LINT_EXCEPTION, 8, 5, "t.rules:8: exception: line 5"},
+        {BUFPOOL_LINT_EXCEPTION, 8, 6, "t.rules:8: exception: line 6"},
+        {BUFPOOL_LINT_EXCEPTION, 8, 7,
+         "t.rules:8: exception: line 7 (reduce ranks=2 alg=previous) takes ranks=2 "
+         "op=noncommutative from reduce op=noncommutative alg=chain"},
+        {BUFPOOL_LINT_SHADOWED, 11, 10,
+         "t.rules:11: shadowed: allreduce bytes=..512 form=blocking alg=previous never decides "
+         "a call: the rows at lines 9 and 10 match every call it matches"},
+        /* (line 10 takes some of line 12 too, with the same choice: not reported) */
+        {BUFPOOL_LINT_EXCEPTION, 12, 9, "t.rules:12: exception: line 9 (allreduce ranks=2..3 "},
+        {BUFPOOL_LINT_UNREACHABLE, 13, 0, "(more ranks per host than ranks)"},
+        {BUFPOOL_LINT_UNREACHABLE, 14, 0, "(fewer places (ppn x hosts) than ranks)"},
+        {BUFPOOL_LINT_UNREACHABLE, 15, 0, "(fewer places (ppn x hosts) than ranks)"},
+        {BUFPOOL_LINT_EXCEPTION, 17, 16,
+         "t.rules:17: exception: line 16 (gather ranks=4 hosts=2 ppn=2 alg=linear) takes ranks=4 "
+         "hosts=2 ppn=2 from gather ranks=4 ppn=2 alg=binomial"},
+    };
+    UNIT_CHECK_EQ_U64(seen.n, sizeof(want) / sizeof(*want));
+    for (size_t i = 0; i < seen.n && i < sizeof(want) / sizeof(*want); i++) {
+        if (seen.kind[i] != want[i].kind || seen.line[i] != want[i].line ||
+            seen.other[i] != want[i].other || NULL == strstr(seen.text[i], want[i].text)) {
+            fprintf(stderr,
+                    "lint finding %zu: kind %d line %d other %d '%s'\n  expected %d %d %d '%s'\n",
+                    i, seen.kind[i], seen.line[i], seen.other[i], seen.text[i], want[i].kind,
+                    want[i].line, want[i].other, want[i].text);
+            unit_failures++;
+        }
+    }
+    bufpool_rules_free(&r);
+}
+
+/* A row the rows before it cut into too many pieces: reported unchecked,
+ * not guessed. */
+static void test_lint_unchecked(void)
+{
+    static char text[3000 * 48 + 64];
+    size_t n = (size_t)snprintf(text, sizeof(text), "bufpool-rules 1\n");
+    for (int i = 0; i < 3000; i++) {
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "bcast ranks=%d bytes=%d alg=previous\n",
+                              2 + i % 40, 3 * (i / 40) + i % 3);
+    }
+    snprintf(text + n, sizeof(text) - n, "bcast alg=chain\n");
+    bufpool_rules_t r;
+    char err[256];
+    size_t counts[BUFPOOL_LINT_KINDS];
+    static lint_seen_t seen;
+    bufpool_rules_init(&r);
+    UNIT_REQUIRE(0 == parse(&r, text, err, sizeof(err)));
+    UNIT_CHECK_EQ_U64(bufpool_rules_lint(&r, lint_collect, &seen, counts), 0);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_UNCHECKED], 1);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_SHADOWED], 0);
+    UNIT_CHECK(1 == seen.n && BUFPOOL_LINT_UNCHECKED == seen.kind[0] && 3002 == seen.line[0]);
+    bufpool_rules_free(&r);
+}
+
+/* The lint's verdict against brute force: random rows over small ranges,
+ * every call of the ranges' critical values (the tails of open ranges
+ * included) matched in place; a row is shadowed exactly when no call has
+ * it as its first match. */
+static void test_lint_brute_force(void)
+{
+    static const char *const tri_op[] = {"", " op=commutative", " op=noncommutative"};
+    static const char *const tri_ip[] = {"", " inplace=yes", " inplace=no"};
+    static const char *const forms[] = {"", " form=blocking", " form=nonblocking",
+                                        " form=persistent"};
+    int shadowed_seen = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        char text[4096];
+        size_t n = (size_t)snprintf(text, sizeof(text), "bufpool-rules 1\n");
+        const int nrows = 2 + (int)(next_rand() % 7);
+        for (int i = 0; i < nrows; i++) {
+            char ranks[32] = "", hosts[32] = "", ppn[32] = "", bytes[32] = "";
+            if (next_rand() % 2) {
+                const int lo = 2 + (int)(next_rand() % 4), hi = lo + (int)(next_rand() % 3);
+                snprintf(ranks, sizeof(ranks), next_rand() % 3 ? " ranks=%d..%d" : " ranks=%d..",
+                         lo, hi);
+            }
+            if (next_rand() % 2) {
+                const int lo = 1 + (int)(next_rand() % 3);
+                snprintf(hosts, sizeof(hosts), next_rand() % 2 ? " hosts=%d" : " hosts=%d..", lo);
+            }
+            if (0 == next_rand() % 4) {
+                snprintf(ppn, sizeof(ppn), " ppn=%d..", 1 + (int)(next_rand() % 3));
+            }
+            if (next_rand() % 3) {
+                const int lo = (int)(next_rand() % 16), hi = lo + (int)(next_rand() % 8);
+                snprintf(bytes, sizeof(bytes), next_rand() % 4 ? " bytes=%d..%d" : " bytes=%d..",
+                         lo, hi);
+            }
+            n += (size_t)snprintf(text + n, sizeof(text) - n, "bcast%s%s%s%s%s%s%s alg=%s\n", ranks,
+                                  hosts, ppn, bytes, tri_op[next_rand() % 3],
+                                  tri_ip[next_rand() % 3], forms[next_rand() % 4],
+                                  next_rand() % 2 ? "chain" : "previous");
+        }
+        bufpool_rules_t r;
+        char err[256];
+        size_t counts[BUFPOOL_LINT_KINDS];
+        static lint_seen_t seen;
+        seen.n = 0;
+        bufpool_rules_init(&r);
+        UNIT_REQUIRE(0 == parse(&r, text, err, sizeof(err)));
+        UNIT_CHECK_EQ_U64(bufpool_rules_lint(&r, lint_collect, &seen, counts), 0);
+        bool decides[16] = {false};
+        for (int ranks = 2; ranks <= 9; ranks++) {
+            for (int hosts = 0; hosts <= 4; hosts++) {
+                for (int ppn = 0; ppn <= 4; ppn++) {
+                    for (int cls = 0; cls < 4; cls++) {
+                        for (int form = 0; form < BUFPOOL_NFORMS; form++) {
+                            bufpool_shape_t s = shape(ranks, hosts, ppn, cls & 1, cls & 2);
+                            s.form = form;
+                            for (size_t bytes = 0; bytes <= 25; bytes++) {
+                                const bufpool_rule_t *m =
+                                    bufpool_rules_match(&r, BUFPOOL_COLL_bcast, &s, bytes);
+                                if (NULL != m) {
+                                    decides[m - r.rows] = true;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (size_t i = 0; i < r.n; i++) {
+            bool shadowed = false, unreachable = false;
+            for (size_t k = 0; k < seen.n; k++) {
+                shadowed |= BUFPOOL_LINT_SHADOWED == seen.kind[k] && seen.line[k] == r.rows[i].line;
+                unreachable |=
+                    BUFPOOL_LINT_UNREACHABLE == seen.kind[k] && seen.line[k] == r.rows[i].line;
+            }
+            shadowed_seen += shadowed;
+            if (!unreachable && shadowed == decides[i]) {
+                fprintf(stderr, "trial %d, row %zu: lint says %s, brute force %s\n%s", trial, i,
+                        shadowed ? "shadowed" : "not shadowed", decides[i] ? "decides" : "never",
+                        text);
+                unit_failures++;
+            }
+        }
+        UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_UNCHECKED], 0);
+        bufpool_rules_free(&r);
+    }
+    UNIT_CHECK(shadowed_seen > 20); /* the trials do meet shadowed rows */
+}
+
+/* The default rules lint clean: no row shadowed, unreachable or
+ * overlapping (make check also runs bench/coll_model --lint on the file,
+ * test/unit/rules_lint.sh). */
+static void test_default_lint(void)
+{
+    size_t counts[BUFPOOL_LINT_KINDS];
+    static lint_seen_t seen;
+    UNIT_CHECK_EQ_U64(bufpool_rules_lint(unit_default_rules(), lint_collect, &seen, counts), 0);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_SHADOWED], 0);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_UNREACHABLE], 0);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_OVERLAP], 0);
+    UNIT_CHECK_EQ_U64(counts[BUFPOOL_LINT_UNCHECKED], 0);
+    for (size_t i = 0; i < seen.n; i++) {
+        if (BUFPOOL_LINT_EXCEPTION != seen.kind[i]) {
+            fprintf(stderr, "%s\n", seen.text[i]);
+        }
+    }
+}
+
 int main(void)
 {
     test_accepts();
@@ -414,5 +770,11 @@ int main(void)
     test_sizemaps();
     test_default_rules();
     test_default_form_rows();
+    test_directives();
+    test_directive_rejects();
+    test_lint();
+    test_lint_brute_force();
+    test_lint_unchecked();
+    test_default_lint();
     return unit_finish("test_coll_rules");
 }
