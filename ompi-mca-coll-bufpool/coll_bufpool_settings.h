@@ -1,0 +1,43 @@
+/*
+ * coll/bufpool's settings: the defaults of its parameters, and their
+ * checking at MPI_Init into the component's tuning, rules and cost-model
+ * links (coll_bufpool_settings.c), each bad value reported once with its
+ * parameter's name and what is used instead.
+ */
+#ifndef MCA_COLL_BUFPOOL_SETTINGS_H
+#define MCA_COLL_BUFPOOL_SETTINGS_H
+
+#include "coll_bufpool.h"
+
+BEGIN_C_DECLS
+
+#define BUFPOOL_STR(x)  BUFPOOL_STR_(x)
+#define BUFPOOL_STR_(x) #x
+
+/* Per series (compat/bufpool_ompi_compat.h): above tuned (30) so that
+ * loading the component is enough to use it, below han (35) from 5.0. */
+#define DEFAULT_PRIORITY BUFPOOL_COLL_DEFAULT_PRIORITY
+/* A segment near the bandwidth-delay product of a 100-200 Gb/s network
+ * (a few us x 25 GB/s) and large enough that per-message costs stay small
+ * on shared memory. */
+#define DEFAULT_SEGMENT_SIZE   "128K"
+#define DEFAULT_PIPELINE_DEPTH "4"
+#define DEFAULT_MIN_SIZE       "0"
+#define DEFAULT_SMALL_SIZE     "16K"
+#define DEFAULT_MAX_REQUESTS   BUFPOOL_STR(BUFPOOL_MAX_REQUESTS_DEFAULT)
+/* A task's stack: the deepest use measured over the collcheck families in
+ * the nonblocking form at 3 processes, auto and forced algorithms (hier
+ * on pretended hosts included), was 24 KiB (coll_bufpool_nb_stack_bytes_peak,
+ * to a page), so 256K leaves a tenfold margin for other transports' PML
+ * calls, which also run on it (user-defined operations do not: they run on
+ * the calling thread's stack). */
+#define DEFAULT_NB_STACK_SIZE "256K"
+
+/* Check every parameter of component (at open); free what checking made
+ * (at close). */
+void bufpool_settings_check(mca_coll_bufpool_component_t *component);
+void bufpool_settings_free(mca_coll_bufpool_component_t *component);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_BUFPOOL_SETTINGS_H */
