@@ -96,6 +96,15 @@ void regpar_reg_explain_pinning(const char *backend, const char *what, int code,
                        strerror(code));
 }
 
+int regpar_reg_unbuilt_open(const char *backend, const char *remedy, const char *library,
+                            regpar_reg_why_t *why)
+{
+    char key[32];
+    snprintf(key, sizeof(key), "%s:notbuilt", backend);
+    regpar_reg_why_set(why, key, remedy, "not built with %s", library);
+    return -1;
+}
+
 int regpar_reg_unbuilt_reg(void *ctx, regpar_reg_chunk_t *chunk)
 {
     (void)ctx;

@@ -72,6 +72,19 @@ typedef struct regpar_reg_backend_ops {
     int (*close)(void *ctx, regpar_reg_why_t *why);
 } regpar_reg_backend_ops_t;
 
+/* The ops of backend be (regpar_reg_backend_<be>, named "<be>") from its
+ * functions <be>_open, _reg, _dereg, _explain and _close. */
+#define REGPAR_REG_BACKEND_OPS(be, backend_id)                                                     \
+    const regpar_reg_backend_ops_t regpar_reg_backend_##be = {                                     \
+        .id = (backend_id),                                                                        \
+        .name = #be,                                                                               \
+        .open = be##_open,                                                                         \
+        .reg = be##_reg,                                                                           \
+        .dereg = be##_dereg,                                                                       \
+        .explain = be##_explain,                                                                   \
+        .close = be##_close,                                                                       \
+    }
+
 extern const regpar_reg_backend_ops_t regpar_reg_backend_pin;
 extern const regpar_reg_backend_ops_t regpar_reg_backend_ofi;
 extern const regpar_reg_backend_ops_t regpar_reg_backend_verbs;
@@ -96,6 +109,33 @@ int regpar_reg_unbuilt_dereg(void *ctx, regpar_reg_chunk_t *chunk);
 void regpar_reg_unbuilt_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, bool dereg,
                                 regpar_reg_why_t *why);
 int regpar_reg_close_nothing(void *ctx, regpar_reg_why_t *why);
+
+/* Refuse to open a backend this build lacks, saying how to get it. */
+int regpar_reg_unbuilt_open(const char *backend, const char *remedy, const char *library,
+                            regpar_reg_why_t *why);
+
+/* The ops of a backend this build lacks: its open refuses with why's
+ * key "<be>:notbuilt", the remedy and the missing library named. */
+#define REGPAR_REG_BACKEND_UNBUILT(be, backend_id, remedy, library)                                \
+    static int be##_open(const regpar_reg_config_t *cfg, const regpar_sys_t *sys, bool probing,    \
+                         void **ctx, regpar_reg_backend_props_t *props, regpar_reg_why_t *why)     \
+    {                                                                                              \
+        (void)cfg;                                                                                 \
+        (void)sys;                                                                                 \
+        (void)probing;                                                                             \
+        (void)ctx;                                                                                 \
+        (void)props;                                                                               \
+        return regpar_reg_unbuilt_open(#be, (remedy), (library), why);                             \
+    }                                                                                              \
+    const regpar_reg_backend_ops_t regpar_reg_backend_##be = {                                     \
+        .id = (backend_id),                                                                        \
+        .name = #be,                                                                               \
+        .open = be##_open,                                                                         \
+        .reg = regpar_reg_unbuilt_reg,                                                             \
+        .dereg = regpar_reg_unbuilt_dereg,                                                         \
+        .explain = regpar_reg_unbuilt_explain,                                                     \
+        .close = regpar_reg_close_nothing,                                                         \
+    }
 
 #ifdef __cplusplus
 }

@@ -326,37 +326,13 @@ static void ofi_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, bo
                        dereg ? "fi_close" : "fi_mr_reg", size, prov_name, fi_strerror(code));
 }
 
+REGPAR_REG_BACKEND_OPS(ofi, REGPAR_REG_OFI);
+
 #else /* !HAVE_LIBFABRIC */
 
-static int ofi_open(const regpar_reg_config_t *cfg, const regpar_sys_t *sys, bool probing,
-                    void **ctx, regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
-{
-    (void)cfg;
-    (void)sys;
-    (void)probing;
-    (void)ctx;
-    (void)props;
-    regpar_reg_why_set(why, "ofi:notbuilt",
-                       "reconfigure with --with-libfabric, or set mpool_regpar_reg_backend to pin "
-                       "or none",
-                       "not built with libfabric");
-    return -1;
-}
-
-/* Never called: open refuses. */
-#define ofi_reg     regpar_reg_unbuilt_reg
-#define ofi_dereg   regpar_reg_unbuilt_dereg
-#define ofi_explain regpar_reg_unbuilt_explain
-#define ofi_close   regpar_reg_close_nothing
+REGPAR_REG_BACKEND_UNBUILT(
+    ofi, REGPAR_REG_OFI,
+    "reconfigure with --with-libfabric, or set mpool_regpar_reg_backend to pin or none",
+    "libfabric");
 
 #endif /* HAVE_LIBFABRIC */
-
-const regpar_reg_backend_ops_t regpar_reg_backend_ofi = {
-    .id = REGPAR_REG_OFI,
-    .name = "ofi",
-    .open = ofi_open,
-    .reg = ofi_reg,
-    .dereg = ofi_dereg,
-    .explain = ofi_explain,
-    .close = ofi_close,
-};

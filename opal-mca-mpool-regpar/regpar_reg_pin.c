@@ -78,12 +78,4 @@ static int pin_close(void *ctx, regpar_reg_why_t *why)
     return 0;
 }
 
-const regpar_reg_backend_ops_t regpar_reg_backend_pin = {
-    .id = REGPAR_REG_PIN,
-    .name = "pin",
-    .open = pin_open,
-    .reg = pin_reg,
-    .dereg = pin_dereg,
-    .explain = pin_explain,
-    .close = pin_close,
-};
+REGPAR_REG_BACKEND_OPS(pin, REGPAR_REG_PIN);

@@ -183,37 +183,13 @@ static void verbs_explain(void *ctx, int code, const regpar_reg_chunk_t *chunk, 
     regpar_reg_explain_pinning("verbs", "ibv_reg_mr", code, chunk->len, VERBS_REMEDY_BACKEND, why);
 }
 
+REGPAR_REG_BACKEND_OPS(verbs, REGPAR_REG_VERBS);
+
 #else /* !HAVE_VERBS */
 
-static int verbs_open(const regpar_reg_config_t *cfg, const regpar_sys_t *sys, bool probing,
-                      void **ctx, regpar_reg_backend_props_t *props, regpar_reg_why_t *why)
-{
-    (void)cfg;
-    (void)sys;
-    (void)probing;
-    (void)ctx;
-    (void)props;
-    regpar_reg_why_set(why, "verbs:notbuilt",
-                       "reconfigure with --with-verbs, or set mpool_regpar_reg_backend to ofi, pin "
-                       "or none",
-                       "not built with rdma-core verbs");
-    return -1;
-}
-
-/* Never called: open refuses. */
-#define verbs_reg     regpar_reg_unbuilt_reg
-#define verbs_dereg   regpar_reg_unbuilt_dereg
-#define verbs_explain regpar_reg_unbuilt_explain
-#define verbs_close   regpar_reg_close_nothing
+REGPAR_REG_BACKEND_UNBUILT(
+    verbs, REGPAR_REG_VERBS,
+    "reconfigure with --with-verbs, or set mpool_regpar_reg_backend to ofi, pin or none",
+    "rdma-core verbs");
 
 #endif /* HAVE_VERBS */
-
-const regpar_reg_backend_ops_t regpar_reg_backend_verbs = {
-    .id = REGPAR_REG_VERBS,
-    .name = "verbs",
-    .open = verbs_open,
-    .reg = verbs_reg,
-    .dereg = verbs_dereg,
-    .explain = verbs_explain,
-    .close = verbs_close,
-};

@@ -656,13 +656,10 @@ int main(int argc, char **argv)
                                      .max_requests = maxreq > 0 ? (int)maxreq : 0,
                                      .min_size = minsize > 0 ? (size_t)minsize : 0};
 
-    /* The harness's own barriers and reductions stay off bufpool. */
-    MPI_Comm ctl;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, COLL_PREFERENCE_KEY, "^bufpool");
-    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &ctl);
-    MPI_Info_free(&info);
+    /* The harness's own barriers and reductions stay off bufpool; an error in
+     * them is the harness's own, so it stays fatal. */
+    MPI_Comm ctl = dup_with(MPI_COMM_WORLD, COLL_PREFERENCE_KEY, "^bufpool", NULL, NULL);
+    MPI_Comm_set_errhandler(ctl, MPI_ERRORS_ARE_FATAL);
 
     placement pl = {NULL, NULL, 0};
     if (0 != placement_scan(ctl, &pl)) {
@@ -700,11 +697,8 @@ int main(int argc, char **argv)
         MPI_Comm sub;
         MPI_Comm_split(ctl, world_rank < p ? 0 : MPI_UNDEFINED, world_rank, &sub);
         if (MPI_COMM_NULL != sub) {
-            MPI_Comm sync;
-            MPI_Info_create(&info);
-            MPI_Info_set(info, COLL_PREFERENCE_KEY, "^bufpool");
-            MPI_Comm_dup_with_info(sub, info, &sync);
-            MPI_Info_free(&info);
+            MPI_Comm sync = dup_with(sub, COLL_PREFERENCE_KEY, "^bufpool", NULL, NULL);
+            MPI_Comm_set_errhandler(sync, MPI_ERRORS_ARE_FATAL);
             raw("C %d %d %d", p, hosts, ppn);
             for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
                 if (o.colls[id]) {

@@ -115,23 +115,9 @@ static int allgather_direct(const ag_call_t *c, bufpool_comm_state_t *state,
     /* My block goes out from sbuf, so that the local copy is not on the
      * critical path, or from rbuf in place. */
     const bool in_place = MPI_IN_PLACE == c->sbuf;
-    const bufpool_linear_xchg_t x = {.rbuf = c->rbuf,
-                                     .rstride = c->rblock,
-                                     .rcount = (size_t)c->rcount,
-                                     .rdtype = c->rdtype,
-                                     .sbuf = in_place ? ag_block(c, c->rank) : c->sbuf,
-                                     .sstride = 0,
-                                     .scount = (size_t)(in_place ? c->rcount : c->scount),
-                                     .sdtype = in_place ? c->rdtype : c->sdtype,
-                                     .own = in_place ? NULL : c->sbuf,
-                                     .own_count = (size_t)c->scount,
-                                     .own_dtype = c->sdtype,
-                                     .bytes = c->bytes,
-                                     .seg_bytes = c->seg_bytes,
-                                     .rank = c->rank,
-                                     .p = c->p,
-                                     .tag = TAG,
-                                     .max_requests = c->max_requests};
+    const bufpool_linear_xchg_t x = bufpool_xchg_linear(
+        c, in_place ? ag_block(c, c->rank) : c->sbuf, 0, (size_t)(in_place ? c->rcount : c->scount),
+        in_place ? c->rdtype : c->sdtype, in_place ? NULL : c->sbuf, TAG);
     return bufpool_linear_exchange(&x, state, comm);
 }
 

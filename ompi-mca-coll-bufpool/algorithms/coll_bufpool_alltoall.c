@@ -75,23 +75,8 @@ static int alltoall_pairwise(const a2a_call_t *c, bufpool_comm_state_t *state,
 static int alltoall_linear(const a2a_call_t *c, bufpool_comm_state_t *state,
                            struct ompi_communicator_t *comm)
 {
-    const bufpool_linear_xchg_t x = {.rbuf = c->rbuf,
-                                     .rstride = c->rblock,
-                                     .rcount = (size_t)c->rcount,
-                                     .rdtype = c->rdtype,
-                                     .sbuf = c->sbuf,
-                                     .sstride = c->sblock,
-                                     .scount = (size_t)c->scount,
-                                     .sdtype = c->sdtype,
-                                     .own = c->sbuf + c->rank * c->sblock,
-                                     .own_count = (size_t)c->scount,
-                                     .own_dtype = c->sdtype,
-                                     .bytes = c->bytes,
-                                     .seg_bytes = c->seg_bytes,
-                                     .rank = c->rank,
-                                     .p = c->p,
-                                     .tag = TAG,
-                                     .max_requests = c->max_requests};
+    const bufpool_linear_xchg_t x = bufpool_xchg_linear(
+        c, c->sbuf, c->sblock, (size_t)c->scount, c->sdtype, c->sbuf + c->rank * c->sblock, TAG);
     return bufpool_linear_exchange(&x, state, comm);
 }
 

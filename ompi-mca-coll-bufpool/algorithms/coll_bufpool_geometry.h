@@ -44,10 +44,23 @@ static inline size_t bufpool_segs_count(const bufpool_segs_t *segs, size_t j)
     return j + 1 < segs->nseg ? segs->seg_count : segs->count - j * segs->seg_count;
 }
 
+/* Segment j of a cut message: its elements and its byte offset from the
+ * message's buffer pointer. */
+typedef struct bufpool_seg {
+    size_t n;
+    ptrdiff_t off;
+} bufpool_seg_t;
+
 /* Byte offset of segment j from the message's buffer pointer. */
 static inline ptrdiff_t bufpool_segs_offset(const bufpool_segs_t *segs, size_t j)
 {
     return (ptrdiff_t)(j * segs->seg_count) * segs->extent;
+}
+
+static inline bufpool_seg_t bufpool_seg(const bufpool_segs_t *segs, size_t j)
+{
+    const bufpool_seg_t s = {bufpool_segs_count(segs, j), bufpool_segs_offset(segs, j)};
+    return s;
 }
 
 /* Depth to use for a message of nseg segments: the plan's depth, capped

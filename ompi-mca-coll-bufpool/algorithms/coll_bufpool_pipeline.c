@@ -298,6 +298,17 @@ bufpool_slots_t bufpool_slots_view(const bufpool_slots_t *all, int first, int n)
     return view;
 }
 
+int bufpool_slots_get_split(bufpool_slots_t *all, int nwin, int nring, size_t slot_span,
+                            ptrdiff_t gap, bufpool_slots_t *win, bufpool_slots_t *ring)
+{
+    int rc = bufpool_slots_get(all, nwin + nring, slot_span, gap);
+    if (OMPI_SUCCESS == rc) {
+        *win = bufpool_slots_view(all, 0, nwin);
+        *ring = bufpool_slots_view(all, nwin, nring);
+    }
+    return rc;
+}
+
 /* ---------------------------------------------------------------------- */
 
 void bufpool_sring_init(bufpool_sring_t *ring, const bufpool_slots_t *slots)

@@ -232,6 +232,12 @@ int bufpool_copy(void *dst, const void *src, size_t count, struct ompi_datatype_
  * the owner of all puts the memory back). */
 bufpool_slots_t bufpool_slots_view(const bufpool_slots_t *all, int first, int n);
 
+/* One pool buffer of nwin + nring slots of slot_span, seen as a receive
+ * window's slots (the first nwin) and a send ring's (the rest), the split
+ * a stream that receives, combines and sends on uses. */
+int bufpool_slots_get_split(bufpool_slots_t *all, int nwin, int nring, size_t slot_span,
+                            ptrdiff_t gap, bufpool_slots_t *win, bufpool_slots_t *ring);
+
 /* ---------------------------------------------------------------------- */
 /* Outbound slot ring: results computed into scratch and sent on.  A result
  * must stay in its slot until its send completes, so unit u reuses the slot

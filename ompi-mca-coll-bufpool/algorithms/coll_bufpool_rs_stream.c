@@ -233,12 +233,11 @@ static int rs_reduce_stream(const bufpool_rs_stream_t *s, rs_ctx_t *ctx_,
     /* Under a bound the window keeps at most half of it. */
     win_depth = (int)bufpool_window_bounded((size_t)win_depth, s->max_requests);
     win_slot_count = win_slot_count < win_depth ? win_slot_count : win_depth;
-    rc = bufpool_slots_get(&slots, win_slot_count + ring_depth, full.seg_span, full.gap);
+    rc = bufpool_slots_get_split(&slots, win_slot_count, ring_depth, full.seg_span, full.gap,
+                                 &win_slots, &ring_slots);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    win_slots = bufpool_slots_view(&slots, 0, win_slot_count);
-    ring_slots = bufpool_slots_view(&slots, win_slot_count, ring_depth);
     if (in_ring) {
         bufpool_sring_init(&ring, &ring_slots);
     }

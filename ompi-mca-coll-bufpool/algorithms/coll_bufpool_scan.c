@@ -104,24 +104,23 @@ static int scan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_da
         goto out;
     }
     for (size_t j = 0; j < segs.nseg; j++) {
-        const size_t n = bufpool_segs_count(&segs, j);
-        const ptrdiff_t off = bufpool_segs_offset(&segs, j);
-        char *res = (char *)rbuf + off;
+        const bufpool_seg_t sg = bufpool_seg(&segs, j);
+        char *res = (char *)rbuf + sg.off;
         void *in;
         rc = bufpool_rwin_wait(&win, j, &in);
         if (OMPI_SUCCESS != rc) {
             break;
         }
         if (direct) {
-            bufpool_reduce(op, (const char *)sbuf + off, res, n, dtype);
+            bufpool_reduce(op, (const char *)sbuf + sg.off, res, sg.n, dtype);
         } else if (in_place) {
-            bufpool_reduce(op, in, res, n, dtype);
+            bufpool_reduce(op, in, res, sg.n, dtype);
         } else {
-            bufpool_reduce3(op, in, (const char *)sbuf + off, res, n, dtype);
+            bufpool_reduce3(op, in, (const char *)sbuf + sg.off, res, sg.n, dtype);
         }
         rc = bufpool_rwin_release(&win, j);
         if (OMPI_SUCCESS == rc && next >= 0) {
-            rc = bufpool_reqs_send(&reqs, res, n, dtype, next, tag);
+            rc = bufpool_reqs_send(&reqs, res, sg.n, dtype, next, tag);
         }
         if (OMPI_SUCCESS != rc) {
             break;
@@ -200,12 +199,11 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
         const int sends = bufpool_sends_bounded(win_depth, plan->max_requests);
         ring_nslots = ring_nslots < sends ? ring_nslots : sends;
     }
-    rc = bufpool_slots_get(&slots, win_nslots + ring_nslots, segs.seg_span, segs.gap);
+    rc = bufpool_slots_get_split(&slots, win_nslots, ring_nslots, segs.seg_span, segs.gap,
+                                 &win_slots, &ring_slots);
     if (OMPI_SUCCESS != rc) {
         goto out;
     }
-    win_slots = bufpool_slots_view(&slots, 0, win_nslots);
-    ring_slots = bufpool_slots_view(&slots, win_nslots, ring_nslots);
     bufpool_sring_init(&ring, &ring_slots);
     ring_started = true;
     rc = bufpool_rwin_start(&win, comm, tag, in_place ? &win_slots : NULL, win_depth, segs.nseg,
@@ -214,9 +212,8 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
         goto out;
     }
     for (size_t j = 0; j < segs.nseg; j++) {
-        const size_t n = bufpool_segs_count(&segs, j);
-        const ptrdiff_t off = bufpool_segs_offset(&segs, j);
-        char *res = (char *)rbuf + off;
+        const bufpool_seg_t sg = bufpool_seg(&segs, j);
+        char *res = (char *)rbuf + sg.off;
         void *in, *outgoing;
         rc = bufpool_rwin_wait(&win, j, &in);
         if (OMPI_SUCCESS == rc) {
@@ -227,15 +224,15 @@ static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_
         }
         /* outgoing = prefix op mine; in place, mine is in rbuf until the prefix
          * replaces it. */
-        bufpool_reduce3(op, in, mine + off, outgoing, n, dtype);
+        bufpool_reduce3(op, in, mine + sg.off, outgoing, sg.n, dtype);
         if (in_place) {
-            rc = bufpool_copy(res, in, n, dtype);
+            rc = bufpool_copy(res, in, sg.n, dtype);
         }
         if (OMPI_SUCCESS == rc) {
             rc = bufpool_rwin_release(&win, j);
         }
         if (OMPI_SUCCESS == rc) {
-            rc = bufpool_sring_send(&ring, n, dtype, rank + 1, tag, comm);
+            rc = bufpool_sring_send(&ring, sg.n, dtype, rank + 1, tag, comm);
         }
         if (OMPI_SUCCESS != rc) {
             break;

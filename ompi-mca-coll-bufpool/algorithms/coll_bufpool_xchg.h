@@ -8,6 +8,7 @@
 #define MCA_COLL_BUFPOOL_XCHG_H
 
 #include "coll_bufpool_args.h"
+#include "coll_bufpool_pack.h"
 
 BEGIN_C_DECLS
 
@@ -50,6 +51,35 @@ static inline void bufpool_xchg_call_init(bufpool_xchg_call_t *c, const void *sb
                                .rank = ompi_comm_rank(comm),
                                .p = call->comm_size,
                                .max_requests = plan->max_requests};
+}
+
+/* The linear exchange (bufpool_linear_exchange) of a block exchange call:
+ * every block received into rbuf, the sent blocks from (sbuf, sstride,
+ * scount, sdtype) and my own block copied from (own, own_count, own_dtype),
+ * which the caller gives (allgather sends one block, alltoall one per
+ * rank). */
+static inline bufpool_linear_xchg_t
+bufpool_xchg_linear(const bufpool_xchg_call_t *c, const char *sbuf, ptrdiff_t sstride,
+                    size_t scount, struct ompi_datatype_t *sdtype, const void *own, int tag)
+{
+    const bufpool_linear_xchg_t x = {.rbuf = c->rbuf,
+                                     .rstride = c->rblock,
+                                     .rcount = (size_t)c->rcount,
+                                     .rdtype = c->rdtype,
+                                     .sbuf = sbuf,
+                                     .sstride = sstride,
+                                     .scount = scount,
+                                     .sdtype = sdtype,
+                                     .own = own,
+                                     .own_count = (size_t)c->scount,
+                                     .own_dtype = c->sdtype,
+                                     .bytes = c->bytes,
+                                     .seg_bytes = c->seg_bytes,
+                                     .rank = c->rank,
+                                     .p = c->p,
+                                     .tag = tag,
+                                     .max_requests = c->max_requests};
+    return x;
 }
 
 END_C_DECLS
