@@ -239,6 +239,8 @@ static void report(const char *label, const char *at, mem_t above, double cap)
     }
 }
 
+/* Long on purpose: the benchmark's one sequence (options, baseline, each
+ * configuration's calls, the table), read top to bottom. */
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);

@@ -175,6 +175,8 @@ static void list_points(const bench_options *opt, int coll_index, const bench_co
     }
 }
 
+/* Long on purpose (about 120 lines): the loop over sizes with its skips,
+ * progress and CSV in the order a reader of the output meets them. */
 /* Every size of one collective in every configuration; sync carries the
  * harness's own barriers and reductions. */
 static int run_collective(const bench_options *opt, int coll_index, bench_config *configs,

@@ -136,6 +136,9 @@ static double delta(double after, double before)
     return isnan(after) || isnan(before) ? NAN : after - before;
 }
 
+/* Long on purpose: one point's measurement protocol (warm-up, the
+ * configurations interleaved round by round, the check, the statistics) in
+ * the order it runs; the steps share its buffers and timers. */
 point_result measure_point(const point_setup *ps, const bench_config *cfg, long iters, long warmup,
                            unsigned check_seed)
 {

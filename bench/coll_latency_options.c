@@ -219,6 +219,8 @@ const char *options_injected(const bench_options *opt, const char *config, const
     return point_listed(opt->inject, 1, config, coll, size, kind, sizeof(kind)) ? kind : NULL;
 }
 
+/* Long on purpose: one getopt case per option, each checked where it is
+ * read, so that an option and its message stand together. */
 int options_parse(int argc, char **argv, bench_options *opt)
 {
     enum {

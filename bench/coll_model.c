@@ -45,6 +45,8 @@
 #include "coll_bufpool_rules.h"
 
 #include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -392,41 +394,41 @@ static void print_raw(enum bufpool_model_coll c, const struct bufpool_model_link
            strstr(why, "cost model") ? "model" : "rule");
 }
 
-int main(int argc, char **argv)
-{
+/* What the command line asks for. */
+typedef struct model_options {
     struct bufpool_model_links links;
-    bufpool_model_links_default(&links);
-    apply_links(&links, getenv("BUFPOOL_MODEL_LINKS"), "BUFPOOL_MODEL_LINKS");
-    int hosts = 0, ppn = 0, all = 0, only = -1, why = 0, raw = 0, step = 4, default_rules = 1;
-    int verbose = 0, strict = 0;
-    const char *lint_file = NULL;
-    bufpool_rules_init(&rules);
-    const char *plist = "2 4 8 16 32 64 128 256 512 1024";
-    size_t min = 4, max = 64u << 20, segment = 128 * 1024;
+    int hosts, ppn, all, only, why, raw, step, default_rules, verbose, strict;
+    const char *lint_file;
+    const char *plist;
+    size_t min, max, segment;
+} model_options_t;
+
+/* Parse the command line into o (rules given with --rules are added as
+ * read).  --compare runs at once: its exit status, else -1. */
+static int parse_options(int argc, char **argv, model_options_t *o)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (0 == strcmp(a, "--all")) {
-            all = 1;
-            continue;
-        }
-        if (0 == strcmp(a, "--why")) {
-            why = 1;
-            continue;
-        }
-        if (0 == strcmp(a, "--raw")) {
-            raw = 1;
-            continue;
+        static const struct {
+            const char *name;
+            size_t offset;
+        } flags[] = {{"--all", offsetof(model_options_t, all)},
+                     {"--why", offsetof(model_options_t, why)},
+                     {"--raw", offsetof(model_options_t, raw)},
+                     {"--verbose", offsetof(model_options_t, verbose)},
+                     {"--strict", offsetof(model_options_t, strict)}};
+        bool flag = false;
+        for (size_t f = 0; f < sizeof(flags) / sizeof(*flags); f++) {
+            if (0 == strcmp(a, flags[f].name)) {
+                *(int *)((char *)o + flags[f].offset) = 1;
+                flag = true;
+            }
         }
         if (0 == strcmp(a, "--no-default-rules")) {
-            default_rules = 0;
-            continue;
+            o->default_rules = 0;
+            flag = true;
         }
-        if (0 == strcmp(a, "--verbose")) {
-            verbose = 1;
-            continue;
-        }
-        if (0 == strcmp(a, "--strict")) {
-            strict = 1;
+        if (flag) {
             continue;
         }
         if (!v) {
@@ -434,23 +436,23 @@ int main(int argc, char **argv)
         }
         i++;
         if (0 == strcmp(a, "--hosts")) {
-            hosts = atoi(v);
+            o->hosts = atoi(v);
         } else if (0 == strcmp(a, "--ppn")) {
-            ppn = atoi(v);
+            o->ppn = atoi(v);
         } else if (0 == strcmp(a, "--inter")) {
             char t[32];
             snprintf(t, sizeof(t), "inter=%s", v);
-            apply_links(&links, t, "--inter");
+            apply_links(&o->links, t, "--inter");
         } else if (0 == strcmp(a, "--links")) {
-            apply_links(&links, v, "--links");
+            apply_links(&o->links, v, "--links");
         } else if (0 == strcmp(a, "--links-file")) {
-            apply_links(&links, read_file(v, NULL), v);
+            apply_links(&o->links, read_file(v, NULL), v);
         } else if (0 == strcmp(a, "--rules")) {
             size_t len;
             const char *text = read_file(v, &len);
             add_rules(text, len, v);
         } else if (0 == strcmp(a, "--lint")) {
-            lint_file = v;
+            o->lint_file = v;
         } else if (0 == strcmp(a, "--compare")) {
             if (i + 1 >= argc) {
                 die("--compare takes two files", NULL);
@@ -459,118 +461,153 @@ int main(int argc, char **argv)
         } else if (0 == strcmp(a, "--coll")) {
             for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
                 if (0 == strcmp(v, bufpool_model_coll_name(c))) {
-                    only = c;
+                    o->only = c;
                 }
             }
-            if (only < 0) {
+            if (o->only < 0) {
                 die("unknown collective", v);
             }
         } else if (0 == strcmp(a, "--p")) {
-            plist = v;
+            o->plist = v;
         } else if (0 == strcmp(a, "--min")) {
-            min = parse_size(v);
+            o->min = parse_size(v);
         } else if (0 == strcmp(a, "--max")) {
-            max = parse_size(v);
+            o->max = parse_size(v);
         } else if (0 == strcmp(a, "--step")) {
-            step = atoi(v);
-            if (step < 2) {
+            o->step = atoi(v);
+            if (o->step < 2) {
                 die("--step must be at least 2", v);
             }
         } else if (0 == strcmp(a, "--segment")) {
-            segment = parse_size(v);
+            o->segment = parse_size(v);
         } else {
             die("unknown option (see the comment at the top of bench/coll_model.c)", a);
         }
     }
-    if (NULL != lint_file) {
-        if (rules.n > 0) {
-            die("--lint takes no --rules (it lints one file's rows alone)", NULL);
-        }
-        return lint(lint_file, verbose, strict);
-    }
-    if (default_rules) {
-        add_rules(bufpool_default_rules_text, bufpool_default_rules_len,
-                  BUFPOOL_DEFAULT_RULES_NAME);
-    }
-    if (ppn < 0 || (0 == ppn && 0 == hosts)) {
-        ppn = 0 == hosts ? 1 : ppn;
-    }
-    if (ppn < 1 && 0 == hosts) {
-        die("--ppn must be at least 1", NULL);
-    }
+    return -1;
+}
+
+static void print_header(const model_options_t *o)
+{
     printf("# links:");
     for (int c = 0; c < BUFPOOL_LINK_CLASSES; c++) {
         printf(" %s=%.2fus,%.2fGB/s,red %.2fGB/s", bufpool_model_link_name(c),
-               links.link[c].alpha * 1e6, 1e-9 / links.link[c].beta, 1e-9 / links.link[c].gamma);
+               o->links.link[c].alpha * 1e6, 1e-9 / o->links.link[c].beta,
+               1e-9 / o->links.link[c].gamma);
     }
-    printf("; between hosts: %s; segment %zu\n", bufpool_model_link_name(links.inter), segment);
-    printf("# placement: %s\n", hosts > 0 && 0 == ppn ? "--hosts: ranks in blocks of ceil(p/hosts)"
-                                                      : "ranks in blocks of --ppn per host");
+    printf("; between hosts: %s; segment %zu\n", bufpool_model_link_name(o->links.inter),
+           o->segment);
+    printf("# placement: %s\n", o->hosts > 0 && 0 == o->ppn
+                                    ? "--hosts: ranks in blocks of ceil(p/hosts)"
+                                    : "ranks in blocks of --ppn per host");
     printf("# decided: coll/bufpool's auto (model: from the model; rule: a measured rule)\n");
     printf("%-14s %5s %5s %6s  %-20s %10s  %-20s %10s  %-20s %10s %6s  %s\n", "collective", "p",
            "hosts", "bytes", "best(any)", "time", "bufpool-auto", "time", "ompi-default", "time",
            "ompi/bp", "decided");
+}
+
+/* One line of the table: collective c at topo, b bytes (and with --all
+ * every algorithm's time under it). */
+static void print_point(const model_options_t *o, enum bufpool_model_coll c,
+                        const struct bufpool_model_topo *topo, size_t b)
+{
+    const struct bufpool_model_links *links = &o->links;
+    const struct bufpool_model_alg *algs = coll_model_all_algs(c);
+    double tb, ta;
+    int any = coll_model_best(c, links, topo, b, 0, &ta);
+    int bp = bufpool_model_auto(c, links, topo, b, &tb);
+    const char *om = coll_model_ompi_choice(c, topo->p, b);
+    double to = NAN;
+    for (int i = 0; om && algs[i].name; i++) {
+        if (0 == strcmp(algs[i].name, om)) {
+            to = algs[i].time(links, topo, b);
+        }
+    }
+    char s[16], t1[16], t2[16], t3[16];
+    fmt_size(s, sizeof(s), b);
+    fmt_time(t1, sizeof(t1), ta);
+    fmt_time(t2, sizeof(t2), tb);
+    if (isnan(to)) {
+        snprintf(t3, sizeof(t3), "-");
+    } else {
+        fmt_time(t3, sizeof(t3), to);
+    }
+    printf("%-14s %5d %5d %6s  %-20s %10s  %-20s %10s  %-20s %10s", bufpool_model_coll_name(c),
+           topo->p, topo->hosts, s, algs[any].name, t1, algs[bp].name, t2,
+           om ? om : "(not encoded)", t3);
+    if (!isnan(to)) {
+        printf(" %6.2f", to / tb);
+    } else {
+        printf(" %6s", "-");
+    }
+    const char *reason;
+    const char *d = decided(c, links, topo->p, topo->hosts, o->ppn, o->segment, b, &reason);
+    printf("  %s(%s)", d, strstr(reason, "cost model") ? "model" : "rule");
+    if (o->why) {
+        printf("  [%s]", reason);
+    }
+    printf("\n");
+    if (o->all) {
+        for (int i = 0; algs[i].name; i++) {
+            char ti[16];
+            fmt_time(ti, sizeof(ti), algs[i].time(links, topo, b));
+            printf("    %-20s %10s%s\n", algs[i].name, ti,
+                   algs[i].bufpool ? "" : "  (not in bufpool)");
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    model_options_t o = {.only = -1,
+                         .step = 4,
+                         .default_rules = 1,
+                         .plist = "2 4 8 16 32 64 128 256 512 1024",
+                         .min = 4,
+                         .max = 64u << 20,
+                         .segment = 128 * 1024};
+    bufpool_model_links_default(&o.links);
+    apply_links(&o.links, getenv("BUFPOOL_MODEL_LINKS"), "BUFPOOL_MODEL_LINKS");
+    bufpool_rules_init(&rules);
+    const int compared = parse_options(argc, argv, &o);
+    if (compared >= 0) {
+        return compared;
+    }
+    if (NULL != o.lint_file) {
+        if (rules.n > 0) {
+            die("--lint takes no --rules (it lints one file's rows alone)", NULL);
+        }
+        return lint(o.lint_file, o.verbose, o.strict);
+    }
+    if (o.default_rules) {
+        add_rules(bufpool_default_rules_text, bufpool_default_rules_len,
+                  BUFPOOL_DEFAULT_RULES_NAME);
+    }
+    if (o.ppn < 0 || (0 == o.ppn && 0 == o.hosts)) {
+        o.ppn = 0 == o.hosts ? 1 : o.ppn;
+    }
+    if (o.ppn < 1 && 0 == o.hosts) {
+        die("--ppn must be at least 1", NULL);
+    }
+    print_header(&o);
     for (int c = 0; c < BUFPOOL_MODEL_COLLS; c++) {
-        if (only >= 0 && c != only) {
+        if (o.only >= 0 && c != o.only) {
             continue;
         }
-        const struct bufpool_model_alg *algs = coll_model_all_algs(c);
         char pl[256];
-        snprintf(pl, sizeof(pl), "%s", plist);
+        snprintf(pl, sizeof(pl), "%s", o.plist);
         for (char *tok = strtok(pl, " ,"); tok; tok = strtok(NULL, " ,")) {
             int p = atoi(tok);
             if (p < 2 || p > 1024) {
                 die("process counts must be 2..1024", tok);
             }
-            int h = hosts > 0 ? (hosts < p ? hosts : p) : (p + ppn - 1) / ppn;
-            struct bufpool_model_topo topo = {p, h, segment, ppn};
-            for (size_t b = min; b <= max; b *= (size_t)step) {
-                if (raw) {
-                    print_raw(c, &links, &topo, b);
-                    continue;
-                }
-                double tb, ta;
-                int any = coll_model_best(c, &links, &topo, b, 0, &ta);
-                int bp = bufpool_model_auto(c, &links, &topo, b, &tb);
-                const char *om = coll_model_ompi_choice(c, p, b);
-                double to = NAN;
-                for (int i = 0; om && algs[i].name; i++) {
-                    if (0 == strcmp(algs[i].name, om) ||
-                        (0 == strcmp(om, "linear") && 0 == strcmp(algs[i].name, "linear"))) {
-                        to = algs[i].time(&links, &topo, b);
-                    }
-                }
-                char s[16], t1[16], t2[16], t3[16];
-                fmt_size(s, sizeof(s), b);
-                fmt_time(t1, sizeof(t1), ta);
-                fmt_time(t2, sizeof(t2), tb);
-                if (isnan(to)) {
-                    snprintf(t3, sizeof(t3), "-");
+            int h = o.hosts > 0 ? (o.hosts < p ? o.hosts : p) : (p + o.ppn - 1) / o.ppn;
+            struct bufpool_model_topo topo = {p, h, o.segment, o.ppn};
+            for (size_t b = o.min; b <= o.max; b *= (size_t)o.step) {
+                if (o.raw) {
+                    print_raw(c, &o.links, &topo, b);
                 } else {
-                    fmt_time(t3, sizeof(t3), to);
-                }
-                printf("%-14s %5d %5d %6s  %-20s %10s  %-20s %10s  %-20s %10s",
-                       bufpool_model_coll_name(c), p, h, s, algs[any].name, t1, algs[bp].name, t2,
-                       om ? om : "(not encoded)", t3);
-                if (!isnan(to)) {
-                    printf(" %6.2f", to / tb);
-                } else {
-                    printf(" %6s", "-");
-                }
-                const char *reason;
-                const char *d = decided(c, &links, p, h, ppn, segment, b, &reason);
-                printf("  %s(%s)", d, strstr(reason, "cost model") ? "model" : "rule");
-                if (why) {
-                    printf("  [%s]", reason);
-                }
-                printf("\n");
-                if (all) {
-                    for (int i = 0; algs[i].name; i++) {
-                        char ti[16];
-                        fmt_time(ti, sizeof(ti), algs[i].time(&links, &topo, b));
-                        printf("    %-20s %10s%s\n", algs[i].name, ti,
-                               algs[i].bufpool ? "" : "  (not in bufpool)");
-                    }
+                    print_point(&o, c, &topo, b);
                 }
             }
         }

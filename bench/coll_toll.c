@@ -161,6 +161,8 @@ static void usage(int rank)
     }
 }
 
+/* Long on purpose: the benchmark's one sequence (options, each
+ * configuration's timed calls, the table), read top to bottom. */
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);

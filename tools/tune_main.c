@@ -415,47 +415,74 @@ static int write_atomically(const char *path, const char *text, size_t len)
     return 0;
 }
 
+/* Read the raw measurements of --raw into raw: 0, or the exit status
+ * (reported; raw freed) when they cannot be read, are incomplete without
+ * --partial, or hold nothing. */
+static int read_measurements(const main_options *o, const char *stat, tune_raw_t *raw)
+{
+    FILE *in = 0 == strcmp(o->raw, "-") ? stdin : fopen(o->raw, "r");
+    if (NULL == in) {
+        return fail(2, "cannot read %s: %s", o->raw, strerror(errno));
+    }
+    char err[1024];
+    tune_raw_init(raw);
+    int rc = tune_raw_read(in, stat, raw, err, sizeof(err));
+    if (stdin != in) {
+        fclose(in);
+    }
+    if (0 != rc) {
+        tune_raw_free(raw);
+        return fail(3, "%s: %s", o->raw, err);
+    }
+    if (!raw->complete && !o->partial) {
+        fprintf(stderr,
+                PROG ": the measurements in %s are incomplete: the job ended before its "
+                     "last point",
+                o->raw);
+        if ('\0' != raw->last_run[0] && !raw->last_run_done) {
+            fprintf(stderr,
+                    ", while measuring \"%s\" (collective, ranks, size, configuration, "
+                    "repetition)",
+                    raw->last_run);
+        }
+        fprintf(stderr, ".  Nothing written.\n");
+        tune_raw_free(raw);
+        return 3;
+    }
+    if (0 == raw->npoints) {
+        tune_raw_free(raw);
+        return fail(3, "%s holds no measurement", o->raw);
+    }
+    return 0;
+}
+
+/* The notes of kind ('W' wrong results, 'N' left out) under a title;
+ * how many there were. */
+static size_t print_notes(const tune_raw_t *raw, char kind, const char *title)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < raw->nnotes; i++) {
+        if (kind == raw->notes[i][0]) {
+            if (0 == n++) {
+                printf("\n%s\n", title);
+            }
+            printf("  %s\n", raw->notes[i] + 2);
+        }
+    }
+    return n;
+}
+
 static int decide(const main_options *o, double margin)
 {
     const char *stat = NULL != o->stat ? o->stat : "p50";
     if (NULL == o->raw || NULL == o->output) {
         return fail(2, "decide needs --raw FILE and --output FILE");
     }
-    FILE *in = 0 == strcmp(o->raw, "-") ? stdin : fopen(o->raw, "r");
-    if (NULL == in) {
-        return fail(2, "cannot read %s: %s", o->raw, strerror(errno));
-    }
     tune_raw_t raw;
-    char err[1024];
-    tune_raw_init(&raw);
-    int rc = tune_raw_read(in, stat, &raw, err, sizeof(err));
-    if (stdin != in) {
-        fclose(in);
-    }
+    int rc = read_measurements(o, stat, &raw);
     if (0 != rc) {
-        tune_raw_free(&raw);
-        return fail(3, "%s: %s", o->raw, err);
+        return rc;
     }
-    if (!raw.complete && !o->partial) {
-        fprintf(stderr,
-                PROG ": the measurements in %s are incomplete: the job ended before its "
-                     "last point",
-                o->raw);
-        if ('\0' != raw.last_run[0] && !raw.last_run_done) {
-            fprintf(stderr,
-                    ", while measuring \"%s\" (collective, ranks, size, configuration, "
-                    "repetition)",
-                    raw.last_run);
-        }
-        fprintf(stderr, ".  Nothing written.\n");
-        tune_raw_free(&raw);
-        return 3;
-    }
-    if (0 == raw.npoints) {
-        tune_raw_free(&raw);
-        return fail(3, "%s holds no measurement", o->raw);
-    }
-
     for (size_t i = 0; i < raw.npoints; i++) {
         tune_decide_point(&raw.points[i], margin);
     }
@@ -480,6 +507,7 @@ static int decide(const main_options *o, double margin)
 
     /* The file must load in the component, and decide every point as
      * decided here, before anything is written. */
+    char err[1024];
     rc = tune_verify_rules(text, len, o->output, raw.points, raw.npoints, err, sizeof(err));
     if (0 != rc) {
         fail(4, "internal error, nothing written: the rules do not read back as decided: %s", err);
@@ -487,34 +515,11 @@ static int decide(const main_options *o, double margin)
     }
 
     if (0 == rc) {
-        if (raw.nnotes > 0) {
-            bool header = false;
-            for (size_t i = 0; i < raw.nnotes; i++) {
-                if ('W' == raw.notes[i][0]) {
-                    if (!header) {
-                        printf("\nWRONG RESULTS (each left out of the decision at its point):\n");
-                        header = true;
-                    }
-                    printf("  %s\n", raw.notes[i] + 2);
-                }
-            }
-            header = false;
-            for (size_t i = 0; i < raw.nnotes; i++) {
-                if ('N' == raw.notes[i][0]) {
-                    if (!header) {
-                        printf("\nLeft out:\n");
-                        header = true;
-                    }
-                    printf("  %s\n", raw.notes[i] + 2);
-                }
-            }
-        }
+        const size_t wrong =
+            print_notes(&raw, 'W', "WRONG RESULTS (each left out of the decision at its point):");
+        print_notes(&raw, 'N', "Left out:");
         print_choices(stdout, raw.points, rows, nrows);
         print_gains(stdout, raw.points, raw.npoints, &s);
-        size_t wrong = 0;
-        for (size_t i = 0; i < raw.nnotes; i++) {
-            wrong += 'W' == raw.notes[i][0];
-        }
         if (wrong > 0) {
             printf(
                 "\nWARNING: %zu batch(es) gave a wrong result or an MPI error (listed at the top);"

@@ -442,6 +442,8 @@ static void crash_if_asked(const char *coll, const char *cfg, int rank, int p)
     }
 }
 
+/* About 105 lines: one collective's sizes, each measured in every
+ * configuration in interleaved repetitions, as the raw format records it. */
 static void run_collective(bufpool_coll_id_t id, MPI_Comm sub, MPI_Comm sync, int p, int hosts,
                            int ppn, const tune_options *o, const bufpool_tuning_t *tuning,
                            progress *pr)
@@ -609,6 +611,9 @@ static void header_lines(const tune_options *o, int np, const placement *pl,
     raw("H min_size %zu", tuning->min_size);
 }
 
+/* About 110 lines: the measurement job's sequence (options, placement,
+ * header, every communicator size and collective, the end marker) read
+ * top to bottom. */
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);

@@ -181,6 +181,8 @@ static int piece_send(const piece_stream_t *s, size_t unit, int peer, bufpool_sr
 
 /* ---------------------------------------------------------------------- */
 
+/* One function on purpose (about 105 lines): the chain's posts and waits,
+ * in the order that keeps it free of deadlock, read top to bottom. */
 static int bcast_chain(void *buf, size_t count, struct ompi_datatype_t *dtype, int root,
                        const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                        bufpool_comm_state_t *state)

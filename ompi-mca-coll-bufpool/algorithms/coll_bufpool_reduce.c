@@ -112,176 +112,221 @@ static void binary_tree(int rank, int size, int root, reduce_tree_t *t)
     t->max_children = size > 2 ? 2 : 1;
 }
 
+/* One rank's run of the tree engine: what its steps share. */
+typedef struct reduce_run {
+    const reduce_tree_t *t;
+    const char *mine; /* my contribution */
+    void *rbuf;
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    struct ompi_communicator_t *comm;
+    int tag;
+    bool top, commute;
+    bool direct0;       /* child 0 received straight into rbuf (top, input elsewhere) */
+    bool results_later; /* the result's receives posted one per segment (bounded) */
+    bufpool_segs_t segs;
+    bufpool_reqs_t reqs;
+    bufpool_slots_t slots, view[2];
+    bufpool_rwin_t win[2];
+    bufpool_peer_segs_t child[2];
+    ompi_request_t *up[BUFPOOL_MAX_DEPTH]; /* sends to the parent, one per slot */
+    int nwin, up_depth;
+    size_t released; /* child 0's units handed back to its window */
+    size_t lag;      /* segments a slot of child 0 waits for its send up */
+} reduce_run_t;
+
+/* A leaf sends its segments up (and, bounded, receives the result's one by
+ * one after each: it is then the root of a non-commutative chain). */
+static int reduce_leaf(reduce_run_t *r)
+{
+    const reduce_tree_t *t = r->t;
+    if (!r->results_later) {
+        return bufpool_reqs_send_segs(&r->reqs, r->mine, &r->segs, r->dtype, t->parent, r->tag);
+    }
+    int rc = OMPI_SUCCESS;
+    for (size_t j = 0; j < r->segs.nseg && OMPI_SUCCESS == rc; j++) {
+        const size_t n = bufpool_segs_count(&r->segs, j);
+        const ptrdiff_t off = bufpool_segs_offset(&r->segs, j);
+        rc = bufpool_reqs_send(&r->reqs, r->mine + off, n, r->dtype, t->parent, r->tag);
+        if (OMPI_SUCCESS == rc) {
+            rc = bufpool_reqs_recv(&r->reqs, (char *)r->rbuf + off, n, r->dtype, t->result_from,
+                                   r->tag);
+        }
+    }
+    return rc;
+}
+
+/* The receive windows of an inner rank or the top: child 0 straight into
+ * rbuf at a top whose input is elsewhere; the others share the slots. */
+static int reduce_windows_start(reduce_run_t *r, const bufpool_plan_t *plan)
+{
+    const reduce_tree_t *t = r->t;
+    const bufpool_segs_t *segs = &r->segs;
+    const int slotted = t->nchildren - (r->direct0 ? 1 : 0);
+    int nslots = (int)bufpool_window_bounded((size_t)plan->depth, plan->max_requests);
+    if (nslots < t->max_children) {
+        nslots = t->max_children;
+    }
+    if ((size_t)nslots > segs->nseg * (size_t)slotted) {
+        nslots = (int)(segs->nseg * (size_t)slotted);
+    }
+    if (slotted > 0) {
+        int rc = bufpool_slots_get(&r->slots, nslots, segs->seg_span, segs->gap);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    for (int c = 0, first = 0; c < t->nchildren; c++) {
+        bufpool_peer_segs_t *child = &r->child[c];
+        int rc;
+        *child = (bufpool_peer_segs_t){.peer = t->child[c], .segs = segs, .dtype = r->dtype};
+        if (0 == c && r->direct0) {
+            child->direct = r->rbuf;
+            size_t depth = bufpool_window_bounded(
+                segs->nseg < BUFPOOL_MAX_DEPTH ? segs->nseg : BUFPOOL_MAX_DEPTH,
+                plan->max_requests);
+            rc = bufpool_rwin_start(&r->win[c], r->comm, r->tag, NULL, depth, segs->nseg,
+                                    bufpool_peer_segs_describe, child);
+        } else {
+            /* Split the slots; the first window takes the remainder. */
+            int share = nslots / slotted + (first == 0 ? nslots % slotted : 0);
+            r->view[c] = bufpool_slots_view(&r->slots, first, share);
+            first += share;
+            child->direct = NULL;
+            rc = bufpool_rwin_start(&r->win[c], r->comm, r->tag, &r->view[c], (size_t)share,
+                                    segs->nseg, bufpool_peer_segs_describe, child);
+            if (0 == c) {
+                r->up_depth = share;
+            }
+        }
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+        r->nwin++;
+    }
+    /* Child 0's slot is held until the send to the parent completes: one
+     * segment later when the window has room for that, at once otherwise. */
+    r->lag = r->up_depth > 1 ? 1 : 0;
+    return OMPI_SUCCESS;
+}
+
+/* Segment j at an inner rank or the top: mine op child 0 op child 1, then
+ * up to the parent (or into rbuf at the top). */
+static int reduce_segment(reduce_run_t *r, size_t j)
+{
+    const reduce_tree_t *t = r->t;
+    const size_t n = bufpool_segs_count(&r->segs, j);
+    const ptrdiff_t off = bufpool_segs_offset(&r->segs, j);
+    void *acc, *in;
+
+    int rc = bufpool_rwin_wait(&r->win[0], j, &acc);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (r->top) {
+        char *res = (char *)r->rbuf + off;
+        if (r->direct0) {
+            bufpool_reduce(r->op, r->mine + off, res, n, r->dtype); /* mine op child 0 */
+        } else if (r->commute) {
+            bufpool_reduce(r->op, acc, res, n, r->dtype); /* res holds mine */
+        } else {
+            bufpool_reduce(r->op, res, acc, n, r->dtype);
+            rc = bufpool_copy(res, acc, n, r->dtype);
+        }
+        acc = res;
+    } else {
+        bufpool_reduce(r->op, r->mine + off, acc, n, r->dtype);
+    }
+    if (OMPI_SUCCESS == rc && t->nchildren > 1) {
+        rc = bufpool_rwin_wait(&r->win[1], j, &in);
+        if (OMPI_SUCCESS == rc) {
+            bufpool_reduce(r->op, in, acc, n, r->dtype); /* commutative only */
+            rc = bufpool_rwin_release(&r->win[1], j);
+        }
+    }
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (r->top) {
+        rc = bufpool_rwin_release(&r->win[0], j);
+        r->released = j + 1;
+    } else {
+        const size_t up_depth = (size_t)r->up_depth;
+        rc = bufpool_isend(acc, n, r->dtype, t->parent, r->tag, r->comm, &r->up[j % up_depth]);
+        while (OMPI_SUCCESS == rc && r->released + r->lag <= j) {
+            rc = bufpool_wait(&r->up[r->released % up_depth]);
+            if (OMPI_SUCCESS == rc) {
+                rc = bufpool_rwin_release(&r->win[0], r->released++);
+            }
+        }
+    }
+    if (OMPI_SUCCESS == rc && r->results_later) {
+        rc =
+            bufpool_reqs_recv(&r->reqs, (char *)r->rbuf + off, n, r->dtype, t->result_from, r->tag);
+    }
+    return rc;
+}
+
 static int reduce_tree_run(const reduce_tree_t *t, const void *sbuf, void *rbuf, size_t count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                            bufpool_comm_state_t *state)
 {
-    const int rank = ompi_comm_rank(comm), tag = MCA_COLL_BASE_TAG_REDUCE;
+    const int rank = ompi_comm_rank(comm);
     const bool in_place = rank == root && MPI_IN_PLACE == sbuf;
-    const bool top = t->parent < 0;
-    const bool commute = ompi_op_is_commute(op);
-    const char *mine = in_place ? (const char *)rbuf : (const char *)sbuf;
-    bufpool_segs_t segs;
-    bufpool_reqs_t reqs;
-    bufpool_slots_t slots = {0}, view[2];
-    bufpool_rwin_t win[2];
-    bufpool_peer_segs_t child[2];
-    ompi_request_t *up[BUFPOOL_MAX_DEPTH];
-    int nwin = 0, up_depth = 1;
-    size_t released = 0; /* child 0's units handed back to its window */
+    reduce_run_t r = {
+        .t = t,
+        .mine = in_place ? (const char *)rbuf : (const char *)sbuf,
+        .rbuf = rbuf,
+        .dtype = dtype,
+        .op = op,
+        .comm = comm,
+        .tag = MCA_COLL_BASE_TAG_REDUCE,
+        .top = t->parent < 0,
+        .commute = ompi_op_is_commute(op),
+        .direct0 = t->parent < 0 && !in_place,
+        /* Bounded, the result's receives go one per segment (see above). */
+        .results_later = t->result_from >= 0 && plan->max_requests > 0,
+        .up_depth = 1,
+    };
     int rc = OMPI_SUCCESS;
 
     /* Every rank cuts the message alike, with room for a slot per child
      * at the busiest rank. */
-    bufpool_segs_init(&segs, count, dtype,
+    bufpool_segs_init(&r.segs, count, dtype,
                       bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, t->max_children));
-    bufpool_reqs_init(&reqs, state, comm);
-    bufpool_reqs_bound(&reqs, plan->max_requests);
+    bufpool_reqs_init(&r.reqs, state, comm);
+    bufpool_reqs_bound(&r.reqs, plan->max_requests);
     for (int i = 0; i < BUFPOOL_MAX_DEPTH; i++) {
-        up[i] = MPI_REQUEST_NULL;
-    }
-    /* Bounded, the result's receives go one per segment (see above). */
-    const bool results_later = t->result_from >= 0 && plan->max_requests > 0;
-
-    if (t->result_from >= 0 && !results_later) {
-        rc = bufpool_reqs_recv_segs(&reqs, rbuf, &segs, dtype, t->result_from, tag);
-        if (OMPI_SUCCESS != rc) {
-            goto out;
-        }
-    }
-    if (0 == t->nchildren) {
-        if (!results_later) {
-            rc = bufpool_reqs_send_segs(&reqs, mine, &segs, dtype, t->parent, tag);
-            goto out;
-        }
-        for (size_t j = 0; j < segs.nseg && OMPI_SUCCESS == rc; j++) {
-            const size_t n = bufpool_segs_count(&segs, j);
-            const ptrdiff_t off = bufpool_segs_offset(&segs, j);
-            rc = bufpool_reqs_send(&reqs, mine + off, n, dtype, t->parent, tag);
-            if (OMPI_SUCCESS == rc) {
-                rc = bufpool_reqs_recv(&reqs, (char *)rbuf + off, n, dtype, t->result_from, tag);
-            }
-        }
-        goto out;
+        r.up[i] = MPI_REQUEST_NULL;
     }
 
-    /* Windows: child 0 straight into rbuf at a top whose input is elsewhere;
-     * the others share the slots. */
-    const bool direct0 = top && !in_place;
-    const int slotted = t->nchildren - (direct0 ? 1 : 0);
-    int nslots = (int)bufpool_window_bounded((size_t)plan->depth, plan->max_requests);
-    if (nslots < t->max_children) {
-        nslots = t->max_children;
+    if (t->result_from >= 0 && !r.results_later) {
+        rc = bufpool_reqs_recv_segs(&r.reqs, rbuf, &r.segs, dtype, t->result_from, r.tag);
     }
-    if ((size_t)nslots > segs.nseg * (size_t)slotted) {
-        nslots = (int)(segs.nseg * (size_t)slotted);
-    }
-    if (slotted > 0) {
-        rc = bufpool_slots_get(&slots, nslots, segs.seg_span, segs.gap);
-        if (OMPI_SUCCESS != rc) {
-            goto out;
+    if (OMPI_SUCCESS == rc && 0 == t->nchildren) {
+        rc = reduce_leaf(&r);
+    } else if (OMPI_SUCCESS == rc) {
+        rc = reduce_windows_start(&r, plan);
+        for (size_t j = 0; j < r.segs.nseg && OMPI_SUCCESS == rc; j++) {
+            rc = reduce_segment(&r, j);
         }
-    }
-    for (int c = 0, first = 0; c < t->nchildren; c++) {
-        child[c] = (bufpool_peer_segs_t){.peer = t->child[c], .segs = &segs, .dtype = dtype};
-        if (0 == c && direct0) {
-            child[c].direct = rbuf;
-            size_t depth = bufpool_window_bounded(
-                segs.nseg < BUFPOOL_MAX_DEPTH ? segs.nseg : BUFPOOL_MAX_DEPTH, plan->max_requests);
-            rc = bufpool_rwin_start(&win[c], comm, tag, NULL, depth, segs.nseg,
-                                    bufpool_peer_segs_describe, &child[c]);
-        } else {
-            /* Split the slots; the first window takes the remainder. */
-            int share = nslots / slotted + (first == 0 ? nslots % slotted : 0);
-            view[c] = bufpool_slots_view(&slots, first, share);
-            first += share;
-            child[c].direct = NULL;
-            rc = bufpool_rwin_start(&win[c], comm, tag, &view[c], (size_t)share, segs.nseg,
-                                    bufpool_peer_segs_describe, &child[c]);
-            if (0 == c) {
-                up_depth = share;
+        if (OMPI_SUCCESS != rc) {
+            for (int c = 0; c < r.nwin; c++) {
+                bufpool_rwin_abort(&r.win[c]);
             }
         }
-        if (OMPI_SUCCESS != rc) {
-            goto abort;
-        }
-        nwin++;
-    }
-    /* Child 0's slot is held until the send to the parent completes: one
-     * segment later when the window has room for that, at once otherwise. */
-    const size_t lag = up_depth > 1 ? 1 : 0;
-
-    for (size_t j = 0; j < segs.nseg; j++) {
-        const size_t n = bufpool_segs_count(&segs, j);
-        const ptrdiff_t off = bufpool_segs_offset(&segs, j);
-        void *acc, *in;
-
-        rc = bufpool_rwin_wait(&win[0], j, &acc);
-        if (OMPI_SUCCESS != rc) {
-            goto abort;
-        }
-        if (top) {
-            char *res = (char *)rbuf + off;
-            if (direct0) {
-                bufpool_reduce(op, mine + off, res, n, dtype); /* mine op child 0 */
-            } else if (commute) {
-                bufpool_reduce(op, acc, res, n, dtype); /* res holds mine */
-            } else {
-                bufpool_reduce(op, res, acc, n, dtype);
-                rc = bufpool_copy(res, acc, n, dtype);
-            }
-            acc = res;
-        } else {
-            bufpool_reduce(op, mine + off, acc, n, dtype);
-        }
-        if (OMPI_SUCCESS == rc && t->nchildren > 1) {
-            rc = bufpool_rwin_wait(&win[1], j, &in);
-            if (OMPI_SUCCESS == rc) {
-                bufpool_reduce(op, in, acc, n, dtype); /* commutative only */
-                rc = bufpool_rwin_release(&win[1], j);
-            }
-        }
-        if (OMPI_SUCCESS != rc) {
-            goto abort;
-        }
-        if (top) {
-            rc = bufpool_rwin_release(&win[0], j);
-            released = j + 1;
-        } else {
-            rc = bufpool_isend(acc, n, dtype, t->parent, tag, comm, &up[j % (size_t)up_depth]);
-            while (OMPI_SUCCESS == rc && released + lag <= j) {
-                rc = bufpool_wait(&up[released % (size_t)up_depth]);
+        for (int i = 0; i < BUFPOOL_MAX_DEPTH; i++) {
+            if (MPI_REQUEST_NULL != r.up[i]) {
+                int wait_rc = bufpool_wait(&r.up[i]);
                 if (OMPI_SUCCESS == rc) {
-                    rc = bufpool_rwin_release(&win[0], released++);
+                    rc = wait_rc;
                 }
             }
         }
-        if (OMPI_SUCCESS == rc && results_later) {
-            rc = bufpool_reqs_recv(&reqs, (char *)rbuf + off, n, dtype, t->result_from, tag);
-        }
-        if (OMPI_SUCCESS != rc) {
-            goto abort;
-        }
     }
-    goto drain;
-
-abort:
-    for (int c = 0; c < nwin; c++) {
-        bufpool_rwin_abort(&win[c]);
-    }
-drain:
-    for (int i = 0; i < BUFPOOL_MAX_DEPTH; i++) {
-        if (MPI_REQUEST_NULL != up[i]) {
-            int wait_rc = bufpool_wait(&up[i]);
-            if (OMPI_SUCCESS == rc) {
-                rc = wait_rc;
-            }
-        }
-    }
-out:
-    rc = bufpool_reqs_finish(&reqs, rc);
-    bufpool_slots_put(&slots);
+    rc = bufpool_reqs_finish(&r.reqs, rc);
+    bufpool_slots_put(&r.slots);
     return rc;
 }
 

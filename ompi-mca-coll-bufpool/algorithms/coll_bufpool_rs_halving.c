@@ -114,6 +114,9 @@ static int rh_exchange(rh_round_t *r, int peer, int slo, int shi, int rlo, int r
     return OMPI_SUCCESS;
 }
 
+/* One function on purpose (about 105 lines): the steps' posts and waits,
+ * in the order that keeps them free of deadlock, read top to bottom; the
+ * cursor and reduction helpers above carry the rest. */
 int bufpool_rhalving_reduce_scatter(const bufpool_rs_stream_t *s, void *result,
                                     struct ompi_communicator_t *comm)
 {

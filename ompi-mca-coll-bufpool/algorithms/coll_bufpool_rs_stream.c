@@ -116,6 +116,9 @@ static int rs_send_upto(rs_sender_t *x, size_t end)
     return OMPI_SUCCESS;
 }
 
+/* One function on purpose (about 120 lines): the order in which it posts
+ * and waits, read top to bottom, is the argument that the stream cannot
+ * deadlock (this file's header); pieces of it would hide that order. */
 static int rs_reduce_stream(const bufpool_rs_stream_t *s, rs_ctx_t *ctx, const bufpool_segs_t *full,
                             rs_sender_t *sender, struct ompi_communicator_t *comm);
 

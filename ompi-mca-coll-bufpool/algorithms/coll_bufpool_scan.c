@@ -140,6 +140,8 @@ out:
  * incoming prefix (in place) and one for the outgoing one. */
 #define EXSCAN_CHAIN_MIN_SLOTS 2
 
+/* One function on purpose (about 110 lines): the chain's posts and waits,
+ * in the order that keeps it free of deadlock, read top to bottom. */
 static int exscan_chain(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                         struct ompi_op_t *op, const bufpool_plan_t *plan,
                         struct ompi_communicator_t *comm, bufpool_comm_state_t *state)

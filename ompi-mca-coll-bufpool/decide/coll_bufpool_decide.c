@@ -295,29 +295,23 @@ void bufpool_plan_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tun
 }
 
 /* ---------------------------------------------------------------------- */
-/* bcast.  Where no row decides (one host), measured at p = 2 and 4:
- * - linear: the root posts a send to every rank at once; each receiver
- *   copies for itself, and no relay has to be scheduled before the data
- *   moves on (at p = 4 binomial is 15-40% slower than linear from 16 KiB
- *   to 256 KiB; up to BUFPOOL_INLINE_SEND_MAX bytes, where the root's sends
- *   return at once, linear takes 0.15 x tuned's time; between that and
- *   vader's eager limit a row takes binomial);
- * - from BCAST_LINEAR_MAX_BYTES on the pipelined chain wins: a segment is
- *   read from cache by the next rank right after it lands (0.75-0.82 x
- *   tuned's unsegmented chain from 4 MiB on at p = 4);
- * - from BCAST_BINOMIAL_MIN_RANKS on, latency-bound messages (up to
- *   small_size) take log2(p) steps instead of p - 1 sends from the root;
- * - from BCAST_SAG_MIN_RANKS on, scatter_allgather moves 2 (p-1)/p of the
- *   message per rank instead of the chain's p - 1 hops. */
-#define BCAST_LINEAR_MAX_BYTES   ((size_t)1 << 20)
+/* bcast.  The rows decide by size (rules/default.rules: the chain from
+ * 1 MiB on one host, scatter_allgather and the chain from 16 ranks, tuned's
+ * own below); across hosts the model decides where no row does.  What
+ * stays here is what coll_bufpool_small_size means for bcast and the
+ * default of the rest:
+ * - on 8 or more ranks, messages up to small_size are latency-bound:
+ *   binomial takes log2(p) steps instead of p - 1 sends from the root;
+ * - otherwise linear: the root posts a send to every rank at once; each
+ *   receiver copies for itself, and no relay has to be scheduled before
+ *   the data moves on (at p = 4 binomial is 15-40% slower than linear from
+ *   16 KiB to 256 KiB; up to BUFPOOL_INLINE_SEND_MAX bytes, where the
+ *   root's sends return at once, linear takes 0.15 x tuned's time). */
 #define BCAST_BINOMIAL_MIN_RANKS 8
-#define BCAST_SAG_MIN_RANKS      16
 
 void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                         const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    const int p = call->comm_size;
-    const size_t bytes = call->bytes;
     const int forced = forced_of(choice);
     bufpool_plan_init(plan, tuning, forced);
     if (handed_over_by_choice(choice, plan) || BUFPOOL_ALG_AUTO != forced ||
@@ -327,23 +321,20 @@ void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuni
     const int modeled = model_choice(BUFPOOL_MODEL_BCAST, call, tuning, plan);
     if (modeled) {
         plan->alg = modeled;
-        return;
-    }
-    if (p >= BCAST_BINOMIAL_MIN_RANKS && bytes <= tuning->small_size) {
+    } else if (call->comm_size >= BCAST_BINOMIAL_MIN_RANKS && call->bytes <= tuning->small_size) {
         plan->alg = BUFPOOL_BCAST_BINOMIAL;
-    } else if (2 == p || bytes < BCAST_LINEAR_MAX_BYTES) {
-        plan->alg = BUFPOOL_BCAST_LINEAR;
-    } else if (p < BCAST_SAG_MIN_RANKS) {
-        plan->alg = BUFPOOL_BCAST_CHAIN;
     } else {
-        plan->alg = BUFPOOL_BCAST_SCATTER_ALLGATHER;
+        plan->alg = BUFPOOL_BCAST_LINEAR;
     }
 }
 
 /* ---------------------------------------------------------------------- */
-/* allgather.  Up to ALLGATHER_DIRECT_MAX_BYTES per block, posting
- * everything at once (direct) beats the ring's p - 1 dependent steps on
- * sizes that are not powers of two. */
+/* allgather.  The rows decide first (rules/default.rules), the model
+ * across hosts.  Otherwise recursive doubling on a power-of-two size, and
+ * on the others, up to ALLGATHER_DIRECT_MAX_BYTES per block, posting
+ * everything at once (direct), which beats the ring's p - 1 dependent
+ * steps.  The one size threshold left in code: it applies to sizes that
+ * are not powers of two, which a row's ranks= range cannot say. */
 #define ALLGATHER_DIRECT_MAX_BYTES ((size_t)64 << 10)
 
 void bufpool_plan_allgather(const bufpool_call_t *call, const bufpool_tuning_t *tuning,

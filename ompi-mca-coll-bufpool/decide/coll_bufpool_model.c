@@ -564,7 +564,9 @@ int bufpool_model_best(enum bufpool_model_coll coll, const links_t *links, const
  * many ranks on: the model has no cost for their per-step synchronisation,
  * which on the project machine made the ring 2-8 x slower than pairwise at
  * 4 ranks (docs/collectives.md), while rsag measured 0.66 x the default on
- * 2 hosts x 2 ranks (docs/multihost.md).  They are for large communicators. */
+ * 2 hosts x 2 ranks (docs/multihost.md).  They are for large communicators.
+ * Not a size threshold a row could hold but a correction of the model,
+ * which applies wherever it is asked (rows come first). */
 #define RING_MIN_RANKS 8
 
 int bufpool_model_auto(enum bufpool_model_coll coll, const links_t *links, const topo_t *topo,

@@ -303,24 +303,132 @@ static int crossing_dim(const lint_box_t *r, const lint_box_t *o)
     return cross;
 }
 
+/* The boxes and rows bufpool_rules_lint works with, one row at a time. */
+typedef struct lint_work {
+    lint_box_t *cur, *next; /* what the row still decides; spare */
+    size_t ncur;
+    size_t *deciders; /* the earlier rows that take some of it */
+    size_t ndec;
+} lint_work_t;
+
+/* What row i decides: its box less every earlier row's of its collective
+ * (w->cur, w->ncur), and the earlier rows that take some of it.  false
+ * when the rows before it split it into too many pieces to tell. */
+static bool lint_remaining(const bufpool_rules_t *rules, size_t i, lint_work_t *w)
+{
+    const bufpool_rule_t *r = &rules->rows[i];
+    const lint_box_t box = row_box(r);
+    size_t work = 0;
+    w->ncur = 1;
+    w->ndec = 0;
+    w->cur[0] = box;
+    for (size_t j = 0; j < i && w->ncur > 0; j++) {
+        const bufpool_rule_t *o = &rules->rows[j];
+        lint_box_t ob = row_box(o), meet;
+        if (o->coll != r->coll || !box_meet(&box, &ob, &meet)) {
+            continue;
+        }
+        size_t nnext = 0;
+        bool touched = false;
+        work += w->ncur;
+        if (work > LINT_MAX_WORK) {
+            return false;
+        }
+        for (size_t k = 0; k < w->ncur; k++) {
+            if (!box_meet(&w->cur[k], &ob, &meet)) {
+                w->next[nnext++] = w->cur[k];
+                continue;
+            }
+            touched = true;
+            if (nnext + 2 * LINT_DIMS > LINT_MAX_BOXES) {
+                return false;
+            }
+            nnext += box_subtract(w->cur[k], &ob, w->next + nnext);
+        }
+        lint_box_t *swap = w->cur;
+        w->cur = w->next;
+        w->next = swap;
+        w->ncur = nnext;
+        if (touched) {
+            w->deciders[w->ndec++] = j;
+        }
+    }
+    return true;
+}
+
+/* Row r, whose calls the deciders take all: which rows do. */
+static void lint_shadowed(const bufpool_rules_t *rules, const bufpool_rule_t *r,
+                          const lint_work_t *w, lint_text_t *t, bufpool_lint_finding_t *f)
+{
+    const size_t ndec = w->ndec;
+    f->kind = BUFPOOL_LINT_SHADOWED;
+    f->other = &rules->rows[w->deciders[ndec - 1]];
+    text_add(t, "shadowed: ");
+    add_row(t, r);
+    text_add(t, " never decides a call: the row%s at line%s ", ndec > 1 ? "s" : "",
+             ndec > 1 ? "s" : "");
+    for (size_t k = 0; k < ndec; k++) {
+        text_add(t, "%s", 0 == k ? "" : k + 1 == ndec ? " and " : ", ");
+        add_ref(t, r, &rules->rows[w->deciders[k]]);
+    }
+    text_add(t, " match%s every call it matches", ndec > 1 ? "" : "es");
+}
+
+/* An earlier row o that takes some of r's calls with another choice:
+ * within r, a first-match exception to it; crossing it in some condition,
+ * an overlap (the two disagree on an edge). */
+static void lint_disagreement(const bufpool_rule_t *r, const bufpool_rule_t *o, lint_text_t *t,
+                              bufpool_lint_finding_t *f)
+{
+    const lint_box_t box = row_box(r), ob = row_box(o);
+    lint_box_t meet;
+    box_meet(&box, &ob, &meet);
+    const int d = crossing_dim(&box, &ob);
+    text_add(t, "%s:%d: ", r->file, r->line);
+    f->other = o;
+    if (d < 0) {
+        f->kind = BUFPOOL_LINT_EXCEPTION;
+        text_add(t, "exception: line ");
+        add_ref(t, r, o);
+        text_add(t, " (");
+        add_row(t, o);
+        text_add(t, ") takes");
+        add_box(t, &meet);
+        text_add(t, " from ");
+        add_row(t, r);
+    } else {
+        f->kind = BUFPOOL_LINT_OVERLAP;
+        text_add(t, "overlap: ");
+        add_row(t, r);
+        text_add(t, " and line ");
+        add_ref(t, r, o);
+        text_add(t, " (");
+        add_row(t, o);
+        text_add(t, ") cross on %s, and line ", lint_dim_names[d]);
+        add_ref(t, r, o);
+        text_add(t, " is nowhere narrower: it decides");
+        add_box(t, &meet);
+    }
+}
+
 int bufpool_rules_lint(const bufpool_rules_t *rules, bufpool_lint_fn report, void *arg,
                        size_t counts[BUFPOOL_LINT_KINDS])
 {
     const size_t cap = LINT_MAX_BOXES + 2 * LINT_DIMS;
-    lint_box_t *cur = malloc(cap * sizeof(*cur)), *next = malloc(cap * sizeof(*next));
-    size_t *deciders = malloc((rules->n + 1) * sizeof(*deciders));
+    lint_work_t w = {.cur = malloc(cap * sizeof(lint_box_t)),
+                     .next = malloc(cap * sizeof(lint_box_t)),
+                     .deciders = malloc((rules->n + 1) * sizeof(size_t))};
     char buf[1024];
     int rc = 0;
     for (int k = 0; k < BUFPOOL_LINT_KINDS; k++) {
         counts[k] = 0;
     }
-    if (NULL == cur || NULL == next || NULL == deciders) {
+    if (NULL == w.cur || NULL == w.next || NULL == w.deciders) {
         rc = -2;
         goto out;
     }
     for (size_t i = 0; i < rules->n; i++) {
         const bufpool_rule_t *r = &rules->rows[i];
-        const lint_box_t box = row_box(r);
         lint_text_t t = {buf, sizeof(buf), 0};
         bufpool_lint_finding_t f = {.row = r, .text = buf};
         text_add(&t, "%s:%d: ", r->file, r->line);
@@ -330,119 +438,32 @@ int bufpool_rules_lint(const bufpool_rules_t *rules, bufpool_lint_fn report, voi
             text_add(&t, "unreachable: ");
             add_row(&t, r);
             text_add(&t, " matches no communicator (%s)", never);
-            counts[f.kind]++;
-            report(&f, arg);
-            continue;
-        }
-        /* What the row decides: its box less every earlier row's of its
-         * collective; deciders: the earlier rows that take some of it. */
-        size_t ncur = 1, ndec = 0, work = 0;
-        bool overflow = false;
-        cur[0] = box;
-        for (size_t j = 0; j < i && ncur > 0 && !overflow; j++) {
-            const bufpool_rule_t *o = &rules->rows[j];
-            lint_box_t ob = row_box(o), meet;
-            if (o->coll != r->coll || !box_meet(&box, &ob, &meet)) {
-                continue;
-            }
-            size_t nnext = 0;
-            bool touched = false;
-            work += ncur;
-            if (work > LINT_MAX_WORK) {
-                overflow = true;
-                break;
-            }
-            for (size_t k = 0; k < ncur; k++) {
-                if (!box_meet(&cur[k], &ob, &meet)) {
-                    next[nnext++] = cur[k];
-                    continue;
-                }
-                touched = true;
-                if (nnext + 2 * LINT_DIMS > LINT_MAX_BOXES) {
-                    overflow = true;
-                    break;
-                }
-                nnext += box_subtract(cur[k], &ob, next + nnext);
-            }
-            lint_box_t *swap = cur;
-            cur = next;
-            next = swap;
-            ncur = nnext;
-            if (touched) {
-                deciders[ndec++] = j;
-            }
-        }
-        if (overflow) {
+        } else if (!lint_remaining(rules, i, &w)) {
             f.kind = BUFPOOL_LINT_UNCHECKED;
             text_add(&t, "unchecked: the rows before it split what ");
             add_row(&t, r);
             text_add(&t, " matches into too many pieces to tell");
-            counts[f.kind]++;
-            report(&f, arg);
+        } else if (0 == w.ncur) {
+            lint_shadowed(rules, r, &w, &t, &f);
+        } else {
+            for (size_t k = 0; k < w.ndec; k++) {
+                const bufpool_rule_t *o = &rules->rows[w.deciders[k]];
+                if (!same_choice(o, r)) {
+                    t.n = 0;
+                    buf[0] = '\0';
+                    lint_disagreement(r, o, &t, &f);
+                    counts[f.kind]++;
+                    report(&f, arg);
+                }
+            }
             continue;
         }
-        if (0 == ncur) {
-            f.kind = BUFPOOL_LINT_SHADOWED;
-            f.other = &rules->rows[deciders[ndec - 1]];
-            text_add(&t, "shadowed: ");
-            add_row(&t, r);
-            text_add(&t, " never decides a call: the row%s at line%s ", ndec > 1 ? "s" : "",
-                     ndec > 1 ? "s" : "");
-            for (size_t k = 0; k < ndec; k++) {
-                text_add(&t, "%s", 0 == k ? "" : k + 1 == ndec ? " and " : ", ");
-                add_ref(&t, r, &rules->rows[deciders[k]]);
-            }
-            text_add(&t, " match%s every call it matches", ndec > 1 ? "" : "es");
-            counts[f.kind]++;
-            report(&f, arg);
-            continue;
-        }
-        /* Earlier rows that take some of its calls with another choice:
-         * within the row, a first-match exception to it; crossing it in
-         * some condition, an overlap (the two disagree on an edge). */
-        for (size_t k = 0; k < ndec; k++) {
-            const bufpool_rule_t *o = &rules->rows[deciders[k]];
-            if (same_choice(o, r)) {
-                continue;
-            }
-            const lint_box_t ob = row_box(o);
-            lint_box_t meet;
-            box_meet(&box, &ob, &meet);
-            const int d = crossing_dim(&box, &ob);
-            t.n = 0;
-            buf[0] = '\0';
-            text_add(&t, "%s:%d: ", r->file, r->line);
-            f.other = o;
-            if (d < 0) {
-                f.kind = BUFPOOL_LINT_EXCEPTION;
-                text_add(&t, "exception: line ");
-                add_ref(&t, r, o);
-                text_add(&t, " (");
-                add_row(&t, o);
-                text_add(&t, ") takes");
-                add_box(&t, &meet);
-                text_add(&t, " from ");
-                add_row(&t, r);
-            } else {
-                f.kind = BUFPOOL_LINT_OVERLAP;
-                text_add(&t, "overlap: ");
-                add_row(&t, r);
-                text_add(&t, " and line ");
-                add_ref(&t, r, o);
-                text_add(&t, " (");
-                add_row(&t, o);
-                text_add(&t, ") cross on %s, and line ", lint_dim_names[d]);
-                add_ref(&t, r, o);
-                text_add(&t, " is nowhere narrower: it decides");
-                add_box(&t, &meet);
-            }
-            counts[f.kind]++;
-            report(&f, arg);
-        }
+        counts[f.kind]++;
+        report(&f, arg);
     }
 out:
-    free(cur);
-    free(next);
-    free(deciders);
+    free(w.cur);
+    free(w.next);
+    free(w.deciders);
     return rc;
 }

@@ -253,20 +253,40 @@ static int find_source(parse_ctx_t *ctx, const char *what, const char *name)
     return -2;
 }
 
-/* Parse one row (line already known not to be blank or a comment). */
-static int parse_row(parse_ctx_t *ctx, const char *line, bufpool_rule_t *r)
+/* The keys of a row, in the order of row_keys. */
+typedef enum row_key {
+    KEY_RANKS,
+    KEY_HOSTS,
+    KEY_PPN,
+    KEY_BYTES,
+    KEY_OP,
+    KEY_INPLACE,
+    KEY_FORM,
+    KEY_ALG,
+    KEY_SEG,
+    KEY_DEPTH,
+    KEY_MEASURED,
+    KEY_FROM,
+    KEY_COUNT
+} row_key_t;
+
+static const char *const row_keys[KEY_COUNT] = {"ranks", "hosts",   "ppn",      "bytes",
+                                                "op",    "inplace", "form",     "alg",
+                                                "seg",   "depth",   "measured", "from"};
+
+/* What a row gives besides its rule's fields. */
+typedef struct row_extra {
+    char measured[BUFPOOL_RULES_MAX_MEASURED + 1];
+    int source; /* index into ctx->sources, -1 for none */
+} row_extra_t;
+
+/* The rule of a row naming collective name, before its keys: every key's
+ * "anything". */
+static int row_start(parse_ctx_t *ctx, const char *name, bufpool_rule_t *r)
 {
-    char tok[BUFPOOL_RULES_MAX_LINE];
-    char measured[BUFPOOL_RULES_MAX_MEASURED + 1] = "";
-    unsigned seen = 0;
-    const char *p = line;
-    int rc = next_token(ctx, &p, tok, sizeof(tok));
-    if (rc < 0) {
-        return -1;
-    }
     int coll = -1;
     for (int c = 0; c < BUFPOOL_NCOLLS; c++) {
-        if (0 == strcmp(tok, bufpool_coll_names[c])) {
+        if (0 == strcmp(name, bufpool_coll_names[c])) {
             coll = c;
         }
     }
@@ -275,7 +295,7 @@ static int parse_row(parse_ctx_t *ctx, const char *line, bufpool_rule_t *r)
                     "'%s' is not a collective bufpool serves (allreduce, reduce, bcast, "
                     "allgather, reduce_scatter, reduce_scatter_block, alltoall, gather, "
                     "scatter, scan, exscan)",
-                    tok);
+                    name);
     }
     *r = (bufpool_rule_t){.coll = (bufpool_coll_id_t)coll,
                           .ranks_min = 2,
@@ -289,10 +309,110 @@ static int parse_row(parse_ctx_t *ctx, const char *line, bufpool_rule_t *r)
                           .bytes_max = SIZE_MAX,
                           .form = BUFPOOL_FORM_ANY,
                           .alg = -2};
-    static const char *const keys[] = {"ranks", "hosts", "ppn", "bytes", "op",       "inplace",
-                                       "form",  "alg",   "seg", "depth", "measured", "from"};
-    int source = ctx->block;
-    const size_t nkeys = sizeof(keys) / sizeof(*keys);
+    return 0;
+}
+
+/* alg=VAL of the row's collective; the list of its algorithms otherwise. */
+static int row_alg(parse_ctx_t *ctx, const char *val, bufpool_rule_t *r)
+{
+    r->alg = bufpool_algorithm_index(r->coll, val);
+    if (r->alg >= BUFPOOL_ALG_PREVIOUS && BUFPOOL_ALG_AUTO != r->alg) {
+        return 0;
+    }
+    char list[256] = "";
+    size_t used = 0;
+    for (const char *const *n = bufpool_algorithm_names[r->coll] + 1; NULL != *n; n++) {
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s, ", *n);
+    }
+    return fail(ctx, "alg=%s: not an algorithm of %s (%sor previous)", val,
+                bufpool_coll_names[r->coll], list);
+}
+
+/* One key=value of a row. */
+static int row_key(parse_ctx_t *ctx, row_key_t k, const char *val, bufpool_rule_t *r,
+                   row_extra_t *extra)
+{
+    const char *key = row_keys[k];
+    size_t lo, hi;
+    long v;
+    char why[64];
+    int rc = 0;
+    switch (k) {
+        case KEY_RANKS:
+            return parse_int_range(ctx, key, val, 2, &r->ranks_min, &r->ranks_max);
+        case KEY_HOSTS:
+            return parse_int_range(ctx, key, val, 1, &r->hosts_min, &r->hosts_max);
+        case KEY_PPN:
+            r->ppn_any = 0 == strcmp(val, "*");
+            return parse_int_range(ctx, key, val, 1, &r->ppn_min, &r->ppn_max);
+        case KEY_BYTES:
+            return parse_range(ctx, key, val, parse_bytes, 0, SIZE_MAX, &r->bytes_min,
+                               &r->bytes_max);
+        case KEY_OP:
+            return parse_tristate(ctx, key, val, "commutative", "noncommutative", &r->commutative);
+        case KEY_INPLACE:
+            return parse_tristate(ctx, key, val, "yes", "no", &r->in_place);
+        case KEY_FORM:
+            return parse_form(ctx, val, &r->form);
+        case KEY_ALG:
+            return row_alg(ctx, val, r);
+        case KEY_SEG:
+            rc = parse_range(ctx, key, val, parse_bytes, BUFPOOL_SEGMENT_MIN, BUFPOOL_SEGMENT_MAX,
+                             &lo, &hi);
+            if (0 == rc && lo != hi) {
+                rc = fail(ctx, "seg=%s: one size, not a range", val);
+            }
+            r->seg_bytes = lo;
+            return rc;
+        case KEY_DEPTH:
+            if (0 != regpar_parse_int(val, 1, BUFPOOL_MAX_DEPTH, &v, why, sizeof(why))) {
+                return fail(ctx, "depth=%s: %s (1 to %d)", val, why, BUFPOOL_MAX_DEPTH);
+            }
+            r->depth = (int)v;
+            return 0;
+        case KEY_MEASURED:
+            if (strlen(val) > BUFPOOL_RULES_MAX_MEASURED) {
+                return fail(ctx, "measured: longer than %d characters", BUFPOOL_RULES_MAX_MEASURED);
+            }
+            snprintf(extra->measured, sizeof(extra->measured), "%s", val);
+            return 0;
+        case KEY_FROM:
+        default:
+            extra->source = find_source(ctx, "from=", val);
+            return extra->source < -1 ? -1 : 0;
+    }
+}
+
+/* The rule's why: "auto, rules FILE:LINE (SOURCE: MEASURED)", where it
+ * was measured from the row's source (from=, else the @from block's) and
+ * its own measured text.  -2: out of memory. */
+static int row_why(const parse_ctx_t *ctx, const row_extra_t *extra, bufpool_rule_t *r)
+{
+    const char *prov = extra->source >= 0 ? ctx->sources[extra->source].text : "";
+    const char *measured = extra->measured;
+    const char *sep = '\0' != prov[0] && '\0' != measured[0] ? ": " : "";
+    const bool any = '\0' != prov[0] || '\0' != measured[0];
+    size_t whylen = strlen(ctx->file) + strlen(prov) + strlen(measured) + 48;
+    r->why = malloc(whylen);
+    if (NULL == r->why) {
+        return -2;
+    }
+    snprintf(r->why, whylen, "auto, rules %s:%d%s%s%s%s%s", ctx->file, ctx->line, any ? " (" : "",
+             prov, sep, measured, any ? ")" : "");
+    return 0;
+}
+
+/* Parse one row (line already known not to be blank or a comment). */
+static int parse_row(parse_ctx_t *ctx, const char *line, bufpool_rule_t *r)
+{
+    char tok[BUFPOOL_RULES_MAX_LINE];
+    row_extra_t extra = {.measured = "", .source = ctx->block};
+    unsigned seen = 0;
+    const char *p = line;
+    int rc = next_token(ctx, &p, tok, sizeof(tok));
+    if (rc < 0 || 0 != row_start(ctx, tok, r)) {
+        return -1;
+    }
     while ((rc = next_token(ctx, &p, tok, sizeof(tok))) > 0) {
         char *eq = strchr(tok, '=');
         if (NULL == eq || eq == tok) {
@@ -300,11 +420,11 @@ static int parse_row(parse_ctx_t *ctx, const char *line, bufpool_rule_t *r)
         }
         *eq = '\0';
         const char *key = tok, *val = eq + 1;
-        size_t k = 0;
-        while (k < nkeys && 0 != strcmp(key, keys[k])) {
+        int k = 0;
+        while (k < KEY_COUNT && 0 != strcmp(key, row_keys[k])) {
             k++;
         }
-        if (k == nkeys) {
+        if (KEY_COUNT == k) {
             return fail(ctx,
                         "unknown key '%s' (ranks, hosts, ppn, bytes, op, inplace, form, alg, "
                         "seg, depth, measured, from)",
@@ -314,78 +434,10 @@ static int parse_row(parse_ctx_t *ctx, const char *line, bufpool_rule_t *r)
             return fail(ctx, "'%s' is given twice", key);
         }
         seen |= 1u << k;
-        if ('\0' == val[0] && 0 != strcmp(key, "measured")) {
+        if ('\0' == val[0] && KEY_MEASURED != k) {
             return fail(ctx, "%s: an empty value", key);
         }
-        size_t lo, hi;
-        long v;
-        char why[64];
-        rc = 0;
-        switch (k) {
-            case 0:
-                rc = parse_int_range(ctx, key, val, 2, &r->ranks_min, &r->ranks_max);
-                break;
-            case 1:
-                rc = parse_int_range(ctx, key, val, 1, &r->hosts_min, &r->hosts_max);
-                break;
-            case 2:
-                rc = parse_int_range(ctx, key, val, 1, &r->ppn_min, &r->ppn_max);
-                r->ppn_any = 0 == strcmp(val, "*");
-                break;
-            case 3:
-                rc = parse_range(ctx, key, val, parse_bytes, 0, SIZE_MAX, &r->bytes_min,
-                                 &r->bytes_max);
-                break;
-            case 4:
-                rc =
-                    parse_tristate(ctx, key, val, "commutative", "noncommutative", &r->commutative);
-                break;
-            case 5:
-                rc = parse_tristate(ctx, key, val, "yes", "no", &r->in_place);
-                break;
-            case 6:
-                rc = parse_form(ctx, val, &r->form);
-                break;
-            case 7:
-                r->alg = bufpool_algorithm_index(r->coll, val);
-                if (r->alg < BUFPOOL_ALG_PREVIOUS || BUFPOOL_ALG_AUTO == r->alg) {
-                    char list[256] = "";
-                    size_t used = 0;
-                    for (const char *const *n = bufpool_algorithm_names[r->coll] + 1; NULL != *n;
-                         n++) {
-                        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s, ", *n);
-                    }
-                    return fail(ctx, "alg=%s: not an algorithm of %s (%sor previous)", val,
-                                bufpool_coll_names[r->coll], list);
-                }
-                break;
-            case 8:
-                rc = parse_range(ctx, key, val, parse_bytes, BUFPOOL_SEGMENT_MIN,
-                                 BUFPOOL_SEGMENT_MAX, &lo, &hi);
-                if (0 == rc && lo != hi) {
-                    rc = fail(ctx, "seg=%s: one size, not a range", val);
-                }
-                r->seg_bytes = lo;
-                break;
-            case 9:
-                if (0 != regpar_parse_int(val, 1, BUFPOOL_MAX_DEPTH, &v, why, sizeof(why))) {
-                    return fail(ctx, "depth=%s: %s (1 to %d)", val, why, BUFPOOL_MAX_DEPTH);
-                }
-                r->depth = (int)v;
-                break;
-            case 10:
-                if (strlen(val) > BUFPOOL_RULES_MAX_MEASURED) {
-                    return fail(ctx, "measured: longer than %d characters",
-                                BUFPOOL_RULES_MAX_MEASURED);
-                }
-                snprintf(measured, sizeof(measured), "%s", val);
-                break;
-            default:
-                source = find_source(ctx, "from=", val);
-                rc = source < -1 ? -1 : 0;
-                break;
-        }
-        if (0 != rc) {
+        if (0 != row_key(ctx, (row_key_t)k, val, r, &extra)) {
             return -1;
         }
     }
@@ -400,19 +452,7 @@ static int parse_row(parse_ctx_t *ctx, const char *line, bufpool_rule_t *r)
     }
     r->line = ctx->line;
     r->file = ctx->file;
-    /* Where it was measured: the row's source (from=, else the @from
-     * block's), then its own measured text, as "SOURCE: MEASURED". */
-    const char *prov = source >= 0 ? ctx->sources[source].text : "";
-    const char *sep = '\0' != prov[0] && '\0' != measured[0] ? ": " : "";
-    const bool any = '\0' != prov[0] || '\0' != measured[0];
-    size_t whylen = strlen(ctx->file) + strlen(prov) + strlen(measured) + 48;
-    r->why = malloc(whylen);
-    if (NULL == r->why) {
-        return -2;
-    }
-    snprintf(r->why, whylen, "auto, rules %s:%d%s%s%s%s%s", ctx->file, ctx->line, any ? " (" : "",
-             prov, sep, measured, any ? ")" : "");
-    return 0;
+    return row_why(ctx, &extra, r);
 }
 
 /* Whether nothing but blanks or a comment is left of a line. */
