@@ -26,8 +26,8 @@
 #include "regpar_size.h"
 #include "tune_args.h"
 #include "tune_decide.h"
+#include "tune_measure.h"
 
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -36,23 +36,8 @@
 #include <string.h>
 #include <time.h>
 
-#define TUNE_MAX_ITERS   20000 /* timed calls of one batch, at most */
-#define TUNE_MIN_ITERS   3
-#define TUNE_DEFAULT_MEM ((size_t)1 << 30)
-#define TUNE_MAX_SIZE    ((size_t)1 << 30)
-
-typedef struct {
-    bool colls[BUFPOOL_NCOLLS];
-    size_t sizes[TUNE_MAX_SIZES];
-    int nsizes;
-    int ranks[TUNE_MAX_RANKS];
-    int nranks; /* 0: the default for the job's size */
-    int reps;
-    double batch_ms;
-    size_t mem_limit;
-    bool skip[BUFPOOL_NCOLLS][BUFPOOL_MAX_ALGORITHMS];
-    bool quiet;
-} tune_options;
+#define TUNE_MAX_ITERS 20000 /* timed calls of one batch, at most */
+#define TUNE_MIN_ITERS 3
 
 static int world_rank;
 
@@ -73,125 +58,8 @@ static void raw(const char *fmt, ...)
     fflush(stdout);
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    if (0 != world_rank) {
-        return;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fflush(stderr);
-}
-
-static void usage(void)
-{
-    say("Usage: bufpool-tune-measure [options]   (started by bufpool-tune under mpirun)\n"
-        "  --collectives LIST  comma list or all (default %s)\n"
-        "  --sizes LIST        message sizes and MIN..MAX ranges (default %s)\n"
-        "  --ranks LIST        communicator sizes (default: powers of two up to the job, and\n"
-        "                      the job's size)\n"
-        "  --reps N            repetitions (default 5)\n"
-        "  --batch-ms MS       time of each batch of calls (default 5)\n"
-        "  --skip LIST         COLL:ALG algorithms to leave out\n"
-        "  --mem-limit BYTES   buffers per rank, at most (default 1G); larger sizes are left out\n"
-        "  --quiet             no progress lines\n",
-        TUNE_DEFAULT_COLLS, TUNE_DEFAULT_SIZES);
-}
-
-/* 0: run; 1: help; 2: bad option (reported). */
-static int parse_options(int argc, char **argv, tune_options *o)
-{
-    static const struct option longopts[] = {{"collectives", required_argument, NULL, 'c'},
-                                             {"sizes", required_argument, NULL, 's'},
-                                             {"ranks", required_argument, NULL, 'p'},
-                                             {"reps", required_argument, NULL, 'r'},
-                                             {"batch-ms", required_argument, NULL, 'b'},
-                                             {"skip", required_argument, NULL, 'x'},
-                                             {"mem-limit", required_argument, NULL, 'M'},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *colls = TUNE_DEFAULT_COLLS, *sizes = TUNE_DEFAULT_SIZES;
-    char err[512];
-    memset(o, 0, sizeof(*o));
-    o->reps = 5;
-    o->batch_ms = 5;
-    o->mem_limit = TUNE_DEFAULT_MEM;
-    opterr = 0;
-    for (int c; - 1 != (c = getopt_long(argc, argv, "", longopts, NULL));) {
-        long n;
-        uint64_t bytes;
-        switch (c) {
-            case 'c':
-                colls = optarg;
-                break;
-            case 's':
-                sizes = optarg;
-                break;
-            case 'p':
-                o->nranks = tune_parse_ranks(optarg, o->ranks, TUNE_MAX_RANKS, err, sizeof(err));
-                if (o->nranks < 0) {
-                    say("bufpool-tune: --ranks: %s\n", err);
-                    return 2;
-                }
-                break;
-            case 'r':
-                if (0 != regpar_parse_int(optarg, 1, TUNE_MAX_REPS, &n, err, sizeof(err))) {
-                    say("bufpool-tune: --reps %s: %s\n", optarg, err);
-                    return 2;
-                }
-                o->reps = (int)n;
-                break;
-            case 'b':
-                if (0 !=
-                    regpar_parse_decimal(optarg, 0.01, 10000, &o->batch_ms, err, sizeof(err))) {
-                    say("bufpool-tune: --batch-ms %s: %s (0.01 to 10000)\n", optarg, err);
-                    return 2;
-                }
-                break;
-            case 'x':
-                if (0 != tune_parse_skips(optarg, o->skip, err, sizeof(err))) {
-                    say("bufpool-tune: --skip: %s\n", err);
-                    return 2;
-                }
-                break;
-            case 'M':
-                if (0 != regpar_parse_size(optarg, &bytes, err, sizeof(err))) {
-                    say("bufpool-tune: --mem-limit %s: %s\n", optarg, err);
-                    return 2;
-                }
-                o->mem_limit = (size_t)bytes;
-                break;
-            case 'q':
-                o->quiet = true;
-                break;
-            case 'h':
-                usage();
-                return 1;
-            default:
-                say("bufpool-tune-measure: unknown option or missing value: %s\n",
-                    argv[optind - 1]);
-                return 2;
-        }
-    }
-    if (optind < argc) {
-        say("bufpool-tune-measure: unexpected argument '%s'\n", argv[optind]);
-        return 2;
-    }
-    if (0 != tune_parse_colls(colls, o->colls, err, sizeof(err))) {
-        say("bufpool-tune: --collectives: %s\n", err);
-        return 2;
-    }
-    o->nsizes = tune_parse_sizes(sizes, TUNE_MAX_SIZE, o->sizes, TUNE_MAX_SIZES, err, sizeof(err));
-    if (o->nsizes < 0) {
-        say("bufpool-tune: --sizes: %s\n", err);
-        return 2;
-    }
-    return 0;
-}
+/* A message on stderr from rank 0. */
+#define say(...) tune_say(0 == world_rank ? stderr : NULL, __VA_ARGS__)
 
 /* ------------------------------------------------------------------------ */
 /* Where ranks run                                                           */
@@ -622,7 +490,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
 
     tune_options o;
-    int rc = parse_options(argc, argv, &o);
+    int rc = tune_measure_options_parse(argc, argv, &o, 0 == world_rank ? stderr : NULL);
     if (0 == rc && np < 2) {
         say("bufpool-tune: the job has %d rank; it needs at least 2 (mpirun -np 2 or more)\n", np);
         rc = 2;

@@ -32,18 +32,11 @@ double bufpool_mc_bstep(const bufpool_mc_links_t *l, const bufpool_mc_topo_t *t,
 double bufpool_mc_gam(const bufpool_mc_links_t *l, const bufpool_mc_topo_t *t);
 double bufpool_mc_segments(const bufpool_mc_topo_t *t, double bytes);
 
-/* Patterns, bytes per step, gamma per byte reduced per step. */
-double bufpool_mc_binomial(const bufpool_mc_links_t *l, const bufpool_mc_topo_t *t, double bytes,
-                           double gamma);
-double bufpool_mc_ring(const bufpool_mc_links_t *l, const bufpool_mc_topo_t *t, double bytes,
-                       double gamma);
-double bufpool_mc_pairwise(const bufpool_mc_links_t *l, const bufpool_mc_topo_t *t, double bytes,
-                           double gamma);
-double bufpool_mc_rdoubling(const bufpool_mc_links_t *l, const bufpool_mc_topo_t *t, double bytes,
-                            double gamma);
-double bufpool_mc_rhalving(const bufpool_mc_links_t *l, const bufpool_mc_topo_t *t, double bytes,
-                           double gamma);
-double bufpool_mc_chain(const bufpool_mc_links_t *l, const bufpool_mc_topo_t *t, double bytes,
-                        double gamma);
+/* Patterns: the time of bytes moved in the pattern's steps, gamma per
+ * byte reduced per step. */
+typedef double bufpool_mc_pattern_fn(const bufpool_mc_links_t *l, const bufpool_mc_topo_t *t,
+                                     double bytes, double gamma);
+bufpool_mc_pattern_fn bufpool_mc_binomial, bufpool_mc_ring, bufpool_mc_pairwise,
+    bufpool_mc_rdoubling, bufpool_mc_rhalving, bufpool_mc_chain;
 
 #endif

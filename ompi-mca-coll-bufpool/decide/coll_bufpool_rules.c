@@ -35,6 +35,61 @@ void bufpool_rules_free(bufpool_rules_t *rules)
     bufpool_rules_init(rules);
 }
 
+int bufpool_rules_grow(bufpool_rules_t *rules, size_t want)
+{
+    if (want <= rules->cap) {
+        return 0;
+    }
+    size_t cap = rules->cap ? rules->cap : 16;
+    while (cap < want) {
+        cap *= 2;
+    }
+    bufpool_rule_t *rows = realloc(rules->rows, cap * sizeof(*rows));
+    if (NULL == rows) {
+        return -2;
+    }
+    rules->rows = rows;
+    rules->cap = cap;
+    return 0;
+}
+
+const char *bufpool_rules_keep_file(bufpool_rules_t *rules, const char *file)
+{
+    for (size_t i = 0; i < rules->nfiles; i++) {
+        if (0 == strcmp(rules->files[i], file)) {
+            return rules->files[i];
+        }
+    }
+    char **files = realloc(rules->files, (rules->nfiles + 1) * sizeof(*files));
+    if (NULL == files) {
+        return NULL;
+    }
+    rules->files = files;
+    char *copy = strdup(file);
+    if (NULL != copy) {
+        rules->files[rules->nfiles++] = copy;
+    }
+    return copy;
+}
+
+int bufpool_rules_append(bufpool_rules_t *dst, const bufpool_rules_t *src)
+{
+    if (0 != bufpool_rules_grow(dst, dst->n + src->n)) {
+        return -2;
+    }
+    for (size_t i = 0; i < src->n; i++) {
+        bufpool_rule_t r = src->rows[i];
+        r.file = bufpool_rules_keep_file(dst, src->rows[i].file);
+        r.why = strdup(src->rows[i].why);
+        if (NULL == r.file || NULL == r.why) {
+            free(r.why);
+            return -2;
+        }
+        dst->rows[dst->n++] = r;
+    }
+    return 0;
+}
+
 int bufpool_algorithm_index(bufpool_coll_id_t coll, const char *name)
 {
     if (0 == strcmp(name, "previous")) {

@@ -98,6 +98,11 @@ int bufpool_rules_parse(bufpool_rules_t *rules, const char *text, size_t len, co
 /* Append every row of src (after rows already in dst). */
 int bufpool_rules_append(bufpool_rules_t *dst, const bufpool_rules_t *src);
 
+/* Storage the parser shares: room for want rows (-2: out of memory), and
+ * the one copy of a file name the rows point to (NULL: out of memory). */
+int bufpool_rules_grow(bufpool_rules_t *rules, size_t want);
+const char *bufpool_rules_keep_file(bufpool_rules_t *rules, const char *file);
+
 /* The algorithm index of name for coll ("previous" gives
  * BUFPOOL_ALG_PREVIOUS, "auto" BUFPOOL_ALG_AUTO), or -2 when unknown. */
 int bufpool_algorithm_index(bufpool_coll_id_t coll, const char *name);

@@ -565,43 +565,6 @@ static int parse_header(parse_ctx_t *ctx, const char *line)
                 BUFPOOL_RULES_MAGIC, BUFPOOL_RULES_VERSION);
 }
 
-static int grow_rows(bufpool_rules_t *rules, size_t want)
-{
-    if (want <= rules->cap) {
-        return 0;
-    }
-    size_t cap = rules->cap ? rules->cap : 16;
-    while (cap < want) {
-        cap *= 2;
-    }
-    bufpool_rule_t *rows = realloc(rules->rows, cap * sizeof(*rows));
-    if (NULL == rows) {
-        return -2;
-    }
-    rules->rows = rows;
-    rules->cap = cap;
-    return 0;
-}
-
-static const char *keep_file_name(bufpool_rules_t *rules, const char *file)
-{
-    for (size_t i = 0; i < rules->nfiles; i++) {
-        if (0 == strcmp(rules->files[i], file)) {
-            return rules->files[i];
-        }
-    }
-    char **files = realloc(rules->files, (rules->nfiles + 1) * sizeof(*files));
-    if (NULL == files) {
-        return NULL;
-    }
-    rules->files = files;
-    char *copy = strdup(file);
-    if (NULL != copy) {
-        rules->files[rules->nfiles++] = copy;
-    }
-    return copy;
-}
-
 int bufpool_rules_parse(bufpool_rules_t *rules, const char *text, size_t len, const char *file,
                         char *err, size_t errlen)
 {
@@ -615,7 +578,7 @@ int bufpool_rules_parse(bufpool_rules_t *rules, const char *text, size_t len, co
         ctx.line = 1;
         return fail(&ctx, "longer than %zu bytes", BUFPOOL_RULES_MAX_TEXT);
     }
-    ctx.file = keep_file_name(rules, file);
+    ctx.file = bufpool_rules_keep_file(rules, file);
     if (NULL == ctx.file) {
         return -2;
     }
@@ -657,7 +620,7 @@ int bufpool_rules_parse(bufpool_rules_t *rules, const char *text, size_t len, co
             rc = fail(&ctx, "more than %d rows", BUFPOOL_RULES_MAX_ROWS);
             break;
         }
-        rc = grow_rows(rules, rules->n + 1);
+        rc = bufpool_rules_grow(rules, rules->n + 1);
         if (0 == rc) {
             rc = parse_row(&ctx, s, &rules->rows[rules->n]);
             rules->n += 0 == rc;
@@ -684,22 +647,4 @@ int bufpool_rules_parse(bufpool_rules_t *rules, const char *text, size_t len, co
         }
     }
     return rc;
-}
-
-int bufpool_rules_append(bufpool_rules_t *dst, const bufpool_rules_t *src)
-{
-    if (0 != grow_rows(dst, dst->n + src->n)) {
-        return -2;
-    }
-    for (size_t i = 0; i < src->n; i++) {
-        bufpool_rule_t r = src->rows[i];
-        r.file = keep_file_name(dst, src->rows[i].file);
-        r.why = strdup(src->rows[i].why);
-        if (NULL == r.file || NULL == r.why) {
-            free(r.why);
-            return -2;
-        }
-        dst->rows[dst->n++] = r;
-    }
-    return 0;
 }
