@@ -29,7 +29,7 @@
  *   the end on the allgather, whose sends depend only on those receives.
  */
 #include "coll_bufpool_hier.h"
-#include "coll_bufpool_reduce_scatter.h"
+#include "coll_bufpool_rs_stream.h"
 #include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"

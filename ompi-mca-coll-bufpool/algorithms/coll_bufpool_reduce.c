@@ -74,7 +74,7 @@
  *   - non-commutative operations: chain from 1 MiB (0.49-0.85), hand over
  *     below (1.1-1.8: the chain has p - 1 hops, tuned's linear one).
  */
-#include "coll_bufpool_reduce_scatter.h"
+#include "coll_bufpool_rs_stream.h"
 #include "coll_bufpool_run.h"
 
 #include "ompi/mca/coll/base/coll_tags.h"

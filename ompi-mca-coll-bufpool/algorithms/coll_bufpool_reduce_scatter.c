@@ -16,7 +16,7 @@
  *   blocks are still being sent from: the block is reduced where it lies and
  *   moved down once every send has completed.
  *
- * ring: bufpool_ring_reduce_scatter (see coll_bufpool_reduce_scatter.h).
+ * ring: bufpool_ring_reduce_scatter (see coll_bufpool_rs_stream.h).
  *
  * rhalving: recursive halving in rounds of at most half the scratch bound
  *   (bufpool_rhalving_reduce_scatter), forced only: commutative operations,
@@ -35,7 +35,7 @@
  *   (reduce_scatter_block, 0.2-0.92) at p >= 3.  Below, tuned's recursive
  *   halving and ring are as fast (0.8-1.2, noise): hand over.
  */
-#include "coll_bufpool_reduce_scatter.h"
+#include "coll_bufpool_rs_stream.h"
 #include "coll_bufpool_run.h"
 
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /*
- * Recursive halving in rounds (coll_bufpool_reduce_scatter.h),
+ * Recursive halving in rounds (coll_bufpool_rs_stream.h),
  * reduce_scatter's rhalving.
  */
-#include "coll_bufpool_reduce_scatter.h"
+#include "coll_bufpool_rs_stream.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /*
  * The ring reduce-scatter and the ring allgather of its blocks
- * (coll_bufpool_reduce_scatter.h), reduce_scatter's and allreduce's ring.
+ * (coll_bufpool_rs_stream.h), reduce_scatter's and allreduce's ring.
  */
-#include "coll_bufpool_reduce_scatter.h"
+#include "coll_bufpool_rs_stream.h"
 
 #include <stdlib.h>
 #include <string.h>

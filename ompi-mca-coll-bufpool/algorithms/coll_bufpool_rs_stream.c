@@ -1,8 +1,8 @@
 /*
- * The pipelined pairwise reduce-scatter stream (coll_bufpool_reduce_scatter.h),
+ * The pipelined pairwise reduce-scatter stream (coll_bufpool_rs_stream.h),
  * shared by reduce_scatter's pairwise, allreduce's rsag and reduce's rsg.
  */
-#include "coll_bufpool_reduce_scatter.h"
+#include "coll_bufpool_rs_stream.h"
 
 #include <stdlib.h>
 #include <string.h>

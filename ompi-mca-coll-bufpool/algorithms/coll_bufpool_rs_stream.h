@@ -1,9 +1,10 @@
 /*
- * The pipelined pairwise reduce-scatter stream (coll_bufpool_reduce_scatter.c),
+ * The pipelined pairwise reduce-scatter stream (coll_bufpool_rs_stream.c), the
+ * ring (coll_bufpool_rs_ring.c) and recursive halving (coll_bufpool_rs_halving.c),
  * shared by reduce_scatter(_block), allreduce's rsag and reduce's rsg.
  */
-#ifndef MCA_COLL_BUFPOOL_REDUCE_SCATTER_H
-#define MCA_COLL_BUFPOOL_REDUCE_SCATTER_H
+#ifndef MCA_COLL_BUFPOOL_RS_STREAM_H
+#define MCA_COLL_BUFPOOL_RS_STREAM_H
 
 #include "coll_bufpool_pipeline.h"
 
@@ -144,4 +145,4 @@ static inline size_t bufpool_rs_blocks_longest(const bufpool_blocks_t *blocks)
 
 END_C_DECLS
 
-#endif /* MCA_COLL_BUFPOOL_REDUCE_SCATTER_H */
+#endif /* MCA_COLL_BUFPOOL_RS_STREAM_H */
