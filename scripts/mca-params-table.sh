@@ -1,22 +1,26 @@
 #!/bin/sh
 # Print the Markdown table of every MCA parameter of mpool/regpar and
 # coll/bufpool, as ompi_info reports them (name, default, level, meaning).
-# The README's table is this output (--update-readme rewrites it there);
+# docs/parameters.md's table is this output (--update-doc rewrites it there;
+# --update-readme, its name while the table was in the README, does the same);
 # test/mpi/ompi_info_params.sh checks that they agree.
-#   usage: scripts/mca-params-table.sh [--update-readme] [component-dir]
+#   usage: scripts/mca-params-table.sh [--update-doc] [component-dir]
 set -eu
-if [ "${1:-}" = --update-readme ]; then
+case "${1:-}" in
+--update-doc | --update-readme)
   shift
   top=$(cd "$(dirname "$0")/.." && pwd)
+  doc="$top/docs/parameters.md"
   table=$("$0" "$@")
   awk -v table="$table" '
     /<!-- mca-params-table:begin -->/ { print; print table; skip = 1; next }
     /<!-- mca-params-table:end -->/ { skip = 0 }
-    !skip { print }' "$top/README.md" >"$top/README.md.new"
-  mv "$top/README.md.new" "$top/README.md"
-  echo "README.md: parameter table updated"
+    !skip { print }' "$doc" >"$doc.new"
+  mv "$doc.new" "$doc"
+  echo "docs/parameters.md: parameter table updated"
   exit 0
-fi
+  ;;
+esac
 compdir=${1:-}
 OMPI_INFO=${OMPI_INFO:-ompi_info}
 sysdir=${OMPI_SYSTEM_COMPONENT_DIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # ompi_info lists both components with every parameter the issues require,
-# each with a help text, and the README's parameter table is exactly what
-# ompi_info reports (so the documentation cannot drift from the code).
+# each with a help text, and docs/parameters.md's parameter table is exactly
+# what ompi_info reports (so the documentation cannot drift from the code).
 set -u
 comps="$top_builddir/components"
 if [ ! -e "$comps/mca_coll_bufpool.so" ] || [ ! -e "$comps/mca_mpool_regpar.so" ]; then
@@ -42,17 +42,17 @@ check_params mpool regpar $required_mpool
 # shellcheck disable=SC2086
 check_params coll bufpool $required_coll
 
-# The README table between its markers must match ompi_info.
+# docs/parameters.md's table between its markers must match ompi_info.
 expected=$("$top_srcdir/scripts/mca-params-table.sh")
 documented=$(sed -n '/<!-- mca-params-table:begin -->/,/<!-- mca-params-table:end -->/p' \
-    "$top_srcdir/README.md" | sed '1d;$d')
+    "$top_srcdir/docs/parameters.md" | sed '1d;$d')
 if [ "$expected" != "$documented" ]; then
-    echo "README.md's MCA parameter table differs from ompi_info; regenerate it with"
-    echo "  scripts/mca-params-table.sh <builddir>/components"
+    echo "docs/parameters.md's MCA parameter table differs from ompi_info; regenerate it with"
+    echo "  scripts/mca-params-table.sh --update-doc <builddir>/components"
     printf '%s\n' "$expected" >ompi_info_params.expected
     printf '%s\n' "$documented" >ompi_info_params.documented
     diff ompi_info_params.documented ompi_info_params.expected | head -n 20
     fail=1
 fi
-[ $fail = 0 ] && echo "ompi_info_params: every parameter listed with help; README table current"
+[ $fail = 0 ] && echo "ompi_info_params: every parameter listed with help; docs/parameters.md table current"
 exit $fail

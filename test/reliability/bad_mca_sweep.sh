@@ -8,10 +8,11 @@
 # correct results (rel_job's smoke workload: every collective checked, pool
 # memory through MPI_Alloc_mem, nothing left out).
 #
-# The expectations come from the rules table below (written from the README's
-# parameter table, not from the code): a parameter ompi_info lists that has
-# no rule fails the test, so a new parameter cannot escape the sweep.  The
-# hand-picked cases of test/mpi/bad_params.sh are not repeated.
+# The expectations come from the rules table below (written from the
+# parameter table, now in docs/parameters.md, not from the code): a
+# parameter ompi_info lists that has no rule fails the test, so a new
+# parameter cannot escape the sweep.  The hand-picked cases of
+# test/mpi/bad_params.sh are not repeated.
 #
 # quick (make check): 48 jobs; the parameters are dealt into 6 groups (no two
 #   of the pool's sizes, which are also checked together, in one group) and
@@ -51,7 +52,7 @@ value_of() {
     esac
 }
 
-# kind PARAM: what the README says the parameter takes.
+# kind PARAM: what docs/parameters.md says the parameter takes.
 kind_of() {
     case $1 in
         mpool_regpar_bucket_min | mpool_regpar_bucket_max | mpool_regpar_slab_size | \
