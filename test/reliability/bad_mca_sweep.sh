@@ -63,7 +63,7 @@ kind_of() {
             echo size_or_zero ;;
         mpool_regpar_priority | coll_bufpool_priority) echo any_integer ;;
         mpool_regpar_verbose | coll_bufpool_verbose | mpool_regpar_reg_threads | \
-            coll_bufpool_max_requests)
+            coll_bufpool_max_requests | coll_bufpool_test_nbc_tag_range)
             echo integer_from_zero ;;
         coll_bufpool_pipeline_depth) echo integer_from_one ;;
         mpool_regpar_bucket_factor) echo factor ;;
