@@ -54,6 +54,9 @@ static struct {
     int max_reports;
     bool verbose;
     bool uniform; /* every rank describes its buffers as comm rank 0 does */
+    bool seeds_given;
+    bool same_reduce_layout; /* reductions: every rank the same layout */
+    bool dry_run;            /* print the batches, call nothing */
 } opt = {1, 1, 0, 24, -1, ~0u, ((size_t)1 << 20) + 64, 60, 10, false, false};
 
 static struct {
@@ -427,16 +430,42 @@ typedef struct {
     MPI_Request req;
 } fz_opstate;
 
-/* Arguments a rank's role makes insignificant: garbage. */
-static int garbage_count(fz_rng *r)
+/* Arguments a rank's role makes insignificant get garbage: a pointer that
+ * is NULL, unmapped (a write there crashes) or one byte; a count that is
+ * 0, negative or huge; a datatype that is null or unrelated.  Drawn per
+ * rank and role, the same way whatever the collective. */
+typedef struct {
+    int ptr_kind, type_kind, count;
+} fz_garbage;
+
+static unsigned char garbage_byte;
+
+static void plan_garbage(const fz_opplan *o, int q, fz_garbage g[2])
 {
-    static const int v[] = {0, -1, 7, 1 << 30, INT_MAX, -12345};
-    return v[fz_below(r, 6)];
+    static const int counts[] = {0, -1, 7, 1 << 30, INT_MAX, -12345};
+    fz_rng r = fz_rng_of(fz_key(o->key, 0x9000u + (uint64_t)q));
+    for (int i = 0; i < 2; i++) {
+        g[i].ptr_kind = (int)fz_below(&r, 3);
+        g[i].count = counts[fz_below(&r, 6)];
+        g[i].type_kind = (int)fz_below(&r, 4);
+    }
 }
 
-static MPI_Datatype garbage_type(fz_rng *r)
+static void *garbage_ptr(const fz_garbage *g)
 {
-    switch (fz_below(r, 4)) {
+    switch (g->ptr_kind) {
+        case 0:
+            return NULL;
+        case 1:
+            return (void *)(uintptr_t)0x10;
+        default:
+            return &garbage_byte;
+    }
+}
+
+static MPI_Datatype garbage_type(const fz_garbage *g)
+{
+    switch (g->type_kind) {
         case 0:
             return MPI_DATATYPE_NULL;
         case 1:
@@ -448,17 +477,16 @@ static MPI_Datatype garbage_type(fz_rng *r)
     }
 }
 
-static unsigned char garbage_byte;
-static void *garbage_ptr(fz_rng *r)
+static const char *garbage_ptr_name(const fz_garbage *g)
 {
-    switch (fz_below(r, 3)) {
-        case 0:
-            return NULL;
-        case 1:
-            return (void *)(uintptr_t)0x10; /* unmapped: a write there crashes */
-        default:
-            return &garbage_byte;
-    }
+    static const char *const names[] = {"NULL", "0x10 (unmapped)", "&one_byte"};
+    return names[g->ptr_kind];
+}
+
+static const char *garbage_type_name(const fz_garbage *g)
+{
+    static const char *const names[] = {"MPI_DATATYPE_NULL", "MPI_BYTE", "MPI_DOUBLE", "MPI_2INT"};
+    return names[g->type_kind];
 }
 
 /* reduce_scatter's counts on a communicator of p ranks (the same on all). */
@@ -494,7 +522,8 @@ static void rs_counts(const fz_opplan *o, int p, int *counts, int *displs, size_
 static void plan_rank(const fz_opplan *o, int p, int q, fz_desc *sd, fz_desc *rd, bool *s_used,
                       bool *r_used)
 {
-    fz_rng r = fz_rng_of(fz_key(o->key, 0x7000u + (uint64_t)(opt.uniform ? 0 : q)));
+    bool same = opt.uniform || (opt.same_reduce_layout && fz_coll_reduces(o->coll));
+    fz_rng r = fz_rng_of(fz_key(o->key, 0x7000u + (uint64_t)(same ? 0 : q)));
     int root = (int)(o->root_raw % (uint32_t)p);
     bool am_root = q == root;
     fz_freedom fr = fz_coll_reduces(o->coll)
@@ -525,21 +554,47 @@ static void plan_rank(const fz_opplan *o, int p, int q, fz_desc *sd, fz_desc *rd
             *s_used = !o->in_place;
             break;
     }
-    /* A reduction passes one datatype for both buffers: one description. */
+    /* A reduction passes one datatype for both buffers; a rank moving data
+     * often passes the same datatype for both too (the same handle: an
+     * implementation may decide on whether they are equal). */
+    bool one_type = fz_coll_reduces(o->coll) || fz_chance(&r, 1, 2);
     fz_desc_plan(sd, o->unit, o->n, fr, o->empty, &r);
-    if (fz_coll_reduces(o->coll)) {
+    if (one_type) {
         *rd = *sd;
+        rd->shared = true;
     } else {
         fz_desc_plan(rd, o->unit, o->n, fr, o->empty, &r);
     }
 }
 
-static void desc_text(const fz_desc *d, bool used, char *out, size_t len)
+/* What comm rank q passes for one buffer (role 0 send, 1 receive). */
+static void arg_text(const fz_opplan *o, int p, int q, int role, char *out, size_t len)
 {
-    if (!used) {
-        snprintf(out, len, "(insignificant)");
+    fz_desc d[2];
+    bool used[2];
+    fz_garbage g[2];
+    plan_rank(o, p, q, &d[0], &d[1], &used[0], &used[1]);
+    plan_garbage(o, q, g);
+    if (used[role]) {
+        fz_desc_name(&d[role], out, len);
+        return;
+    }
+    bool root = q == (int)(o->root_raw % (uint32_t)p);
+    const char *buf = role == 0 ? "sendbuf" : "recvbuf";
+    if (o->coll == FZ_BCAST) {
+        snprintf(out, len, "-");
+    } else if (fz_coll_reduces(o->coll)) {
+        if (role == 0) {
+            snprintf(out, len, "MPI_IN_PLACE");
+        } else {
+            snprintf(out, len, "insignificant: %s=%s", buf, garbage_ptr_name(&g[1]));
+        }
+    } else if ((role == 0 && o->coll != FZ_SCATTER) || (role == 1 && o->coll == FZ_SCATTER)) {
+        snprintf(out, len, "MPI_IN_PLACE (ignored: count=%d type=%s)", g[role].count,
+                 garbage_type_name(&g[role]));
     } else {
-        fz_desc_name(d, out, len);
+        snprintf(out, len, "insignificant%s: %s=%s count=%d type=%s", root ? "" : " at a non-root",
+                 buf, garbage_ptr_name(&g[role]), g[role].count, garbage_type_name(&g[role]));
     }
 }
 
@@ -554,10 +609,11 @@ static void op_text(const fz_opplan *o, int p, char *out, size_t len)
     snprintf(out, len, "%s %s comm=%s(size %d) %s op=%s n=%zu (%zu B%s)%s%s", coll_names[o->coll],
              form_names[o->form], comm_names[o->comm], p, fz_units[o->unit].name, fz_op_name(o->op),
              o->n, o->n * usize, coll_has_blocks(o->coll) ? " per block" : "", root,
-             o->in_place ? (o->coll == FZ_REDUCE || o->coll == FZ_GATHER || o->coll == FZ_SCATTER
-                                ? " MPI_IN_PLACE(root)"
-                                : " MPI_IN_PLACE")
-                         : "");
+             o->in_place && o->coll != FZ_BCAST
+                 ? (o->coll == FZ_REDUCE || o->coll == FZ_GATHER || o->coll == FZ_SCATTER
+                        ? " MPI_IN_PLACE(root)"
+                        : " MPI_IN_PLACE")
+                 : "");
 }
 
 static void op_prepare(fz_opstate *s, const fz_opplan *o, int index)
@@ -570,7 +626,8 @@ static void op_prepare(fz_opstate *s, const fz_opplan *o, int index)
     s->root = (int)(o->root_raw % (uint32_t)s->p);
     s->req = MPI_REQUEST_NULL;
     plan_rank(o, s->p, s->me, &s->sd, &s->rd, &s->s_used, &s->r_used);
-    fz_rng g = fz_rng_of(fz_key(o->key, 0x9000u + (uint64_t)s->me));
+    fz_garbage g[2];
+    plan_garbage(o, s->me, g);
     size_t p = (size_t)s->p, n = o->n;
     size_t s_units = n, r_units = n;
     switch (o->coll) {
@@ -613,17 +670,20 @@ static void op_prepare(fz_opstate *s, const fz_opplan *o, int index)
     } else {
         s->sbuf = MPI_IN_PLACE;
         if (o->coll == FZ_SCATTER || o->coll == FZ_BCAST) {
-            s->sbuf = garbage_ptr(&g); /* scatter's non-roots; unused by bcast */
+            s->sbuf = garbage_ptr(&g[0]); /* scatter's non-roots; unused by bcast */
         }
-        s->scount = garbage_count(&g);
-        s->stype = garbage_type(&g);
+        s->scount = g[0].count;
+        s->stype = garbage_type(&g[0]);
     }
-    if (s->r_used && fz_coll_reduces(o->coll) && s->s_used) {
-        /* A reduction passes one datatype for both buffers. */
+    if (s->r_used && s->rd.shared && s->s_used) {
+        /* One datatype (handle) for both buffers. */
         s->rd = s->sd;
         s->rd.owned = false;
+        s->rd.shared = true;
         fz_buf_alloc(&s->rb, &s->rd, r_units, (uint8_t)(index * 2 + 1));
         s->rbuf = s->rb.ptr;
+        s->rcount = s->rd.count;
+        s->rtype = s->rd.type;
     } else if (s->r_used) {
         fz_desc_build(&s->rd);
         fz_buf_alloc(&s->rb, &s->rd, r_units, (uint8_t)(index * 2 + 1));
@@ -631,9 +691,9 @@ static void op_prepare(fz_opstate *s, const fz_opplan *o, int index)
         s->rcount = s->rd.count;
         s->rtype = s->rd.type;
     } else {
-        s->rbuf = o->coll == FZ_SCATTER ? MPI_IN_PLACE : garbage_ptr(&g);
-        s->rcount = garbage_count(&g);
-        s->rtype = garbage_type(&g);
+        s->rbuf = o->coll == FZ_SCATTER ? MPI_IN_PLACE : garbage_ptr(&g[1]);
+        s->rcount = g[1].count;
+        s->rtype = garbage_type(&g[1]);
     }
     if (fz_coll_reduces(o->coll)) {
         /* One count and datatype: the description's (both are the same). */
@@ -1030,12 +1090,9 @@ static void report_context(const fz_opstate *s, int index)
     printf("coll_fuzz: CONTEXT seed=%" PRIu64 " batch=%d op=%d: %s\n", cur_seed, cur_batch, index,
            t);
     for (int q = 0; q < s->p; q++) {
-        fz_desc sd, rd;
-        bool su, ru;
-        char a[160], b[160];
-        plan_rank(s->pl, s->p, q, &sd, &rd, &su, &ru);
-        desc_text(&sd, su, a, sizeof(a));
-        desc_text(&rd, ru, b, sizeof(b));
+        char a[200], b[200];
+        arg_text(s->pl, s->p, q, 0, a, sizeof(a));
+        arg_text(s->pl, s->p, q, 1, b, sizeof(b));
         printf("coll_fuzz: CONTEXT seed=%" PRIu64 " batch=%d op=%d:   comm rank %d: send %s, "
                "recv %s\n",
                cur_seed, cur_batch, index, q, a, b);
@@ -1114,10 +1171,10 @@ static void batch_describe(const fz_batch *b, fz_opstate *st, char *out, size_t 
         if (st[i].skip) {
             continue;
         }
-        char t[512], a[160], c[160];
+        char t[512], a[200], c[200];
         op_text(&b->ops[i], st[i].p, t, sizeof(t));
-        desc_text(&st[i].sd, st[i].s_used, a, sizeof(a));
-        desc_text(&st[i].rd, st[i].r_used, c, sizeof(c));
+        arg_text(&b->ops[i], st[i].p, st[i].me, 0, a, sizeof(a));
+        arg_text(&b->ops[i], st[i].p, st[i].me, 1, c, sizeof(c));
         at += (size_t)snprintf(out + at, len - at, " | op%d: %s; this rank send %s, recv %s", i, t,
                                a, c);
     }
@@ -1135,9 +1192,15 @@ static void run_batch(uint64_t seed, int index)
         st[i].skip = !(opt.op_mask & (1u << i));
     }
     batch_describe(&b, st, batch_text, sizeof(batch_text));
-    if (opt.verbose && world_rank == 0) {
+    if ((opt.verbose || opt.dry_run) && world_rank == 0) {
         printf("coll_fuzz: BATCH %s\n", batch_text);
         fflush(stdout);
+    }
+    if (opt.dry_run) {
+        for (int i = 0; i < b.nops; i++) {
+            op_release(&st[i]);
+        }
+        return;
     }
     /* Completion draws differ per rank: MPI lets each complete its way. */
     fz_rng crng = fz_rng_of(fz_key(b.key, 0xc000u + (uint64_t)world_rank));
@@ -1292,10 +1355,11 @@ static void usage(void)
 {
     printf("usage: coll_fuzz [--seed S] [--seeds N] [--seconds T] [--batches B] [--batch I]\n"
            "                 [--only-op I | --ops I,J,...] [--max-bytes BYTES]\n"
-           "                 [--hang-seconds H] [--uniform]\n"
+           "                 [--hang-seconds H] [--uniform | --same-reduce-layout]\n"
+           "                 [--dry-run]\n"
            "                 [--max-reports R] [--verbose]\n"
            "  --seed S         first seed (default 1)\n"
-           "  --seeds N        seeds S .. S+N-1 (default 1; with --seconds: at most N)\n"
+           "  --seeds N        seeds S .. S+N-1 (default 1; with --seconds: no limit)\n"
            "  --seconds T      soak: go on with the next seed until T seconds have passed\n"
            "  --batches B      batches per seed (default 24)\n"
            "  --batch I        run batch I of each seed only (a reproducer)\n"
@@ -1305,8 +1369,11 @@ static void usage(void)
            "  --hang-seconds H a step without progress for H s is a hang (default 60)\n"
            "  --max-reports R  failure reports printed per rank (default 10)\n"
            "  --verbose        rank 0 prints every batch before running it\n"
+           "  --dry-run        rank 0 prints every batch (as rank 0 sees it), nothing runs\n"
            "  --uniform        every rank describes its buffers as comm rank 0 does (no\n"
-           "                   per-rank datatypes: tells whether a failure needs them)\n");
+           "                   per-rank datatypes: tells whether a failure needs them)\n"
+           "  --same-reduce-layout  only reductions without per-rank layouts (MPI's\n"
+           "                   \"same datatype\" read strictly); data movement keeps them\n");
 }
 
 static bool parse_u64(const char *s, uint64_t *out)
@@ -1334,6 +1401,14 @@ static bool parse_args(int argc, char **argv)
             opt.uniform = true;
             continue;
         }
+        if (strcmp(a, "--dry-run") == 0) {
+            opt.dry_run = true;
+            continue;
+        }
+        if (strcmp(a, "--same-reduce-layout") == 0) {
+            opt.same_reduce_layout = true;
+            continue;
+        }
         if (strcmp(a, "--ops") == 0 && i + 1 < argc) {
             /* a comma-separated list of operation indices */
             opt.op_mask = 0;
@@ -1354,6 +1429,7 @@ static bool parse_args(int argc, char **argv)
             opt.seed = v;
         } else if (strcmp(a, "--seeds") == 0 && v > 0) {
             opt.nseeds = v;
+            opt.seeds_given = true;
         } else if (strcmp(a, "--seconds") == 0) {
             opt.seconds = (double)v;
         } else if (strcmp(a, "--batches") == 0 && v > 0 && v < 1000000) {
@@ -1371,6 +1447,9 @@ static bool parse_args(int argc, char **argv)
         } else {
             return false;
         }
+    }
+    if (opt.seconds > 0 && !opt.seeds_given) {
+        opt.nseeds = UINT64_MAX;
     }
     return true;
 }
@@ -1402,8 +1481,10 @@ int main(int argc, char **argv)
     uint64_t seed = opt.seed, done = 0;
     for (;;) {
         set_activity("seed=%" PRIu64 ": starting", seed);
-        if (world_rank == 0 && opt.verbose) {
-            printf("coll_fuzz: SEED %" PRIu64 "\n", seed);
+        if (world_rank == 0) { /* the driver's record of what was started */
+            printf("coll_fuzz: SEED %" PRIu64 " calls before %llu\n", seed,
+                   stats.calls[FZ_BLOCKING] + stats.calls[FZ_NONBLOCKING] +
+                       stats.calls[FZ_PERSISTENT_FORM]);
         }
         if (opt.only_batch >= 0) {
             run_batch(seed, opt.only_batch);
@@ -1419,9 +1500,7 @@ int main(int argc, char **argv)
         int go = 0;
         set_activity("after seed=%" PRIu64 ": control messages", seed);
         if (world_rank == 0) {
-            go = opt.seconds > 0
-                     ? (MPI_Wtime() - t0 < opt.seconds && (opt.nseeds == 1 || done < opt.nseeds))
-                     : done < opt.nseeds;
+            go = done < opt.nseeds && (opt.seconds <= 0 || MPI_Wtime() - t0 < opt.seconds);
             for (int q = 1; q < world_size; q++) {
                 mpi_check(MPI_Send(&go, 1, MPI_INT, q, 7, ctl_comm), "MPI_Send");
             }

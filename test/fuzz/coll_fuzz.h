@@ -200,6 +200,7 @@ typedef struct {
     ptrdiff_t off[2];  /* primitive offsets inside a unit */
     MPI_Datatype type; /* built by fz_desc_build */
     bool owned;        /* fz_desc_free frees it */
+    bool shared;       /* the receive side passes the send side's datatype */
 } fz_desc;
 
 /* Which shapes a description may take. */
