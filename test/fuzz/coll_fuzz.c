@@ -57,7 +57,17 @@ static struct {
     bool seeds_given;
     bool same_reduce_layout; /* reductions: every rank the same layout */
     bool dry_run;            /* print the batches, call nothing */
-} opt = {1, 1, 0, 24, -1, ~0u, ((size_t)1 << 20) + 64, 60, 10, false, false};
+    enum { FZ_INJECT_NONE, FZ_INJECT_VALUE, FZ_INJECT_GUARD, FZ_INJECT_HANG } inject;
+} opt = {
+    .seed = 1,
+    .nseeds = 1,
+    .batches = 24,
+    .only_batch = -1,
+    .op_mask = ~0u,
+    .max_bytes = ((size_t)1 << 20) + 64,
+    .hang_seconds = 60,
+    .max_reports = 10,
+};
 
 static struct {
     unsigned long long calls[FZ_NFORMS], inits, batches, seeds, checks;
@@ -1180,6 +1190,28 @@ static void batch_describe(const fz_batch *b, fz_opstate *st, char *out, size_t 
     }
 }
 
+/* Negative controls (--inject): spoil what the collective left, so that
+ * the checks must report it. */
+static void inject_fault(fz_opstate *st, int nops)
+{
+    if (opt.inject == FZ_INJECT_NONE || world_rank != 0) {
+        return;
+    }
+    for (int i = 0; i < nops; i++) {
+        fz_opstate *s = &st[i];
+        size_t u = s->dc_from > 0 || s->dc_to == 0 ? 0 : s->dc_to; /* a defined unit */
+        if (s->skip || !s->r_used || u >= s->rb.nunits) {
+            continue;
+        }
+        if (opt.inject == FZ_INJECT_VALUE) { /* a byte of an element */
+            s->rb.ptr[fz_desc_offset(&s->rd, u, 0)] ^= 0x40;
+        } else { /* a guard byte before the buffer */
+            s->rb.mem[FZ_GUARD / 2] ^= 0x40;
+        }
+        return;
+    }
+}
+
 static void run_batch(uint64_t seed, int index)
 {
     fz_batch b;
@@ -1222,6 +1254,14 @@ static void run_batch(uint64_t seed, int index)
             }
             snprintf(where, sizeof(where), "seed=%" PRIu64 " batch=%d round=%d op=%d (%s %s)", seed,
                      index, round, i, coll_names[s->pl->coll], form_names[s->pl->form]);
+            if (opt.inject == FZ_INJECT_HANG && world_rank == 1 &&
+                s->comm != comms[FZ_COMM_HALVES]) {
+                /* Negative control: this rank never calls the collective. */
+                set_activity("%s: not called (--inject hang)", where);
+                for (;;) {
+                    pause();
+                }
+            }
             switch (s->pl->form) {
                 case FZ_BLOCKING:
                     set_activity("%s: blocking call", where);
@@ -1264,6 +1304,7 @@ static void run_batch(uint64_t seed, int index)
             st[owner[j]].req = reqs[j]; /* persistent ones stay allocated */
         }
         set_activity("seed=%" PRIu64 " batch=%d round=%d: checking", seed, index, round);
+        inject_fault(st, b.nops);
         for (int i = 0; i < b.nops; i++) {
             if (!st[i].skip) {
                 op_check(&st[i], i, round);
@@ -1356,7 +1397,7 @@ static void usage(void)
     printf("usage: coll_fuzz [--seed S] [--seeds N] [--seconds T] [--batches B] [--batch I]\n"
            "                 [--only-op I | --ops I,J,...] [--max-bytes BYTES]\n"
            "                 [--hang-seconds H] [--uniform | --same-reduce-layout]\n"
-           "                 [--dry-run]\n"
+           "                 [--dry-run] [--inject value|guard|hang]\n"
            "                 [--max-reports R] [--verbose]\n"
            "  --seed S         first seed (default 1)\n"
            "  --seeds N        seeds S .. S+N-1 (default 1; with --seconds: no limit)\n"
@@ -1370,6 +1411,8 @@ static void usage(void)
            "  --max-reports R  failure reports printed per rank (default 10)\n"
            "  --verbose        rank 0 prints every batch before running it\n"
            "  --dry-run        rank 0 prints every batch (as rank 0 sees it), nothing runs\n"
+           "  --inject K       negative control: rank 0 spoils an element (value) or a guard\n"
+           "                   byte (guard) after each round, or rank 1 never calls (hang)\n"
            "  --uniform        every rank describes its buffers as comm rank 0 does (no\n"
            "                   per-rank datatypes: tells whether a failure needs them)\n"
            "  --same-reduce-layout  only reductions without per-rank layouts (MPI's\n"
@@ -1418,6 +1461,19 @@ static bool parse_args(int argc, char **argv)
                 } else if (*c != ',') {
                     return false;
                 }
+            }
+            continue;
+        }
+        if (strcmp(a, "--inject") == 0 && i + 1 < argc) {
+            const char *k = argv[++i];
+            if (strcmp(k, "value") == 0) {
+                opt.inject = FZ_INJECT_VALUE;
+            } else if (strcmp(k, "guard") == 0) {
+                opt.inject = FZ_INJECT_GUARD;
+            } else if (strcmp(k, "hang") == 0) {
+                opt.inject = FZ_INJECT_HANG;
+            } else {
+                return false;
             }
             continue;
         }

@@ -229,17 +229,29 @@ classify_log() { # CONFIG NP LOG
         fi
         bufpool_only=$((bufpool_only + 1))
         detail="batch alone: $alone"
+        found=
         scope="--seed $s --batch $b"
         if [ $alone = no ]; then
             scope="--seed $s --seeds 1"
             detail="$detail (the whole seed is the reproducer)"
-        elif [ -n "$op" ]; then
-            run_job "$cl_cfg" "$cl_np" "$base.op.log" --seed "$s" --batch "$b" --only-op "$op"
-            if log_fails "$base.op.log" "$s" "$b"; then
-                scope="--seed $s --batch $b --only-op $op"
-                detail="$detail, operation $op alone: yes"
+        else
+            # The operation alone: the one reported first, then (a hang
+            # while completing several, or a task that failed while another
+            # call progressed it) each in turn until one fails alone.
+            found=
+            for i in $op $(echo 0 1 2 3 4 5 6 7 | sed "s/\<$op\>//"); do
+                run_job "$cl_cfg" "$cl_np" "$base.op$i.log" --seed "$s" --batch "$b" --only-op "$i"
+                if log_fails "$base.op$i.log" "$s" "$b"; then
+                    found=$i
+                    break
+                fi
+            done
+            if [ -n "$found" ]; then
+                scope="--seed $s --batch $b --only-op $found"
+                detail="$detail, operation $found alone: yes"
+                [ -n "$op" ] || op=$found
             else
-                detail="$detail, operation $op alone: no"
+                detail="$detail, ${op:+operation $op }alone: no"
             fi
         fi
         # shellcheck disable=SC2086 # scope is several arguments
@@ -252,7 +264,10 @@ classify_log() { # CONFIG NP LOG
         say "coll_fuzz.sh: BUFPOOL-ONLY config=$cl_cfg np=$cl_np seed=$s batch=$b${op:+ op=$op}: $what"
         say "coll_fuzz.sh:   stock passes (3 runs); $detail"
         say "coll_fuzz.sh:   reproduce: mpirun -np $cl_np $(config_mca "$cl_cfg") $prog $extra $scope (logs: $base.*)"
-        grep -E "^coll_fuzz: CONTEXT seed=$s batch=$b " "$cl_log" | sort -u | head -n 12 >>"$report"
+        ctx_log=$cl_log
+        [ -z "$found" ] || ctx_log=$base.op$found.log
+        grep -E "^coll_fuzz: (CONTEXT seed=$s batch=$b |(HANG|CRASH|FAIL) batch: )" "$ctx_log" |
+            sort -u | head -n 12 | cut -c1-1500 >>"$report"
     done <"$out/batches.$$"
     rm -f "$out/batches.$$"
 }
@@ -299,6 +314,25 @@ run_seeds() { # CONFIG NP FIRST COUNT SECONDS (rs_ names: no locals in sh)
 
 start=$(date +%s)
 echo "coll_fuzz.sh: $prog $extra; configurations: $configs; processes: $nps; logs in $out"
+
+# Negative controls (stock Open MPI, 2 processes): a spoiled element and a
+# spoiled guard byte must be reported, and a rank that never calls must be
+# reported as a hang by the watchdog, with the seed.
+if [ "$soak" -eq 0 ]; then
+    for inject in value guard hang; do
+        hs=$hang
+        [ $inject != hang ] || hang=3
+        run_job stock 2 "$out/control-$inject.log" --seed 11 --batches 2 --inject $inject
+        hang=$hs
+        want='^coll_fuzz: FAIL seed=11 batch=0 '
+        [ $inject != hang ] || want='^coll_fuzz: HANG rank [01]: .*seed=11 batch='
+        if [ $job_rc = 0 ] || ! grep -q "$want" "$out/control-$inject.log"; then
+            say "coll_fuzz.sh: FAILURE: negative control --inject $inject was not reported (exit $job_rc; see $out/control-$inject.log)"
+            bufpool_only=$((bufpool_only + 1))
+        fi
+    done
+    echo "coll_fuzz.sh: negative controls (spoiled element, spoiled guard, hang) reported: $([ $bufpool_only = 0 ] && echo yes || echo NO)"
+fi
 if [ "$soak" -gt 0 ]; then
     summary=$out/soak-summary.txt
     : >"$summary"
