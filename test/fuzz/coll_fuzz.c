@@ -48,7 +48,9 @@ static struct {
     double seconds;
     int batches;
     int only_batch;
-    unsigned op_mask; /* operations of a batch that run (bit i: operation i) */
+    unsigned op_mask;   /* operations of a batch that run (bit i: operation i) */
+    unsigned coll_mask; /* collectives that run (bit fz_coll) */
+    unsigned form_mask; /* forms that run (bit fz_form) */
     size_t max_bytes;
     int hang_seconds;
     int max_reports;
@@ -64,6 +66,8 @@ static struct {
     .batches = 24,
     .only_batch = -1,
     .op_mask = ~0u,
+    .coll_mask = ~0u,
+    .form_mask = ~0u,
     .max_bytes = ((size_t)1 << 20) + 64,
     .hang_seconds = 60,
     .max_reports = 10,
@@ -587,6 +591,10 @@ static void arg_text(const fz_opplan *o, int p, int q, int role, char *out, size
     plan_garbage(o, q, g);
     if (used[role]) {
         fz_desc_name(&d[role], out, len);
+        if (role == 1 && used[0] && d[1].shared && !fz_coll_reduces(o->coll)) {
+            size_t at = strlen(out);
+            snprintf(out + at, len - at, " (the send datatype's handle)");
+        }
         return;
     }
     bool root = q == (int)(o->root_raw % (uint32_t)p);
@@ -1221,7 +1229,8 @@ static void run_batch(uint64_t seed, int index)
     plan_batch(&b, seed, index);
     for (int i = 0; i < b.nops; i++) {
         op_prepare(&st[i], &b.ops[i], i);
-        st[i].skip = !(opt.op_mask & (1u << i));
+        st[i].skip = !(opt.op_mask & (1u << i)) || !(opt.coll_mask & (1u << b.ops[i].coll)) ||
+                     !(opt.form_mask & (1u << b.ops[i].form));
     }
     batch_describe(&b, st, batch_text, sizeof(batch_text));
     if ((opt.verbose || opt.dry_run) && world_rank == 0) {
@@ -1395,7 +1404,8 @@ static void pvars_end(char *out, size_t len)
 static void usage(void)
 {
     printf("usage: coll_fuzz [--seed S] [--seeds N] [--seconds T] [--batches B] [--batch I]\n"
-           "                 [--only-op I | --ops I,J,...] [--max-bytes BYTES]\n"
+           "                 [--only-op I | --ops I,J,...] [--colls LIST] [--forms LIST]\n"
+           "                 [--max-bytes BYTES]\n"
            "                 [--hang-seconds H] [--uniform | --same-reduce-layout]\n"
            "                 [--dry-run] [--inject value|guard|hang]\n"
            "                 [--max-reports R] [--verbose]\n"
@@ -1406,6 +1416,9 @@ static void usage(void)
            "  --batch I        run batch I of each seed only (a reproducer)\n"
            "  --only-op I      and only its operation I (the others are not called)\n"
            "  --ops I,J,...    and only these of its operations\n"
+           "  --colls A,B,...  call only these collectives (allreduce, ..., scatter)\n"
+           "  --forms A,...    call only these forms (blocking, nonblocking, persistent)\n"
+           "                   (the others are drawn all the same: seeds keep their meaning)\n"
            "  --max-bytes M    largest message per rank or block (default 1 MiB + 64)\n"
            "  --hang-seconds H a step without progress for H s is a hang (default 60)\n"
            "  --max-reports R  failure reports printed per rank (default 10)\n"
@@ -1462,6 +1475,26 @@ static bool parse_args(int argc, char **argv)
                     return false;
                 }
             }
+            continue;
+        }
+        if ((strcmp(a, "--colls") == 0 || strcmp(a, "--forms") == 0) && i + 1 < argc) {
+            /* comma-separated names: the others are drawn but not called */
+            bool colls = strcmp(a, "--colls") == 0;
+            unsigned mask = 0;
+            char list[256];
+            snprintf(list, sizeof(list), "%s", argv[++i]);
+            for (char *save = NULL, *w = strtok_r(list, ",", &save); w != NULL;
+                 w = strtok_r(NULL, ",", &save)) {
+                int n = colls ? FZ_NCOLLS : FZ_NFORMS, k = 0;
+                while (k < n && strcmp(w, colls ? coll_names[k] : form_names[k]) != 0) {
+                    k++;
+                }
+                if (k == n) {
+                    return false;
+                }
+                mask |= 1u << k;
+            }
+            *(colls ? &opt.coll_mask : &opt.form_mask) = mask;
             continue;
         }
         if (strcmp(a, "--inject") == 0 && i + 1 < argc) {
