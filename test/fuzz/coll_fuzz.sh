@@ -25,6 +25,9 @@
 #   --classify-max N      classify at most N failures (FUZZ_CLASSIFY_MAX,
 #                         default 12); later ones are listed unclassified
 #   --no-classify         report failures without the stock reruns
+#   --reclassify DIR      classify what DIR/failures.txt (an earlier run's
+#                         output) lists as not classified, from its job logs
+#                         (give the same --args); results in DIR/reclassified
 #   --out DIR             logs (default $top_builddir/test/fuzz/coll_fuzz.d)
 #   --build-dir DIR       build tree when run by hand (default: ./_build of
 #                         the source tree, or the current directory)
@@ -59,6 +62,7 @@ chunk=${FUZZ_CHUNK:-120}
 extra=${FUZZ_ARGS:-}
 classify_max=${FUZZ_CLASSIFY_MAX:-12}
 classify=1
+reclassify=
 out=
 build=
 case ${BUFPOOL_TEST_QUICK:-0} in
@@ -87,6 +91,7 @@ while [ $# -gt 0 ]; do
         --args) extra=${2:?}; shift ;;
         --classify-max) classify_max=${2:?}; shift ;;
         --no-classify) classify=0 ;;
+        --reclassify) reclassify=${2:?}; shift ;;
         --out) out=${2:?}; shift ;;
         --build-dir) build=${2:?}; shift ;;
         -h | --help) usage ;;
@@ -120,6 +125,7 @@ if [ ! -x "$prog" ]; then
     exit 2
 fi
 out=${out:-$top_builddir/test/fuzz/coll_fuzz.d}
+[ -z "$reclassify" ] || out=$reclassify/reclassified
 mkdir -p "$out" || exit 2
 runner=$top_srcdir/test/mpi/run-mpi-test.sh
 # A hang costs the watchdog's time; the job's own limit catches the rest.
@@ -314,6 +320,29 @@ run_seeds() { # CONFIG NP FIRST COUNT SECONDS (rs_ names: no locals in sh)
 }
 
 start=$(date +%s)
+if [ -n "$reclassify" ]; then
+    classify_max=1000000
+    # What the earlier run classified already is not done again.
+    # shellcheck disable=SC2013 # one key per word
+    for key in $(sed -n 's/^coll_fuzz.sh: \(BUFPOOL-ONLY\|STOCK\) config=\([^ ]*\) np=\([0-9]*\) seed=\([0-9]*\) batch=\([0-9]*\).*/\2\/\3\/\4\/\5/p' \
+        "$reclassify/failures.txt"); do
+        seen="$seen$key "
+    done
+    sed -n 's/^coll_fuzz.sh: FAILURE config=\([^ ]*\) np=\([0-9]*\) seed=\([0-9]*\) batch=\([0-9]*\).*not classified.*/\1 \2 \3 \4/p' \
+        "$reclassify/failures.txt" >"$out/todo.$$"
+    while read -r c n s b; do
+        log=$(grep -l -E "^coll_fuzz: (FAIL|HANG|CRASH).*seed=$s batch=${b}[^0-9]" "$reclassify/$c-np$n-from"*.log 2>/dev/null | head -n 1)
+        if [ -n "$log" ]; then
+            classify_log "$c" "$n" "$log" </dev/null
+        else
+            echo "coll_fuzz.sh: no job log of $c np=$n seed=$s batch=$b in $reclassify"
+        fi
+    done <"$out/todo.$$"
+    rm -f "$out/todo.$$"
+    echo "coll_fuzz.sh: reclassified in $(($(date +%s) - start)) s: $bufpool_only against bufpool, $stock_only shared with stock Open MPI (see $report)"
+    [ $bufpool_only = 0 ] || exit 1
+    exit 0
+fi
 echo "coll_fuzz.sh: $prog $extra; configurations: $configs; processes: $nps; logs in $out"
 
 # Negative controls (stock Open MPI, 2 processes): a spoiled element and a
