@@ -16,12 +16,7 @@
 #ifndef COLL_LATENCY_H
 #define COLL_LATENCY_H
 
-#include <mpi.h>
-/* Open MPI 4.1's persistent collectives are the pcollreq extension's
- * MPIX_<Coll>_init; from 5.0 they are MPI-4's MPI_<Coll>_init in mpi.h. */
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-#include <mpi-ext.h>
-#endif
+#include "pcoll.h"
 #include <stddef.h>
 #include <stdio.h>
 

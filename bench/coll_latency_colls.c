@@ -347,17 +347,12 @@ static size_t bytes_block_of_vector(size_t size, int nprocs, int rank)
 /* ------------------------------------------------------------------------ */
 /* Nonblocking and persistent forms: the same arguments as the calls above  */
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define PERSISTENT(name) MPIX_##name##_init
-#else
-#define PERSISTENT(name) MPI_##name##_init
-#endif
 
 /* MPI_I<coll> (persistent 0) or MPI_<Coll>_init (persistent 1). */
 #define START(name, iname, ...)                                                                    \
     static int start_##name(const coll_args *a, MPI_Comm comm, int persistent, MPI_Request *req)   \
     {                                                                                              \
-        return persistent ? PERSISTENT(iname)(__VA_ARGS__, comm, MPI_INFO_NULL, req)               \
+        return persistent ? PCOLL_INIT(iname)(__VA_ARGS__, comm, MPI_INFO_NULL, req)               \
                           : MPI_I##name(__VA_ARGS__, comm, req);                                   \
     }
 START(allreduce, Allreduce, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM)

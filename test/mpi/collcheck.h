@@ -19,12 +19,7 @@
 #ifndef COLLCHECK_H
 #define COLLCHECK_H
 
-#include <mpi.h>
-/* Open MPI 4.1's persistent collectives are the pcollreq extension's
- * MPIX_<Coll>_init; from 5.0 they are MPI-4's MPI_<Coll>_init in mpi.h. */
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-#include <mpi-ext.h>
-#endif
+#include "pcoll.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,13 +59,6 @@ typedef enum {
  * call, or MPI_<Coll>_init, MPI_Start twice, MPI_Request_free. */
 typedef enum { CC_FORM_BLOCKING, CC_FORM_NONBLOCKING, CC_FORM_PERSISTENT, CC_NFORMS } cc_form;
 
-/* Persistent collectives: MPI-4's MPI_<Coll>_init (Open MPI 5.0 on), or
- * the pcollreq extension's MPIX_<Coll>_init (Open MPI 4.1). */
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define CC_PERSISTENT(name) MPIX_##name##_init
-#else
-#define CC_PERSISTENT(name) MPI_##name##_init
-#endif
 
 typedef enum {
     CC_COMM_WORLD,

@@ -129,21 +129,21 @@ static int move_issue(cc_form form, cc_coll coll, const void *sbuf, int scount, 
         case CC_FORM_PERSISTENT:
             switch (coll) {
                 case CC_BCAST:
-                    return NULL != sbuf ? CC_PERSISTENT(Bcast)((void *)sbuf, scount, st, root, comm,
+                    return NULL != sbuf ? PCOLL_INIT(Bcast)((void *)sbuf, scount, st, root, comm,
                                                                MPI_INFO_NULL, req)
-                                        : CC_PERSISTENT(Bcast)(rbuf, rcount, rt, root, comm,
+                                        : PCOLL_INIT(Bcast)(rbuf, rcount, rt, root, comm,
                                                                MPI_INFO_NULL, req);
                 case CC_ALLGATHER:
-                    return CC_PERSISTENT(Allgather)(sbuf, scount, st, rbuf, rcount, rt, comm,
+                    return PCOLL_INIT(Allgather)(sbuf, scount, st, rbuf, rcount, rt, comm,
                                                     MPI_INFO_NULL, req);
                 case CC_ALLTOALL:
-                    return CC_PERSISTENT(Alltoall)(sbuf, scount, st, rbuf, rcount, rt, comm,
+                    return PCOLL_INIT(Alltoall)(sbuf, scount, st, rbuf, rcount, rt, comm,
                                                    MPI_INFO_NULL, req);
                 case CC_GATHER:
-                    return CC_PERSISTENT(Gather)(sbuf, scount, st, rbuf, rcount, rt, root, comm,
+                    return PCOLL_INIT(Gather)(sbuf, scount, st, rbuf, rcount, rt, root, comm,
                                                  MPI_INFO_NULL, req);
                 default:
-                    return CC_PERSISTENT(Scatter)(sbuf, scount, st, rbuf, rcount, rt, root, comm,
+                    return PCOLL_INIT(Scatter)(sbuf, scount, st, rbuf, rcount, rt, root, comm,
                                                   MPI_INFO_NULL, req);
             }
         default:

@@ -102,21 +102,21 @@ static int reduce_issue(cc_form form, cc_coll coll, const void *sbuf, void *rbuf
         case CC_FORM_PERSISTENT:
             switch (coll) {
                 case CC_ALLREDUCE:
-                    return CC_PERSISTENT(Allreduce)(sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
+                    return PCOLL_INIT(Allreduce)(sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
                                                     req);
                 case CC_REDUCE:
-                    return CC_PERSISTENT(Reduce)(sbuf, rbuf, count, dt, op, root, comm,
+                    return PCOLL_INIT(Reduce)(sbuf, rbuf, count, dt, op, root, comm,
                                                  MPI_INFO_NULL, req);
                 case CC_REDUCE_SCATTER:
-                    return CC_PERSISTENT(Reduce_scatter)(sbuf, rbuf, recvcounts, dt, op, comm,
+                    return PCOLL_INIT(Reduce_scatter)(sbuf, rbuf, recvcounts, dt, op, comm,
                                                          MPI_INFO_NULL, req);
                 case CC_REDUCE_SCATTER_BLOCK:
-                    return CC_PERSISTENT(Reduce_scatter_block)(sbuf, rbuf, count, dt, op, comm,
+                    return PCOLL_INIT(Reduce_scatter_block)(sbuf, rbuf, count, dt, op, comm,
                                                                MPI_INFO_NULL, req);
                 case CC_SCAN:
-                    return CC_PERSISTENT(Scan)(sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL, req);
+                    return PCOLL_INIT(Scan)(sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL, req);
                 default:
-                    return CC_PERSISTENT(Exscan)(sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
+                    return PCOLL_INIT(Exscan)(sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
                                                  req);
             }
         default:

@@ -26,10 +26,7 @@
  *                 scatter's, MPI_IN_PLACE at the root; every form.
  * --case=all runs them all.  Exit status 0 when every check passed.
  */
-#include <mpi.h>
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-#include <mpi-ext.h>
-#endif
+#include "pcoll.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,11 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define PERSISTENT(name) MPIX_##name##_init
-#else
-#define PERSISTENT(name) MPI_##name##_init
-#endif
 
 static int rank, size, failures;
 static long checks;
@@ -157,7 +149,7 @@ static void case_alltoall(void)
                     mpi_ok(MPI_Ialltoall(s, sc, st, r, rc, rt, MPI_COMM_WORLD, &req),
                            "MPI_Ialltoall");
                 } else {
-                    mpi_ok(PERSISTENT(Alltoall)(s, sc, st, r, rc, rt, MPI_COMM_WORLD, MPI_INFO_NULL,
+                    mpi_ok(PCOLL_INIT(Alltoall)(s, sc, st, r, rc, rt, MPI_COMM_WORLD, MPI_INFO_NULL,
                                                 &req),
                            "MPI_Alltoall_init");
                 }
@@ -236,7 +228,7 @@ static void case_layouts(void)
 #define CALL3(name, iname, ...)                                                                    \
     (BLOCKING == f      ? MPI_##name(__VA_ARGS__)                                                  \
      : NONBLOCKING == f ? MPI_##iname(__VA_ARGS__, rq)                                             \
-                        : PERSISTENT(name)(__VA_ARGS__, MPI_INFO_NULL, rq))
+                        : PCOLL_INIT(name)(__VA_ARGS__, MPI_INFO_NULL, rq))
                 switch (coll) {
                     case 0:
                         rc = CALL3(Allreduce, Iallreduce, s, r, (int)n, dt, op, MPI_COMM_WORLD);
@@ -321,9 +313,9 @@ static void case_inplace(void)
                             : MPI_Iscan(sbuf, r, (int)n, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
                                         &req);
                 } else {
-                    rc = ex ? PERSISTENT(Exscan)(sbuf, r, (int)n, MPI_LONG_LONG, MPI_SUM,
+                    rc = ex ? PCOLL_INIT(Exscan)(sbuf, r, (int)n, MPI_LONG_LONG, MPI_SUM,
                                                  MPI_COMM_WORLD, MPI_INFO_NULL, &req)
-                            : PERSISTENT(Scan)(sbuf, r, (int)n, MPI_LONG_LONG, MPI_SUM,
+                            : PCOLL_INIT(Scan)(sbuf, r, (int)n, MPI_LONG_LONG, MPI_SUM,
                                                MPI_COMM_WORLD, MPI_INFO_NULL, &req);
                 }
                 mpi_ok(rc, ex ? "exscan" : "scan");
@@ -390,7 +382,7 @@ static void case_rooted(void)
                                  ? MPI_Gather(sb, sc, st, rb, rcnt, rt, root, MPI_COMM_WORLD)
                              : NONBLOCKING == f
                                  ? MPI_Igather(sb, sc, st, rb, rcnt, rt, root, MPI_COMM_WORLD, &req)
-                                 : PERSISTENT(Gather)(sb, sc, st, rb, rcnt, rt, root,
+                                 : PCOLL_INIT(Gather)(sb, sc, st, rb, rcnt, rt, root,
                                                       MPI_COMM_WORLD, MPI_INFO_NULL, &req);
                     } else {
                         const void *sb = is_root ? all : NULL;
@@ -404,7 +396,7 @@ static void case_rooted(void)
                                 ? MPI_Scatter(sb, sc, st, rb, rcnt, rt, root, MPI_COMM_WORLD)
                             : NONBLOCKING == f
                                 ? MPI_Iscatter(sb, sc, st, rb, rcnt, rt, root, MPI_COMM_WORLD, &req)
-                                : PERSISTENT(Scatter)(sb, sc, st, rb, rcnt, rt, root,
+                                : PCOLL_INIT(Scatter)(sb, sc, st, rb, rcnt, rt, root,
                                                       MPI_COMM_WORLD, MPI_INFO_NULL, &req);
                     }
                     mpi_ok(rc, scatter ? "scatter" : "gather");

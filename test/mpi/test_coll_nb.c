@@ -252,7 +252,7 @@ static void freed_in_flight(void)
     MPI_Op_create(user_sum, 1, &op);
     c.form = CC_FORM_PERSISTENT;
     cc_check_mpi(
-        &c, CC_PERSISTENT(Allreduce)(in, out, n / 2, pair, op, MPI_COMM_WORLD, MPI_INFO_NULL, &req),
+        &c, PCOLL_INIT(Allreduce)(in, out, n / 2, pair, op, MPI_COMM_WORLD, MPI_INFO_NULL, &req),
         "persistent allreduce init");
     MPI_Type_free(&pair);
     MPI_Op_free(&op);
@@ -295,7 +295,7 @@ static void free_active(cc_form form)
     }
     if (form == CC_FORM_PERSISTENT) {
         cc_check_mpi(&c,
-                     CC_PERSISTENT(Allreduce)(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                     PCOLL_INIT(Allreduce)(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
                                               MPI_INFO_NULL, &req),
                      "persistent allreduce init");
         cc_check_mpi(&c, MPI_Start(&req), "MPI_Start");

@@ -31,10 +31,7 @@
  * --mca coll_bufpool_rules_default off, where its own defaults serve
  * every size).  Exit status 0 when every check passed.
  */
-#include <mpi.h>
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-#include <mpi-ext.h>
-#endif
+#include "pcoll.h"
 #include "pvar_util.h"
 
 #include <pthread.h>
@@ -45,11 +42,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define PERSISTENT(name) MPIX_##name##_init
-#else
-#define PERSISTENT(name) MPI_##name##_init
-#endif
 
 static int rank, size, failures;
 static bool expect_bufpool;
@@ -122,7 +114,7 @@ static void case_tag_wrap(void)
              * slots, posted as segments complete, while the nonblocking
              * ones (out of place) post theirs at once; on a shared block
              * a message of one would match a receive of the other. */
-            mpi_ok(PERSISTENT(Allreduce)(MPI_IN_PLACE, precv[npersist], WRAP_COUNT, MPI_LONG_LONG,
+            mpi_ok(PCOLL_INIT(Allreduce)(MPI_IN_PLACE, precv[npersist], WRAP_COUNT, MPI_LONG_LONG,
                                          MPI_SUM, comm, MPI_INFO_NULL, &preq[npersist]),
                    "MPI_Allreduce_init");
             npersist++;
@@ -420,12 +412,12 @@ static void case_finalize(void)
     for (int i = 0; i < 1024; i++) {
         bbuf[i] = 0 == rank ? i * 3 : -1;
     }
-    mpi_ok(PERSISTENT(Allreduce)(send, recv, 1024, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
+    mpi_ok(PCOLL_INIT(Allreduce)(send, recv, 1024, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
                                  MPI_INFO_NULL, &req[0]),
            "MPI_Allreduce_init");
-    mpi_ok(PERSISTENT(Bcast)(bbuf, 1024, MPI_INT, 0, dup, MPI_INFO_NULL, &req[1]),
+    mpi_ok(PCOLL_INIT(Bcast)(bbuf, 1024, MPI_INT, 0, dup, MPI_INFO_NULL, &req[1]),
            "MPI_Bcast_init");
-    mpi_ok(PERSISTENT(Allreduce)(send, recv2, 1024, MPI_LONG_LONG, MPI_SUM, dup, MPI_INFO_NULL,
+    mpi_ok(PCOLL_INIT(Allreduce)(send, recv2, 1024, MPI_LONG_LONG, MPI_SUM, dup, MPI_INFO_NULL,
                                  &req[2]),
            "MPI_Allreduce_init");
     mpi_ok(MPI_Startall(3, req), "MPI_Startall");

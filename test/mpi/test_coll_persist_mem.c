@@ -127,7 +127,7 @@ int main(int argc, char **argv)
             }
             MPI_Request req;
             cc_check_mpi(&c,
-                         CC_PERSISTENT(Allreduce)(in_place ? MPI_IN_PLACE : in, out, n, MPI_DOUBLE,
+                         PCOLL_INIT(Allreduce)(in_place ? MPI_IN_PLACE : in, out, n, MPI_DOUBLE,
                                                   MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req),
                          "persistent allreduce init");
             cc_check_mpi(&c, MPI_Start(&req), "MPI_Start");
