@@ -347,7 +347,6 @@ static size_t bytes_block_of_vector(size_t size, int nprocs, int rank)
 /* ------------------------------------------------------------------------ */
 /* Nonblocking and persistent forms: the same arguments as the calls above  */
 
-
 /* MPI_I<coll> (persistent 0) or MPI_<Coll>_init (persistent 1). */
 #define START(name, iname, ...)                                                                    \
     static int start_##name(const coll_args *a, MPI_Comm comm, int persistent, MPI_Request *req)   \

@@ -59,7 +59,6 @@ typedef enum {
  * call, or MPI_<Coll>_init, MPI_Start twice, MPI_Request_free. */
 typedef enum { CC_FORM_BLOCKING, CC_FORM_NONBLOCKING, CC_FORM_PERSISTENT, CC_NFORMS } cc_form;
 
-
 typedef enum {
     CC_COMM_WORLD,
     CC_COMM_DUP,

@@ -130,21 +130,21 @@ static int move_issue(cc_form form, cc_coll coll, const void *sbuf, int scount, 
             switch (coll) {
                 case CC_BCAST:
                     return NULL != sbuf ? PCOLL_INIT(Bcast)((void *)sbuf, scount, st, root, comm,
-                                                               MPI_INFO_NULL, req)
+                                                            MPI_INFO_NULL, req)
                                         : PCOLL_INIT(Bcast)(rbuf, rcount, rt, root, comm,
-                                                               MPI_INFO_NULL, req);
+                                                            MPI_INFO_NULL, req);
                 case CC_ALLGATHER:
                     return PCOLL_INIT(Allgather)(sbuf, scount, st, rbuf, rcount, rt, comm,
-                                                    MPI_INFO_NULL, req);
+                                                 MPI_INFO_NULL, req);
                 case CC_ALLTOALL:
                     return PCOLL_INIT(Alltoall)(sbuf, scount, st, rbuf, rcount, rt, comm,
-                                                   MPI_INFO_NULL, req);
+                                                MPI_INFO_NULL, req);
                 case CC_GATHER:
                     return PCOLL_INIT(Gather)(sbuf, scount, st, rbuf, rcount, rt, root, comm,
-                                                 MPI_INFO_NULL, req);
+                                              MPI_INFO_NULL, req);
                 default:
                     return PCOLL_INIT(Scatter)(sbuf, scount, st, rbuf, rcount, rt, root, comm,
-                                                  MPI_INFO_NULL, req);
+                                               MPI_INFO_NULL, req);
             }
         default:
             switch (coll) {

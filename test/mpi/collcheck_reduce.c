@@ -103,21 +103,20 @@ static int reduce_issue(cc_form form, cc_coll coll, const void *sbuf, void *rbuf
             switch (coll) {
                 case CC_ALLREDUCE:
                     return PCOLL_INIT(Allreduce)(sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
-                                                    req);
+                                                 req);
                 case CC_REDUCE:
-                    return PCOLL_INIT(Reduce)(sbuf, rbuf, count, dt, op, root, comm,
-                                                 MPI_INFO_NULL, req);
+                    return PCOLL_INIT(Reduce)(sbuf, rbuf, count, dt, op, root, comm, MPI_INFO_NULL,
+                                              req);
                 case CC_REDUCE_SCATTER:
                     return PCOLL_INIT(Reduce_scatter)(sbuf, rbuf, recvcounts, dt, op, comm,
-                                                         MPI_INFO_NULL, req);
+                                                      MPI_INFO_NULL, req);
                 case CC_REDUCE_SCATTER_BLOCK:
                     return PCOLL_INIT(Reduce_scatter_block)(sbuf, rbuf, count, dt, op, comm,
-                                                               MPI_INFO_NULL, req);
+                                                            MPI_INFO_NULL, req);
                 case CC_SCAN:
                     return PCOLL_INIT(Scan)(sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL, req);
                 default:
-                    return PCOLL_INIT(Exscan)(sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
-                                                 req);
+                    return PCOLL_INIT(Exscan)(sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL, req);
             }
         default:
             switch (coll) {

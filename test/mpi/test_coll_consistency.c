@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int rank, size, failures;
 static long checks;
 

@@ -296,7 +296,7 @@ static void free_active(cc_form form)
     if (form == CC_FORM_PERSISTENT) {
         cc_check_mpi(&c,
                      PCOLL_INIT(Allreduce)(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
-                                              MPI_INFO_NULL, &req),
+                                           MPI_INFO_NULL, &req),
                      "persistent allreduce init");
         cc_check_mpi(&c, MPI_Start(&req), "MPI_Start");
     } else {

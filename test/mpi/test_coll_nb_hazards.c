@@ -42,7 +42,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 static int rank, size, failures;
 static bool expect_bufpool;
 static long rounds = -1;

@@ -128,7 +128,7 @@ int main(int argc, char **argv)
             MPI_Request req;
             cc_check_mpi(&c,
                          PCOLL_INIT(Allreduce)(in_place ? MPI_IN_PLACE : in, out, n, MPI_DOUBLE,
-                                                  MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req),
+                                               MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req),
                          "persistent allreduce init");
             cc_check_mpi(&c, MPI_Start(&req), "MPI_Start");
             cc_check_mpi(&c, MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait");
