@@ -431,10 +431,13 @@ static int alg_on(bufpool_coll_id_t id, int p, int hosts, size_t bytes, bool com
 static void test_measured_rows(void)
 {
     const int P = BUFPOOL_ALG_PREVIOUS;
-    /* allreduce: p >= 16 one host hands 4K-128K back; p 8-15 takes rsag up
-     * to 16K (non-commutative: recursive doubling as before); across 2-4
+    /* allreduce: one host p >= 8 hands back below 4K (tuned's own
+     * recursive doubling), p >= 16 also 4K-128K; p 8-15 takes rsag up to
+     * 16K (non-commutative: recursive doubling as before); across 2-4
      * hosts p >= 16 hands back from 64K. */
-    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 4 * K - 4), BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 4 * K - 4), P);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 8, 1, 8), P);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 7, 1, 8), BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 4 * K), P);
     UNIT_CHECK_EQ_U64(ON(allreduce, 64, 1, 128 * K), P);
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 128 * K + 4), BUFPOOL_ALLREDUCE_RSAG);
@@ -445,11 +448,12 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(allreduce, 7, 1, 8 * K), BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 4, 64 * K), P);
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 2, 16 * M), P);
-    /* reduce: one host p >= 8 hands back below 64K and takes rsg at
+    /* reduce: one host p >= 8 hands back below 128K and takes rsg at
      * 256K-512K; across 2-4 hosts p >= 16 hands back below 256K and takes
      * binary up to 1M. */
-    UNIT_CHECK_EQ_U64(ON(reduce, 8, 1, 64 * K - 4), P);
-    UNIT_CHECK_EQ_U64(ON(reduce, 8, 1, 64 * K), BUFPOOL_REDUCE_BINARY);
+    UNIT_CHECK_EQ_U64(ON(reduce, 8, 1, 64 * K), P);
+    UNIT_CHECK_EQ_U64(ON(reduce, 16, 1, 128 * K - 4), P);
+    UNIT_CHECK_EQ_U64(ON(reduce, 8, 1, 128 * K), BUFPOOL_REDUCE_BINARY);
     UNIT_CHECK_EQ_U64(ON(reduce, 4, 1, 32 * K), BUFPOOL_REDUCE_BINARY);
     UNIT_CHECK_EQ_U64(ON(reduce, 16, 1, 256 * K), BUFPOOL_REDUCE_RSG);
     UNIT_CHECK_EQ_U64(ON(reduce, 4, 1, 256 * K), P);
