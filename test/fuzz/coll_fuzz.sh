@@ -234,11 +234,33 @@ classify_log() { # CONFIG NP LOG
             say "coll_fuzz.sh: STOCK config=$cl_cfg np=$cl_np seed=$s batch=$b${op:+ op=$op} (Open MPI fails it without bufpool too: not counted): $what"
             continue
         fi
+        # A failure that neither the batch nor its seed reproduces came from
+        # earlier in the job: a heap that an earlier call corrupted (Open
+        # MPI's own buffers with some derived types) fails a later free.
+        # The job up to this seed is then the reproducer, on both sides.
+        first=$(sed -n 's/^coll_fuzz: SEED \([0-9][0-9]*\) .*/\1/p' "$cl_log" | head -n 1)
+        if [ "$alone" = no ] && [ -n "$first" ] && [ "$first" -lt "$s" ]; then
+            run_job "$cl_cfg" "$cl_np" "$base.seed.log" --seed "$s" --seeds 1
+            if ! log_fails "$base.seed.log" "$s" "$b"; then
+                run_job stock "$cl_np" "$base.stockjob.log" --seed "$first" --seeds $((s - first + 1))
+                # The same kind of failure (a crash for a crash) counts.
+                kind=$(echo "$what" | sed -n 's/^coll_fuzz: \(FAIL\|HANG\|CRASH\) .*/\1/p')
+                same=$(grep -E "^coll_fuzz: ${kind:-FAIL} " "$base.stockjob.log" | head -n 1 | cut -c1-160)
+                if [ -n "$same" ]; then
+                    stock_only=$((stock_only + 1))
+                    say "coll_fuzz.sh: STOCK config=$cl_cfg np=$cl_np seed=$s batch=$b${op:+ op=$op} (not its seed alone, on either side: the job from seed $first fails the same way without bufpool, $same; not counted): $what"
+                    continue
+                fi
+                alone="no, nor its seed (the job from seed $first is the reproducer)"
+            fi
+        fi
         bufpool_only=$((bufpool_only + 1))
         detail="batch alone: $alone"
         found=
         scope="--seed $s --batch $b"
-        if [ $alone = no ]; then
+        if [ "$alone" != no ] && [ "$alone" != yes ]; then
+            scope="--seed $first --seeds $((s - first + 1))"
+        elif [ "$alone" = no ]; then
             scope="--seed $s --seeds 1"
             detail="$detail (the whole seed is the reproducer)"
         else
