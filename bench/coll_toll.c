@@ -9,7 +9,7 @@
  *   direct     bufpool excluded (info ompi_comm_coll_preference=^bufpool):
  *              Open MPI calls the previous module itself;
  *   handback   bufpool selected, every call of the timed collectives handed
- *              back (info coll_bufpool_<coll>_algorithm=previous): the path
+ *              back (info coll_bufpool_algorithm=COLL:previous,...): the path
  *              of every call the rules give back;
  *   auto       bufpool as configured (its rules decide; at 8 bytes on 2
  *              ranks they hand back too).
@@ -26,7 +26,8 @@
  * is then libnbc: the toll of bufpool's nonblocking entry).
  * -n total calls per collective and configuration (default 1000000),
  * -b batches they are cut into (default 40), -c collectives (allreduce,
- * bcast, reduce, allgather, alltoall, scan; default allreduce,bcast),
+ * bcast, reduce, allgather, alltoall, scan, reduce_scatter_block; default
+ * allreduce,bcast),
  * -s bytes per call (default 8).  Timings are for comparing within one
  * run; bench/run-side-by-side.sh runs it and reports the table.
  */
@@ -68,6 +69,10 @@ static int run_alltoall(MPI_Comm comm, void *a, void *b, int count)
 {
     return MPI_Alltoall(a, count, MPI_INT64_T, b, count, MPI_INT64_T, comm);
 }
+static int run_reduce_scatter_block(MPI_Comm comm, void *a, void *b, int count)
+{
+    return MPI_Reduce_scatter_block(a, b, count, MPI_INT64_T, MPI_SUM, comm);
+}
 static int run_scan(MPI_Comm comm, void *a, void *b, int count)
 {
     return MPI_Scan(a, b, count, MPI_INT64_T, MPI_SUM, comm);
@@ -94,15 +99,23 @@ static int irun_alltoall(MPI_Comm comm, void *a, void *b, int count, MPI_Request
 {
     return MPI_Ialltoall(a, count, MPI_INT64_T, b, count, MPI_INT64_T, comm, req);
 }
+static int irun_reduce_scatter_block(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
+{
+    return MPI_Ireduce_scatter_block(a, b, count, MPI_INT64_T, MPI_SUM, comm, req);
+}
 static int irun_scan(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
 {
     return MPI_Iscan(a, b, count, MPI_INT64_T, MPI_SUM, comm, req);
 }
 
 static const toll_coll_t colls[] = {
-    {"allreduce", run_allreduce, irun_allreduce}, {"bcast", run_bcast, irun_bcast},
-    {"reduce", run_reduce, irun_reduce},          {"allgather", run_allgather, irun_allgather},
-    {"alltoall", run_alltoall, irun_alltoall},    {"scan", run_scan, irun_scan},
+    {"allreduce", run_allreduce, irun_allreduce},
+    {"bcast", run_bcast, irun_bcast},
+    {"reduce", run_reduce, irun_reduce},
+    {"allgather", run_allgather, irun_allgather},
+    {"alltoall", run_alltoall, irun_alltoall},
+    {"scan", run_scan, irun_scan},
+    {"reduce_scatter_block", run_reduce_scatter_block, irun_reduce_scatter_block},
 };
 
 /* One call of coll c, blocking or (nonblocking) MPI_I<coll> + MPI_Wait. */
@@ -140,13 +153,17 @@ static MPI_Comm config_comm(int config, int selected)
     if (DIRECT == config) {
         MPI_Info_set(info, "ompi_comm_coll_preference", "^bufpool");
     } else if (HANDBACK == config) {
+        /* One key for all ("COLL:previous,..."): coll_bufpool_<coll>_algorithm
+         * of reduce_scatter_block exceeds MPI_MAX_INFO_KEY. */
+        char list[512] = "";
         for (int c = 0; c < NCOLLS; c++) {
             if (selected & (1 << c)) {
-                char key[64];
-                snprintf(key, sizeof(key), "coll_bufpool_%s_algorithm", colls[c].name);
-                MPI_Info_set(info, key, "previous");
+                size_t used = strlen(list);
+                snprintf(list + used, sizeof(list) - used, "%s%s:previous", used ? "," : "",
+                         colls[c].name);
             }
         }
+        MPI_Info_set(info, "coll_bufpool_algorithm", list);
     }
     MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm);
     MPI_Info_free(&info);
@@ -238,7 +255,7 @@ int main(int argc, char **argv)
                "configuration in %d interleaved batches, ns per call (slowest rank); host %s\n",
                size, count * 8, nonblocking ? " (MPI_I<coll> + MPI_Wait)" : "", per_batch * batches,
                batches, host);
-        printf("%-10s %-9s %10s %10s %10s %10s %8s\n", "collective", "config", "median", "q1", "q3",
+        printf("%-20s %-9s %10s %10s %10s %10s %8s\n", "collective", "config", "median", "q1", "q3",
                "toll_ns", "ratio");
     }
     for (int c = 0; c < NCOLLS; c++) {
@@ -273,7 +290,7 @@ int main(int argc, char **argv)
                 qsort(v, (size_t)batches, sizeof(*v), cmp_double);
                 median[k] = quantile(v, batches, 0.5);
                 const double toll = median[k] - median[DIRECT];
-                printf("%-10s %-9s %10.1f %10.1f %10.1f %10.1f %8.3f\n", colls[c].name,
+                printf("%-20s %-9s %10.1f %10.1f %10.1f %10.1f %8.3f\n", colls[c].name,
                        config_names[k], median[k], quantile(v, batches, 0.25),
                        quantile(v, batches, 0.75), toll, median[k] / median[DIRECT]);
             }
