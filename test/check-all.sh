@@ -24,6 +24,7 @@
 #      builds the project against it with -Werror and runs the MPI suite's
 #      quick form, every algorithm with --expect-bufpool, and the registrar
 #      tests (btl/ofi, pml/ucx, mtl/ofi: 5.0.10 is built with UCX and OFI),
+#      then the differential fuzzer's CI form (coll_fuzz.sh, about 45 s),
 #   8. Open MPI 6.0.x: builds it once into ${BUFPOOL_OMPI6_PREFIX:-/opt/ompi6}
 #      (reused likewise; it runs on 5.0.10's PMIx and PRRTE, the 6.0.x
 #      tarball has no PRRTE), builds the project against it with -Werror and
@@ -204,7 +205,8 @@ if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ] && ompi_tarball 5.0.10 openmpi-5.0.10-src
   (cd "$root/ompi5" && "$top/configure" --enable-werror --with-ompi="$ompi5" >configure.out &&
      grep -A3 'Open MPI  ' configure.out && make -j"$jobs" >make.out &&
      BUFPOOL_TEST_QUICK=1 make -C test -j"$jobs" check \
-       TESTS="$ompi5_tests") ||
+       TESTS="$ompi5_tests" &&
+     make -C test check TESTS=fuzz/coll_fuzz.sh) ||
     { find "$root/ompi5/test" -name '*.log' -newer "$root/ompi5/config.status" \
         -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
       fail "Open MPI 5.0.10 tests"; }
@@ -229,7 +231,8 @@ if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.t
      grep -A3 'Open MPI  ' configure.out && make -j"$jobs" >make.out &&
      make syntax-check >syntax.out &&
      BUFPOOL_TEST_QUICK=1 make -C test -j"$jobs" check TESTS="$ompi6_tests" &&
-     if (cd test && grep -l ':test-result: SKIP' $ompi6_results); then
+     make -C test check TESTS=fuzz/coll_fuzz.sh &&
+     if (cd test && grep -l ':test-result: SKIP' $ompi6_results fuzz/coll_fuzz.trs); then
        echo "check-all: the tests above were skipped on Open MPI 6.0.x"; false
      fi) ||
     { tail -n 40 "$root/ompi6/configure.out" "$root/ompi6/make.out" "$root/ompi6/syntax.out" 2>/dev/null
