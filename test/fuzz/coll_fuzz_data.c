@@ -176,10 +176,8 @@ void fz_combine(fz_opk op, fz_unit unit, const unsigned char *left, const unsign
                 memcpy(&r, right, 4);
                 put32(out, (uint32_t)(l * r));
             } else if (op == FZ_OP_SUM || op == FZ_OP_USER_SUM) {
-                uint32_t l, r;
-                memcpy(&l, left, 4);
-                memcpy(&r, right, 4);
-                put32(out, l + r);
+                /* Signed sums wrap (two's complement): added as unsigned. */
+                FZ_BITS(uint32_t, left, right, out);
             } else {
                 FZ_BITS(int32_t, left, right, out);
             }
@@ -189,10 +187,7 @@ void fz_combine(fz_opk op, fz_unit unit, const unsigned char *left, const unsign
             break;
         case FZ_UNIT_I64:
             if (op == FZ_OP_SUM) {
-                uint64_t l, r;
-                memcpy(&l, left, 8);
-                memcpy(&r, right, 8);
-                put64(out, l + r);
+                FZ_BITS(uint64_t, left, right, out); /* wraps, as above */
             } else {
                 FZ_BITS(int64_t, left, right, out);
             }
