@@ -107,6 +107,10 @@ typedef struct mca_coll_bufpool_component {
      * which a task's tag reservation wraps. */
     char *test_nbc_tag_range_text;
     int test_nbc_tag_range;
+    /* coll_bufpool_test_node_fail (testing only): the rank of each
+     * communicator whose shared segment fails, or -1. */
+    char *test_node_fail_text;
+    int test_node_fail;
     bool nonblocking;
     bool persistent;
     size_t nb_stack_size;

@@ -18,6 +18,7 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
+#include "algorithms/coll_bufpool_node.h"
 #include "algorithms/coll_bufpool_pipeline.h"
 #include "bufpool_params.h"
 #include "coll_bufpool_nb.h"
@@ -284,6 +285,11 @@ static const coll_param_t coll_params[] = {
      "reserves on its communicator wrap after this many (0, the default: Open MPI's "
      "whole range of about 2^30, which a long job may also wrap), so that a test "
      "reaches the wrap within seconds"},
+    {"test_node_fail", "-1", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+     offsetof(mca_coll_bufpool_component_t, test_node_fail_text),
+     "For testing only: the rank (of each communicator) that fails to create or map "
+     "the node algorithms' shared segment, as when /dev/shm is full, so that a test "
+     "sees every rank fall back alike; -1, the default: none"},
     {"nonblocking", "on", OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, nonblocking_text),
      "Let bufpool run the nonblocking collectives (MPI_Iallreduce, ...) of the "
@@ -331,6 +337,17 @@ static const coll_pvar_t coll_pvars[] = {
      "Times bufpool's progress callback was registered with Open MPI (it stays "
      "while nonblocking or persistent collectives are in flight, and goes after "
      "1024 idle progress calls)"},
+    {"node_calls", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.calls,
+     "Calls of the node algorithms (allreduce, reduce, bcast, allgather \"node\") that "
+     "ran over a communicator's shared segment, without point-to-point messages"},
+    {"node_fallbacks", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.fallbacks,
+     "Calls of the node algorithms run point-to-point instead because their "
+     "communicator could not have a shared segment (every rank alike)"},
+    {"node_segments", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_node_counters.segments,
+     "Shared segments of the node algorithms mapped now (one per communicator that "
+     "ran one, unmapped when it is freed)"},
+    {"node_segment_bytes", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_node_counters.segment_bytes,
+     "Bytes of the shared segments mapped now"},
     {"scratch_bytes_in_use", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_scratch_counters.bytes_in_use,
      "Scratch bytes bufpool's collectives hold now"},
     {"scratch_bytes_peak", MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_scratch_counters.bytes_peak,
@@ -433,6 +450,13 @@ static void print_report(void)
                      (unsigned long long)calls, (unsigned long long)fallbacks);
             opal_output(0, "%s", line);
         }
+    }
+    const bufpool_node_counters_t *node = &bufpool_node_counters;
+    if (0 != node->calls || 0 != node->fallbacks) {
+        opal_output(0,
+                    "  node algorithms: %llu calls over shared segments, %llu run "
+                    "point-to-point for want of one",
+                    (unsigned long long)node->calls, (unsigned long long)node->fallbacks);
     }
     bufpool_nb_report();
 }

@@ -3,6 +3,7 @@
  * shared by every form of every collective (coll_bufpool_run.h).
  */
 #include "coll_bufpool_run.h"
+#include "coll_bufpool_node.h"
 
 bufpool_call_t bufpool_describe(bufpool_coll_id_t id, const bufpool_args_t *a,
                                 struct ompi_communicator_t *comm)
@@ -40,6 +41,17 @@ int bufpool_run(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_cal
                 const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                 bufpool_comm_state_t *state)
 {
+    bufpool_plan_t fallback;
+    if (OPAL_UNLIKELY(bufpool_node_is(id, plan->alg))) {
+        int rc = bufpool_node_run(id, a, comm, state);
+        if (BUFPOOL_NODE_UNAVAILABLE != rc) {
+            return rc;
+        }
+        /* No segment on this communicator (on every rank alike). */
+        fallback = *plan;
+        fallback.alg = bufpool_node_fallback(id, call);
+        plan = &fallback;
+    }
     switch (id) {
         case BUFPOOL_COLL_allreduce:
             return bufpool_run_allreduce(a, plan, comm, state);

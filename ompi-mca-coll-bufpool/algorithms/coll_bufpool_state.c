@@ -3,6 +3,7 @@
  */
 #include "coll_bufpool_state.h"
 #include "coll_bufpool_hier.h"
+#include "coll_bufpool_node.h"
 
 #include <stdlib.h>
 
@@ -13,6 +14,10 @@ void bufpool_comm_state_init(bufpool_comm_state_t *state,
     state->req_cache_cap = state->aux_req_cache_cap = 0;
     state->hier = NULL;
     state->host_ids = host_ids;
+    state->node = NULL;
+    state->node_phase = 0;
+    state->node_seq = 0;
+    state->node_fail_rank = -1;
 }
 
 void bufpool_comm_state_fini(bufpool_comm_state_t *state)
@@ -23,4 +28,6 @@ void bufpool_comm_state_fini(bufpool_comm_state_t *state)
     state->req_cache_cap = state->aux_req_cache_cap = 0;
     bufpool_hier_topo_free(state->hier);
     state->hier = NULL;
+    bufpool_node_free(state->node);
+    state->node = NULL;
 }

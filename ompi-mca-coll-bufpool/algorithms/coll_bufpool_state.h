@@ -10,6 +10,7 @@
 #include "ompi_config.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/request/request.h"
@@ -36,6 +37,15 @@ typedef struct bufpool_comm_state {
      * number of hosts (0: not known, -1: out of memory) and the most ranks
      * on one host. */
     int (*host_ids)(struct ompi_communicator_t *comm, int *host, int *max_ppn);
+    /* The node algorithms' shared segment (coll_bufpool_node.c): NULL until
+     * set up, or when it could not be; the phase of its set-up; the
+     * sequence number of the last call that took one. */
+    struct bufpool_node *node;
+    uint64_t node_phase;
+    uint64_t node_seq;
+    /* Testing (coll_bufpool_test_node_fail): this rank of the communicator
+     * fails to have the segment; -1: none. */
+    int node_fail_rank;
 } bufpool_comm_state_t;
 
 void bufpool_comm_state_init(bufpool_comm_state_t *state,

@@ -20,10 +20,10 @@
     }
 
 const char *const *const bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
-    [BUFPOOL_COLL_allreduce] = NAMES("recursive_doubling", "rsag", "ring", "hier"),
-    [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg"),
-    [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear"),
-    [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct"),
+    [BUFPOOL_COLL_allreduce] = NAMES("recursive_doubling", "rsag", "ring", "hier", "node"),
+    [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg", "node"),
+    [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear", "node"),
+    [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct", "node"),
     [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise", "ring", "rhalving"),
     [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise", "ring", "rhalving"),
     [BUFPOOL_COLL_alltoall] = NAMES("pairwise", "linear"),
@@ -180,6 +180,26 @@ int bufpool_forced_for(bufpool_coll_id_t id, int forced, int hosts, const bufpoo
     return NULL != why ? BUFPOOL_ALG_AUTO : forced;
 }
 
+/* A node algorithm serves one host and messages (blocks) within one shared
+ * slot; elsewhere the collective's own default decides, as if auto, and
+ * the plan says why.  Every rank agrees: hosts and bytes are the call's. */
+static const bufpool_choice_t *node_fit(int node_alg, const bufpool_call_t *call,
+                                        const bufpool_choice_t *choice, bufpool_choice_t *instead)
+{
+    if (node_alg != choice->alg || (call->hosts <= 1 && call->bytes <= BUFPOOL_NODE_MAX_BYTES)) {
+        return choice;
+    }
+    *instead = *choice;
+    instead->alg = BUFPOOL_ALG_AUTO;
+    instead->source = BUFPOOL_SOURCE_DEFAULT;
+    instead->rule = NULL;
+    instead->seg_bytes = 0;
+    instead->depth = 0;
+    instead->note = call->hosts > 1 ? "node on a communicator across hosts: auto's choice"
+                                    : "node serves messages up to 4 KiB: auto's choice";
+    return instead;
+}
+
 /* ---------------------------------------------------------------------- */
 /* allreduce.  Across hosts auto takes the model's pick, hier included, at
  * every size: on a quiet machine (2 hosts x 2 ranks, TCP; docs/multihost.md,
@@ -193,6 +213,8 @@ int bufpool_forced_for(bufpool_coll_id_t id, int forced, int hosts, const bufpoo
 void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                             const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
+    bufpool_choice_t instead;
+    choice = node_fit(BUFPOOL_ALLREDUCE_NODE, call, choice, &instead);
     const int forced = forced_of(choice);
     bufpool_plan_init(plan, tuning, forced);
     if (handed_over_by_choice(choice, plan)) {
@@ -233,7 +255,8 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
      * commutative operations only. */
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg && call->bytes > plan->scratch_bound) {
         hand_over(plan, "recursive_doubling needs the message within depth x segment_size");
-    } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != plan->alg && !call->commute) {
+    } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != plan->alg &&
+               BUFPOOL_ALLREDUCE_NODE != plan->alg && !call->commute) {
         hand_over(plan, "rsag, ring and hier need a commutative operation");
     } else if (BUFPOOL_ALLREDUCE_RSAG == plan->alg) {
         pairwise_stream_segments(call, choice, plan);
@@ -274,8 +297,8 @@ size_t bufpool_rsag_requests(const bufpool_call_t *call, size_t seg_bytes)
  * tree serves commutative operations and the chain, which keeps rank
  * order, the others. */
 
-void bufpool_plan_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
-                         const bufpool_choice_t *choice, bufpool_plan_t *plan)
+static void plan_reduce_body(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                             const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
     const int forced = forced_of(choice);
     bufpool_plan_init(plan, tuning, forced);
@@ -288,9 +311,20 @@ void bufpool_plan_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tun
     if (BUFPOOL_ALG_AUTO == forced && !row_choice(choice, plan)) {
         plan->alg = call->commute ? BUFPOOL_REDUCE_BINARY : BUFPOOL_REDUCE_CHAIN;
     }
-    /* Only the chain keeps rank order. */
-    if (BUFPOOL_REDUCE_CHAIN != plan->alg && !call->commute) {
-        hand_over(plan, "only chain serves a non-commutative operation");
+    /* Only the chain and node keep rank order. */
+    if (BUFPOOL_REDUCE_CHAIN != plan->alg && BUFPOOL_REDUCE_NODE != plan->alg && !call->commute) {
+        hand_over(plan, "only chain and node serve a non-commutative operation");
+    }
+}
+
+void bufpool_plan_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                         const bufpool_choice_t *choice, bufpool_plan_t *plan)
+{
+    bufpool_choice_t instead;
+    const bufpool_choice_t *fit = node_fit(BUFPOOL_REDUCE_NODE, call, choice, &instead);
+    plan_reduce_body(call, tuning, fit, plan);
+    if (fit != choice && plan->alg >= 0) {
+        plan->why = fit->note;
     }
 }
 
@@ -309,8 +343,8 @@ void bufpool_plan_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tun
  *   root's sends return at once, linear takes 0.15 x tuned's time). */
 #define BCAST_BINOMIAL_MIN_RANKS 8
 
-void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
-                        const bufpool_choice_t *choice, bufpool_plan_t *plan)
+static void plan_bcast_body(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                            const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
     const int forced = forced_of(choice);
     bufpool_plan_init(plan, tuning, forced);
@@ -328,6 +362,17 @@ void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuni
     }
 }
 
+void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                        const bufpool_choice_t *choice, bufpool_plan_t *plan)
+{
+    bufpool_choice_t instead;
+    const bufpool_choice_t *fit = node_fit(BUFPOOL_BCAST_NODE, call, choice, &instead);
+    plan_bcast_body(call, tuning, fit, plan);
+    if (fit != choice && plan->alg >= 0) {
+        plan->why = fit->note;
+    }
+}
+
 /* ---------------------------------------------------------------------- */
 /* allgather.  The rows decide first (rules/default.rules), the model
  * across hosts.  Otherwise recursive doubling on a power-of-two size, and
@@ -337,8 +382,8 @@ void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuni
  * are not powers of two, which a row's ranks= range cannot say. */
 #define ALLGATHER_DIRECT_MAX_BYTES ((size_t)64 << 10)
 
-void bufpool_plan_allgather(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
-                            const bufpool_choice_t *choice, bufpool_plan_t *plan)
+static void plan_allgather_body(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                                const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
     const int p = call->comm_size;
     const bool pof2 = 0 == (p & (p - 1));
@@ -363,6 +408,17 @@ void bufpool_plan_allgather(const bufpool_call_t *call, const bufpool_tuning_t *
     }
     if (BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING == plan->alg && !pof2) {
         hand_over(plan, "recursive_doubling needs a power-of-two size");
+    }
+}
+
+void bufpool_plan_allgather(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                            const bufpool_choice_t *choice, bufpool_plan_t *plan)
+{
+    bufpool_choice_t instead;
+    const bufpool_choice_t *fit = node_fit(BUFPOOL_ALLGATHER_NODE, call, choice, &instead);
+    plan_allgather_body(call, tuning, fit, plan);
+    if (fit != choice && plan->alg >= 0) {
+        plan->why = fit->note;
     }
 }
 

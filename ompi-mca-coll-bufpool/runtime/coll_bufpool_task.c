@@ -134,6 +134,12 @@ int bufpool_task_tag(const bufpool_task_t *task, int tag)
  * is running us). */
 static bool task_ready(bufpool_task_t *t)
 {
+    if (NULL != t->await_word) {
+        if (__atomic_load_n(t->await_word, __ATOMIC_ACQUIRE) < t->await_value) {
+            return false;
+        }
+        t->await_word = NULL;
+    }
     while (t->await_next < t->await_n) {
         ompi_request_t *req = t->await[t->await_next];
         if (OMPI_REQUEST_INACTIVE != req->req_state && !REQUEST_COMPLETE(req)) {
@@ -154,6 +160,15 @@ void bufpool_task_await(bufpool_task_t *task, ompi_request_t **reqs, size_t n)
         bufpool_fiber_yield(&task->fiber);
     }
     task->await_n = 0;
+}
+
+void bufpool_task_await_word(bufpool_task_t *task, const uint64_t *word, uint64_t value)
+{
+    task->await_word = word;
+    task->await_value = value;
+    while (!task_ready(task)) {
+        bufpool_fiber_yield(&task->fiber);
+    }
 }
 
 void bufpool_task_call_outside(bufpool_task_t *task, void (*fn)(void *), void *arg)
@@ -491,6 +506,7 @@ void bufpool_task_init(bufpool_task_t *task, int (*body)(bufpool_task_t *), bool
     task->outside_arg = NULL;
     task->await = NULL;
     task->await_n = task->await_next = 0;
+    task->await_word = NULL;
     memset(task->kept, 0, sizeof(task->kept));
 }
 
@@ -523,6 +539,7 @@ int bufpool_task_start(bufpool_task_t *t)
     req->req_state = OMPI_REQUEST_ACTIVE;
     t->rc = OMPI_SUCCESS;
     t->await_n = 0;
+    t->await_word = NULL;
     bufpool_fiber_init(&t->fiber, &t->stack, task_main, t);
     task_slice(t);
     if (t->fiber.done) {

@@ -55,6 +55,9 @@ struct bufpool_task {
     /* What the task waits for (bufpool_task_await). */
     ompi_request_t **await;
     size_t await_n, await_next;
+    /* Or a word to reach a value (bufpool_task_await_word); NULL: none. */
+    const uint64_t *await_word;
+    uint64_t await_value;
     /* Request arrays of the pipeline's request sets. */
     ompi_request_t **req_cache, **aux_req_cache;
     size_t req_cache_cap, aux_req_cache_cap;
@@ -136,6 +139,10 @@ bufpool_task_t *bufpool_task_current(void);
  * is called here: Open MPI's progress resumes it).  The caller then
  * collects them with ompi_request_wait(_all). */
 void bufpool_task_await(bufpool_task_t *task, ompi_request_t **reqs, size_t n);
+
+/* Suspend the task until *word >= value (a sequence number that another
+ * process sharing the memory, or another task, advances). */
+void bufpool_task_await_word(bufpool_task_t *task, const uint64_t *word, uint64_t value);
 
 /* Run fn(arg) on the stack of the thread that resumes the task, not on the
  * task's own: the task yields, its resumer calls fn and resumes it at once.

@@ -7,6 +7,7 @@
 #include "coll_bufpool_task.h"
 
 #include "ompi/mca/pml/pml.h"
+#include "opal/runtime/opal_progress.h"
 #include "ompi/op/op.h"
 
 int bufpool_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int peer, int tag,
@@ -115,6 +116,43 @@ int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sd
         return rc;
     }
     return ompi_request_wait(&req[0], MPI_STATUS_IGNORE);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Words in shared memory. */
+
+/* Reads of the word between two calls of opal_progress: a peer that is
+ * already there answers within a few hundred nanoseconds, well inside
+ * this; one that is late gets the core back through progress (which
+ * yields when Open MPI was told the node is oversubscribed). */
+#define WAIT_WORD_SPINS 64
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void bufpool_wait_word(const uint64_t *word, uint64_t value)
+{
+    if (OPAL_LIKELY(__atomic_load_n(word, __ATOMIC_ACQUIRE) >= value)) {
+        return;
+    }
+    bufpool_task_t *task = bufpool_task_current();
+    if (NULL != task) {
+        bufpool_task_await_word(task, word, value);
+        return;
+    }
+    for (unsigned spins = 1; __atomic_load_n(word, __ATOMIC_ACQUIRE) < value; spins++) {
+        if (0 == spins % WAIT_WORD_SPINS) {
+            opal_progress();
+        } else {
+            cpu_relax();
+        }
+    }
 }
 
 /* ---------------------------------------------------------------------- */

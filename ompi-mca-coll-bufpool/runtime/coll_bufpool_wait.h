@@ -28,6 +28,7 @@
 #include "ompi_config.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -59,6 +60,13 @@ void bufpool_cancel_wait(ompi_request_t **req);
 int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sdtype, int dst,
                      void *rbuf, size_t rcount, struct ompi_datatype_t *rdtype, int src, int tag,
                      struct ompi_communicator_t *comm);
+
+/* Until *word >= value: a sequence number in memory that other processes
+ * of the node (or another task of this one) advance.  Outside a task it
+ * spins, with Open MPI's progress every few dozen reads (which also yields
+ * the core when the node is oversubscribed); in a task it yields and
+ * progress resumes it. */
+void bufpool_wait_word(const uint64_t *word, uint64_t value);
 
 /* inout = in op inout with a user-defined operation: in a task (a
  * nonblocking or persistent collective), on the stack of the thread that

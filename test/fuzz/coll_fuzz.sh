@@ -14,8 +14,8 @@
 #                         Open MPI 4.1.4 passes at 2, 3 and 4 processes)
 #   --seed-base N         first soak seed (FUZZ_SEED_BASE, default 1000000)
 #   --np "LIST"           process counts (FUZZ_NPS, default "2 3 4")
-#   --configs "LIST"      of default forced hostmap stock (FUZZ_CONFIGS,
-#                         default "default forced hostmap")
+#   --configs "LIST"      of default forced hostmap node stock (FUZZ_CONFIGS,
+#                         default "default forced hostmap node")
 #   --batches N           batches per seed (FUZZ_BATCHES, default 24)
 #   --hang-seconds H      a step without progress for H s is a hang
 #                         (FUZZ_HANG_SECONDS, default 60)
@@ -40,6 +40,9 @@
 #            call goes to each collective's own default algorithm
 #   hostmap  --mca coll_bufpool_test_host_map 0,1: ranks on two pretended
 #            hosts (even and odd), so that the multi-host paths run
+#   node     forced, with the node algorithms (shared segment, no
+#            point-to-point) named for allreduce, reduce, bcast and
+#            allgather: they serve every call on one host up to 4 KiB
 #   stock    --mca coll ^bufpool (Open MPI alone: what classification uses)
 # Every job runs with --mca op ^avx (through run-mpi-test.sh): Debian's
 # op/avx saturates 8-bit MPI_SUM (open-mpi/ompi#8045), and coll_fuzz checks
@@ -55,7 +58,7 @@ soak=0
 seeds=${FUZZ_SEEDS:-11:10}
 seed_base=${FUZZ_SEED_BASE:-1000000}
 nps=${FUZZ_NPS:-2 3 4}
-configs=${FUZZ_CONFIGS:-default forced hostmap}
+configs=${FUZZ_CONFIGS:-default forced hostmap node}
 batches=${FUZZ_BATCHES:-24}
 hang=${FUZZ_HANG_SECONDS:-60}
 chunk=${FUZZ_CHUNK:-120}
@@ -136,6 +139,7 @@ config_mca() {
         default) echo "" ;;
         forced) echo "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off --mca coll_bufpool_min_size 0" ;;
         hostmap) echo "--mca coll_bufpool_test_host_map 0,1" ;;
+        node) echo "$(config_mca forced) --mca coll_bufpool_allreduce_algorithm node --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node" ;;
         stock) echo "--mca coll ^bufpool" ;;
         *) echo "coll_fuzz.sh: unknown configuration '$1'" >&2; exit 2 ;;
     esac

@@ -73,6 +73,8 @@ typedef struct {
     unsigned comm_mask;   /* bit (1u << cc_comm_kind) */
     unsigned coll_mask;   /* bit (1u << cc_coll) */
     bool expect_bufpool;  /* require coll_bufpool_<coll>_calls to grow */
+    int expect_node;      /* 1: node calls and no node fallbacks; 2: the
+                             reverse (--expect-node=fallback); 0: no check */
     bool have_scratch_bound;
     unsigned long long scratch_bound; /* bytes, see cc_check_scratch_bound */
     bool have_requests_peak;
@@ -444,6 +446,8 @@ void cc_bufpool_expect_growth(const cc_bufpool_snapshot *before, unsigned coll_m
 void cc_check_scratch_bound(void);
 /* --expect-requests-peak (run by cc_finish). */
 void cc_check_requests_peak(void);
+/* --expect-node (run by cc_finish). */
+void cc_check_node(void);
 
 /* ------------------------------------------------------------------------ */
 /* Internal to the library. */

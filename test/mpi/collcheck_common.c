@@ -97,6 +97,10 @@ static const char usage_text[] =
     "  --expect-bufpool          fail unless coll_bufpool_<coll>_calls (per form:\n"
     "                            i<coll>_calls, <coll>_init_calls) grows for every\n"
     "                            collective run\n"
+    "  --expect-node[=fallback]  fail unless the node algorithms ran over a shared\n"
+    "                            segment (coll_bufpool_node_calls > 0) and never fell\n"
+    "                            back to point-to-point (coll_bufpool_node_fallbacks 0);\n"
+    "                            =fallback: the reverse (no segment could be had)\n"
     "  --expect-requests-peak=N  fail if coll_bufpool_requests_peak (requests one\n"
     "                            request set held at once) ends above N\n"
     "  --expect-scratch-bound=BYTES  first run a 64 MiB MPI_Allreduce, then fail if\n"
@@ -252,6 +256,10 @@ static void parse_options(int argc, char **argv)
             }
         } else if (strcmp(a, "--expect-bufpool") == 0) {
             cc_opts.expect_bufpool = true;
+        } else if (strcmp(a, "--expect-node") == 0) {
+            cc_opts.expect_node = 1;
+        } else if (strcmp(a, "--expect-node=fallback") == 0) {
+            cc_opts.expect_node = 2;
         } else if ((v = cc_option_value(a, "--expect-requests-peak")) != NULL) {
             parse_limit(v, "--expect-requests-peak", "a count", &cc_opts.have_requests_peak,
                         &cc_opts.requests_peak);
@@ -317,6 +325,13 @@ bool cc_init(int *argc, char ***argv, int thread_level, const char *usage_extra)
         cc_bad_command_line = true;
         return false;
     }
+    if (cc_opts.expect_node != 0) {
+        /* Open MPI's counters read as what they counted since their handle
+         * was made: make them now, before any collective. */
+        unsigned long long ignored;
+        (void)pvar_util_read("coll_bufpool_node_calls", &ignored);
+        (void)pvar_util_read("coll_bufpool_node_fallbacks", &ignored);
+    }
     if (!cc_types_create()) {
         cc_fail(NULL, "the datatype table does not match this MPI library");
         return false;
@@ -333,6 +348,7 @@ int cc_finish(const char *program)
     if (!cc_bad_command_line) {
         cc_types_free();
         cc_check_requests_peak();
+        cc_check_node();
     }
     pvar_util_finalize();
     if (!cc_bad_command_line && atomic_load(&cc_cases) == 0) {
@@ -828,6 +844,33 @@ void cc_check_requests_peak(void)
     } else if (cc_opts.verbose) {
         printf("coll_bufpool_requests_peak on rank %d: %llu (bound %llu)\n", cc_world_rank, peak,
                cc_opts.requests_peak);
+    }
+}
+
+/* --expect-node: on every rank, the node algorithms served over their
+ * shared segment at least once and never ran point-to-point for want of
+ * one; =fallback: never over a segment, at least once point-to-point. */
+void cc_check_node(void)
+{
+    if (!cc_opts.expect_node) {
+        return;
+    }
+    unsigned long long calls = 0, fallbacks = 0;
+    enum pvar_status st = pvar_util_read("coll_bufpool_node_calls", &calls);
+    if (st == PVAR_OK) {
+        st = pvar_util_read("coll_bufpool_node_fallbacks", &fallbacks);
+    }
+    if (st != PVAR_OK) {
+        cc_fail(NULL, "--expect-node: coll_bufpool_node_calls/_fallbacks: %s",
+                pvar_util_status_string(st));
+    } else if (cc_opts.expect_node == 1 ? calls == 0 || fallbacks != 0
+                                        : calls != 0 || fallbacks == 0) {
+        cc_fail(NULL,
+                "--expect-node: rank %d: %llu node calls over a shared segment, %llu run "
+                "point-to-point instead",
+                cc_world_rank, calls, fallbacks);
+    } else if (cc_opts.verbose) {
+        printf("coll_bufpool_node_calls on rank %d: %llu\n", cc_world_rank, calls);
     }
 }
 

@@ -616,6 +616,37 @@ static void test_guard(void)
     UNIT_CHECK(0 == strcmp(plan.why, "guard"));
 }
 
+/* node: forced, it serves one host up to 4 KiB (non-commutative
+ * operations too: every rank reduces in rank order); above, or across
+ * hosts, auto's choice serves and the plan says why. */
+static void test_node(void)
+{
+    const struct {
+        bufpool_coll_id_t id;
+        int node;
+    } colls[] = {{BUFPOOL_COLL_allreduce, BUFPOOL_ALLREDUCE_NODE},
+                 {BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE},
+                 {BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE},
+                 {BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE}};
+    for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
+        const bufpool_coll_id_t id = colls[i].id;
+        const int node = colls[i].node;
+        UNIT_CHECK_EQ_U64(decide(id, node, 16, 8, true, false).alg, node);
+        UNIT_CHECK_EQ_U64(decide(id, node, 2, 4 * K, false, false).alg, node);
+        const bufpool_plan_t above = decide(id, node, 16, 4 * K + 4, true, false);
+        UNIT_CHECK(node != above.alg);
+        UNIT_CHECK(NULL != strstr(above.why, "node serves messages up to 4 KiB"));
+        const bufpool_call_t two_hosts = {
+            .comm_size = 8, .hosts = 2, .max_ppn = 4, .count = 2, .bytes = 8, .commute = true};
+        bufpool_plan_t plan;
+        bufpool_decide[id](&two_hosts, &dflt, node, &plan);
+        UNIT_CHECK(node != plan.alg);
+        UNIT_CHECK(NULL != strstr(plan.why, "across hosts"));
+    }
+    /* auto never takes node without a row that names it. */
+    UNIT_CHECK(BUFPOOL_ALLREDUCE_NODE != ALG(allreduce, BUFPOOL_ALG_AUTO, 16, 8, true, false));
+}
+
 int main(void)
 {
     dflt.rules = unit_default_rules();
@@ -631,5 +662,6 @@ int main(void)
     test_rooted();
     test_scans();
     test_measured_rows();
+    test_node();
     return unit_finish("test_coll_decide");
 }

@@ -1,0 +1,501 @@
+/*
+ * Node-level collectives over one shared segment per communicator (see
+ * coll_bufpool_node.h).
+ *
+ * Layout: a header page, then one block per rank (page-aligned): a line
+ * with the rank's done word, then BUFPOOL_NODE_SLOTS slots.  A slot starts
+ * with the sequence number of the call whose data it holds, and the
+ * payload (signature bytes, packed) follows in the same cache line, so that
+ * a reader of a tiny message takes one line per peer.
+ *
+ * Every call that runs here takes the next sequence number s of its
+ * communicator, in call order, the same on every rank (collectives are
+ * called in the same order everywhere; a nonblocking or persistent one
+ * takes its number when it starts).  A rank
+ *   - posts: packs its data into its slot s % SLOTS, then stores s in the
+ *     slot's word (release);
+ *   - reads a peer's data once the peer's slot word reaches s (acquire);
+ *   - ends the call by storing s in its done word.
+ * A rank writes a slot again only when every rank's done word has reached
+ * s - SLOTS, so nobody still reads what it overwrites; the lower bound of
+ * the done words it has seen is kept, and a call that sees every rank's
+ * post of s learns that all of them have finished s - 1, so that back-to-
+ * back reductions never read the done words at all.  Calls on one rank run
+ * one after another (a call waits for its own done word to reach s - 1):
+ * a nonblocking call waits, yielding, behind the one started before it.
+ *
+ * Reductions: every rank that needs the result reduces all the ranks'
+ * slots itself, in the same order (p-1 first, then p-2 op that, ... down
+ * to 0 op the rest), so the result is the same bits on every rank and the
+ * order is the one MPI requires of non-commutative operations.
+ *
+ * Errors of one rank (no scratch for a layout with gaps) still post and
+ * end the call, so that the other ranks never wait for it; the call
+ * returns the error.
+ */
+#include "coll_bufpool_node.h"
+#include "coll_bufpool_pack.h"
+#include "coll_bufpool_pipeline.h"
+#include "runtime/coll_bufpool_shm.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "opal/util/show_help.h"
+
+#define NODE_MAGIC 0x627566706e6f6465ULL /* "bufpnode" */
+#define NODE_LINE                                                                                  \
+    128 /* two lines: no false sharing
+                                                  through the adjacent-line
+                                                  prefetcher */
+#define NODE_HEADER      4096
+#define NODE_SLOTS       4
+#define NODE_PAYLOAD_OFF 16
+#define NODE_SLOT_STRIDE                                                                           \
+    (((NODE_PAYLOAD_OFF + BUFPOOL_NODE_MAX_BYTES) + NODE_LINE - 1) / NODE_LINE * NODE_LINE)
+#define NODE_RANK_STRIDE (((NODE_LINE + NODE_SLOTS * NODE_SLOT_STRIDE) + 4095) / 4096 * 4096)
+
+bufpool_node_counters_t bufpool_node_counters;
+
+static void count(uint64_t *counter, int64_t delta)
+{
+    (void)__atomic_fetch_add(counter, (uint64_t)delta, __ATOMIC_RELAXED);
+}
+
+typedef struct node_header {
+    uint64_t magic, nonce;
+    uint64_t ranks, rank_stride;
+} node_header_t;
+
+struct bufpool_node {
+    bufpool_shm_t shm;
+    char *base;
+    int p, me;
+    /* A lower bound of every rank's done word, from what this rank saw. */
+    uint64_t peers_done;
+};
+typedef struct bufpool_node bufpool_node_t;
+
+/* Phases of the communicator's segment (bufpool_comm_state_t.node_phase). */
+enum { NODE_NONE = 0, NODE_SETTING_UP, NODE_SETTLED };
+
+static inline uint64_t *node_done(const bufpool_node_t *n, int r)
+{
+    return (uint64_t *)(n->base + NODE_HEADER + (size_t)r * NODE_RANK_STRIDE);
+}
+
+static inline uint64_t *node_slot_seq(const bufpool_node_t *n, int r, uint64_t s)
+{
+    return (uint64_t *)(n->base + NODE_HEADER + (size_t)r * NODE_RANK_STRIDE + NODE_LINE +
+                        (size_t)(s % NODE_SLOTS) * NODE_SLOT_STRIDE);
+}
+
+static inline char *node_payload(const bufpool_node_t *n, int r, uint64_t s)
+{
+    return (char *)node_slot_seq(n, r, s) + NODE_PAYLOAD_OFF;
+}
+
+static size_t node_bytes(int p)
+{
+    return NODE_HEADER + (size_t)p * NODE_RANK_STRIDE;
+}
+
+bool bufpool_node_is(bufpool_coll_id_t id, int plan_alg)
+{
+    switch (id) {
+        case BUFPOOL_COLL_allreduce:
+            return BUFPOOL_ALLREDUCE_NODE == plan_alg;
+        case BUFPOOL_COLL_reduce:
+            return BUFPOOL_REDUCE_NODE == plan_alg;
+        case BUFPOOL_COLL_bcast:
+            return BUFPOOL_BCAST_NODE == plan_alg;
+        case BUFPOOL_COLL_allgather:
+            return BUFPOOL_ALLGATHER_NODE == plan_alg;
+        default:
+            return false;
+    }
+}
+
+int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call)
+{
+    switch (id) {
+        case BUFPOOL_COLL_allreduce:
+            return BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING;
+        case BUFPOOL_COLL_reduce:
+            return call->commute ? BUFPOOL_REDUCE_BINARY : BUFPOOL_REDUCE_CHAIN;
+        case BUFPOOL_COLL_bcast:
+            return BUFPOOL_BCAST_BINOMIAL;
+        case BUFPOOL_COLL_allgather:
+        default:
+            return BUFPOOL_ALLGATHER_DIRECT;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Setting the segment up: one agreement of every rank. */
+
+typedef struct node_offer {
+    int32_t status; /* rank 0's errno, 0: created */
+    int32_t ranks;
+    uint64_t nonce, bytes;
+    char name[BUFPOOL_SHM_NAME_MAX];
+} node_offer_t;
+
+static void node_say_unavailable(const char *what, int err, struct ompi_communicator_t *comm)
+{
+    static int said;
+    if (0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+        char host[64] = "";
+        (void)gethostname(host, sizeof(host) - 1);
+        opal_show_help("help-coll-bufpool.txt", "node-shm", true, host, (int)getpid(), what,
+                       strerror(err), comm->c_name);
+    }
+}
+
+static uint64_t node_nonce(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40) ^
+                 (uint64_t)(uintptr_t)&ts;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x | 1;
+}
+
+/* 0 and *out when every rank mapped the segment, BUFPOOL_NODE_UNAVAILABLE
+ * when one could not (all ranks alike), else a point-to-point error. */
+static int node_setup(struct ompi_communicator_t *comm, int fail_rank, bufpool_node_t **out)
+{
+    const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    const int tag = MCA_COLL_BASE_TAG_BCAST;
+    const size_t bytes = node_bytes(p);
+    bufpool_node_t *n = calloc(1, sizeof(*n));
+    node_offer_t offer;
+    int32_t mine = 0, verdict = 0;
+    int rc = OMPI_SUCCESS;
+
+    memset(&offer, 0, sizeof(offer));
+    if (0 == me) {
+        offer.nonce = node_nonce();
+        offer.ranks = p;
+        offer.bytes = bytes;
+        offer.status = NULL == n        ? ENOMEM
+                       : 0 == fail_rank ? ENOSPC /* testing */
+                                        : bufpool_shm_create(&n->shm, bytes, offer.nonce);
+        if (0 == offer.status) {
+            /* The pages are zero: every sequence word starts at 0. */
+            node_header_t *h = n->shm.base;
+            h->nonce = offer.nonce;
+            h->ranks = (uint64_t)p;
+            h->rank_stride = NODE_RANK_STRIDE;
+            __atomic_store_n(&h->magic, NODE_MAGIC, __ATOMIC_RELEASE);
+            snprintf(offer.name, sizeof(offer.name), "%s", n->shm.name);
+        } else {
+            node_say_unavailable("creating the segment", offer.status, comm);
+        }
+        verdict = 0 == offer.status;
+        for (int r = 1; r < p; r++) {
+            rc = bufpool_send(&offer, sizeof(offer), MPI_BYTE, r, tag, comm);
+            if (OMPI_SUCCESS != rc) {
+                goto fail;
+            }
+        }
+        for (int r = 1; r < p; r++) {
+            int32_t status;
+            rc = bufpool_recv(&status, 1, MPI_INT32_T, r, tag, comm);
+            if (OMPI_SUCCESS != rc) {
+                goto fail;
+            }
+            verdict = verdict && 0 == status;
+        }
+        /* Everyone who will ever map it has: the name goes now. */
+        if (NULL != n) {
+            bufpool_shm_unlink(&n->shm);
+        }
+        for (int r = 1; r < p; r++) {
+            rc = bufpool_send(&verdict, 1, MPI_INT32_T, r, tag, comm);
+            if (OMPI_SUCCESS != rc) {
+                goto fail;
+            }
+        }
+    } else {
+        rc = bufpool_recv(&offer, sizeof(offer), MPI_BYTE, 0, tag, comm);
+        if (OMPI_SUCCESS != rc) {
+            goto fail;
+        }
+        mine = 0 != offer.status                          ? offer.status
+               : NULL == n                                ? ENOMEM
+               : offer.ranks != p || offer.bytes != bytes ? EINVAL
+                                                          : 0;
+        if (0 == mine) {
+            offer.name[sizeof(offer.name) - 1] = '\0';
+            mine = me == fail_rank ? ENOSPC /* testing */
+                                   : bufpool_shm_attach(&n->shm, offer.name, bytes);
+            n->shm.name[0] = '\0'; /* rank 0 unlinks it */
+            if (0 == mine) {
+                /* The same segment as rank 0's, not a namesake. */
+                const node_header_t *h = n->shm.base;
+                if (NODE_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
+                    offer.nonce != h->nonce || (uint64_t)p != h->ranks) {
+                    mine = EINVAL;
+                }
+            }
+            if (0 != mine) {
+                node_say_unavailable("mapping the segment of rank 0", mine, comm);
+            }
+        }
+        rc = bufpool_send(&mine, 1, MPI_INT32_T, 0, tag, comm);
+        if (OMPI_SUCCESS == rc) {
+            rc = bufpool_recv(&verdict, 1, MPI_INT32_T, 0, tag, comm);
+        }
+        if (OMPI_SUCCESS != rc) {
+            goto fail;
+        }
+    }
+    if (!verdict) {
+        rc = BUFPOOL_NODE_UNAVAILABLE;
+        goto fail;
+    }
+    n->base = n->shm.base;
+    n->p = p;
+    n->me = me;
+    count(&bufpool_node_counters.segments, 1);
+    count(&bufpool_node_counters.segment_bytes, (int64_t)n->shm.bytes);
+    *out = n;
+    return OMPI_SUCCESS;
+fail:
+    bufpool_node_free(n);
+    return rc;
+}
+
+void bufpool_node_free(struct bufpool_node *node)
+{
+    if (NULL != node) {
+        if (NULL != node->base) {
+            count(&bufpool_node_counters.segments, -1);
+            count(&bufpool_node_counters.segment_bytes, -(int64_t)node->shm.bytes);
+        }
+        bufpool_shm_unlink(&node->shm);
+        bufpool_shm_detach(&node->shm);
+        free(node);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* One call's steps. */
+
+/* The call's sequence number and the segment, once the set-up (this call's
+ * or an earlier one's) is settled and this rank's earlier calls are done;
+ * BUFPOOL_NODE_UNAVAILABLE without the segment. */
+static int node_begin(bufpool_comm_state_t *state, struct ompi_communicator_t *comm,
+                      bufpool_node_t **out, uint64_t *seq)
+{
+    const uint64_t s = ++state->node_seq;
+    if (NODE_NONE == state->node_phase) {
+        state->node_phase = NODE_SETTING_UP;
+        bufpool_node_t *n = NULL;
+        int rc = node_setup(comm, state->node_fail_rank, &n);
+        state->node = n;
+        __atomic_store_n(&state->node_phase, NODE_SETTLED, __ATOMIC_RELEASE);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    } else {
+        /* A nonblocking call started before it is still setting it up. */
+        bufpool_wait_word(&state->node_phase, NODE_SETTLED);
+    }
+    bufpool_node_t *n = state->node;
+    if (NULL == n) {
+        return BUFPOOL_NODE_UNAVAILABLE;
+    }
+    bufpool_wait_word(node_done(n, n->me), s - 1);
+    *out = n;
+    *seq = s;
+    return OMPI_SUCCESS;
+}
+
+static void node_end(bufpool_node_t *n, uint64_t s)
+{
+    __atomic_store_n(node_done(n, n->me), s, __ATOMIC_RELEASE);
+}
+
+/* Until nobody reads this rank's slot of call s any more. */
+static void node_claim(bufpool_node_t *n, uint64_t s)
+{
+    if (s <= NODE_SLOTS || n->peers_done >= s - NODE_SLOTS) {
+        return;
+    }
+    uint64_t low = UINT64_MAX;
+    for (int j = 0; j < n->p; j++) {
+        bufpool_wait_word(node_done(n, j), s - NODE_SLOTS);
+        uint64_t v = __atomic_load_n(node_done(n, j), __ATOMIC_ACQUIRE);
+        low = v < low ? v : low;
+    }
+    n->peers_done = low;
+}
+
+/* Pack (buf, count, dtype) into this rank's slot of call s and post it. */
+static int node_post(bufpool_node_t *n, uint64_t s, const void *buf, size_t count,
+                     struct ompi_datatype_t *dtype)
+{
+    bufpool_view_t v;
+    node_claim(n, s);
+    bufpool_view_init(&v, buf, count, dtype);
+    int rc = bufpool_view_pack(&v, 0, v.bytes, node_payload(n, n->me, s));
+    __atomic_store_n(node_slot_seq(n, n->me, s), s, __ATOMIC_RELEASE);
+    return rc;
+}
+
+static void node_wait_post(const bufpool_node_t *n, int r, uint64_t s)
+{
+    bufpool_wait_word(node_slot_seq(n, r, s), s);
+}
+
+/* Every rank posted call s: every rank has ended s - 1. */
+static void node_wait_all_posts(bufpool_node_t *n, uint64_t s)
+{
+    for (int j = 0; j < n->p; j++) {
+        node_wait_post(n, j, s);
+    }
+    if (n->peers_done < s - 1) {
+        n->peers_done = s - 1;
+    }
+}
+
+/* rbuf = slot(0) op (slot(1) op (... op slot(p-1))) of call s, in rbuf's
+ * own layout. */
+static int node_reduce_all(bufpool_node_t *n, uint64_t s, void *rbuf, size_t count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    bufpool_view_t v;
+    bufpool_view_init(&v, rbuf, count, dtype);
+    int rc = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, n->p - 1, s));
+    if (OMPI_SUCCESS != rc || n->p < 2) {
+        return rc;
+    }
+    if (NULL != v.contig) {
+        /* Packed bytes are the layout itself: reduce from the slots. */
+        const ptrdiff_t shift = v.contig - (char *)rbuf;
+        for (int j = n->p - 2; j >= 0; j--) {
+            bufpool_reduce(op, node_payload(n, j, s) - shift, rbuf, count, dtype);
+        }
+        return OMPI_SUCCESS;
+    }
+    /* A layout with gaps: each slot unpacked into scratch of that layout. */
+    ptrdiff_t gap;
+    const size_t span = bufpool_span(dtype, count, &gap);
+    char *mem = bufpool_scratch_get(span);
+    if (NULL == mem) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    bufpool_view_t t;
+    bufpool_view_init(&t, mem - gap, count, dtype);
+    for (int j = n->p - 2; j >= 0 && OMPI_SUCCESS == rc; j--) {
+        rc = bufpool_view_unpack(&t, 0, t.bytes, node_payload(n, j, s));
+        if (OMPI_SUCCESS == rc) {
+            bufpool_reduce(op, mem - gap, rbuf, count, dtype);
+        }
+    }
+    bufpool_scratch_put(mem, span);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The collectives. */
+
+static int node_allreduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
+{
+    const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
+    int rc = node_post(n, s, src, a->count, a->dtype);
+    node_wait_all_posts(n, s);
+    int rc2 = node_reduce_all(n, s, a->rbuf, a->count, a->dtype, a->op);
+    node_end(n, s);
+    return OMPI_SUCCESS != rc ? rc : rc2;
+}
+
+static int node_reduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
+{
+    const bool root = n->me == a->root;
+    /* The root's own data too goes through its slot: in place, rbuf is
+     * both its contribution and where the result builds up. */
+    const void *src = root && MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
+    int rc = node_post(n, s, src, a->count, a->dtype);
+    if (root) {
+        node_wait_all_posts(n, s);
+        int rc2 = node_reduce_all(n, s, a->rbuf, a->count, a->dtype, a->op);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    node_end(n, s);
+    return rc;
+}
+
+static int node_bcast(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
+{
+    int rc;
+    if (n->me == a->root) {
+        rc = node_post(n, s, a->rbuf, a->count, a->dtype);
+    } else {
+        bufpool_view_t v;
+        bufpool_view_init(&v, a->rbuf, a->count, a->dtype);
+        node_wait_post(n, a->root, s);
+        rc = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, a->root, s));
+    }
+    node_end(n, s);
+    return rc;
+}
+
+static int node_allgather(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
+{
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(a->rdtype, &lb, &extent);
+    const ptrdiff_t stride = extent * (ptrdiff_t)a->rcount;
+    const char *own = (const char *)a->rbuf + (ptrdiff_t)n->me * stride;
+    int rc = MPI_IN_PLACE == a->sbuf ? node_post(n, s, own, (size_t)a->rcount, a->rdtype)
+                                     : node_post(n, s, a->sbuf, (size_t)a->scount, a->sdtype);
+    node_wait_all_posts(n, s);
+    for (int j = 0; j < n->p; j++) {
+        if (j == n->me && MPI_IN_PLACE == a->sbuf) {
+            continue;
+        }
+        bufpool_view_t v;
+        bufpool_view_init(&v, (char *)a->rbuf + (ptrdiff_t)j * stride, (size_t)a->rcount,
+                          a->rdtype);
+        int rc2 = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, j, s));
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    node_end(n, s);
+    return rc;
+}
+
+int bufpool_node_run(bufpool_coll_id_t id, const bufpool_args_t *a,
+                     struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
+{
+    bufpool_node_t *n;
+    uint64_t s;
+    int rc = node_begin(state, comm, &n, &s);
+    if (OMPI_SUCCESS != rc) {
+        if (BUFPOOL_NODE_UNAVAILABLE == rc) {
+            count(&bufpool_node_counters.fallbacks, 1);
+        }
+        return rc;
+    }
+    count(&bufpool_node_counters.calls, 1);
+    switch (id) {
+        case BUFPOOL_COLL_allreduce:
+            return node_allreduce(n, s, a);
+        case BUFPOOL_COLL_reduce:
+            return node_reduce(n, s, a);
+        case BUFPOOL_COLL_bcast:
+            return node_bcast(n, s, a);
+        case BUFPOOL_COLL_allgather:
+            return node_allgather(n, s, a);
+        default:
+            node_end(n, s);
+            return OMPI_ERR_NOT_SUPPORTED;
+    }
+}

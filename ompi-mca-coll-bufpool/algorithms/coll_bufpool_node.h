@@ -1,0 +1,54 @@
+/*
+ * Node-level collectives (coll_bufpool_node.c): on a communicator whose
+ * ranks all run on one host, small messages go through one shared segment
+ * per communicator (runtime/coll_bufpool_shm.h) with per-rank sequence
+ * words, and no point-to-point message at all once it is set up.
+ *
+ * The segment is set up by the first call that a plan gives the node
+ * algorithm (every rank reaches that plan at the same call): rank 0
+ * creates it and sends its name, every rank maps it and reports, rank 0
+ * unlinks it and sends the verdict, so that every rank learns alike whether
+ * it is there.  When it is not (no /dev/shm, too small, ranks on different
+ * hosts after all), every node call of the communicator returns
+ * BUFPOOL_NODE_UNAVAILABLE and runs the point-to-point algorithm its
+ * collective names as the fallback (bufpool_node_fallback).
+ */
+#ifndef MCA_COLL_BUFPOOL_NODE_H
+#define MCA_COLL_BUFPOOL_NODE_H
+
+#include "coll_bufpool_args.h"
+#include "coll_bufpool_state.h"
+
+BEGIN_C_DECLS
+
+/* Not an Open MPI error code: the node segment is not there (on every rank
+ * of the communicator alike). */
+#define BUFPOOL_NODE_UNAVAILABLE 1
+
+/* What the component publishes of the node algorithms (MPI_T, finalize
+ * report). */
+typedef struct bufpool_node_counters {
+    uint64_t calls;         /* calls that ran over a shared segment        */
+    uint64_t fallbacks;     /* node calls run point-to-point: no segment   */
+    uint64_t segments;      /* segments mapped now (one per communicator)  */
+    uint64_t segment_bytes; /* bytes of them                               */
+} bufpool_node_counters_t;
+
+extern bufpool_node_counters_t bufpool_node_counters;
+
+/* Whether plan_alg is the node algorithm of the collective. */
+bool bufpool_node_is(bufpool_coll_id_t id, int plan_alg);
+/* The point-to-point algorithm that serves in its place. */
+int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call);
+
+/* Run the node algorithm of id: OMPI_SUCCESS, an error, or
+ * BUFPOOL_NODE_UNAVAILABLE (nothing was done). */
+int bufpool_node_run(bufpool_coll_id_t id, const bufpool_args_t *a,
+                     struct ompi_communicator_t *comm, bufpool_comm_state_t *state);
+
+/* The communicator's segment, when it goes. */
+void bufpool_node_free(struct bufpool_node *node);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_BUFPOOL_NODE_H */

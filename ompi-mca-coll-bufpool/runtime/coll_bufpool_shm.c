@@ -1,0 +1,92 @@
+/*
+ * Node-shared memory segments (see coll_bufpool_shm.h).
+ */
+#include "coll_bufpool_shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static size_t page_round(size_t bytes)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t p = page > 0 ? (size_t)page : 4096;
+    return (bytes + p - 1) / p * p;
+}
+
+int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonce)
+{
+    static unsigned counter;
+    const size_t size = page_round(bytes);
+    char name[BUFPOOL_SHM_NAME_MAX];
+    snprintf(name, sizeof(name), "/bufpool-%ld-%u-%llx", (long)getpid(),
+             __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED), nonce);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        return errno;
+    }
+    /* Reserve every page now: tmpfs would otherwise hand out a mapping
+     * that raises SIGBUS at the first touch past its free space. */
+    int rc = posix_fallocate(fd, 0, (off_t)size);
+    void *base = MAP_FAILED;
+    if (0 == rc) {
+        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        rc = MAP_FAILED == base ? errno : 0;
+    }
+    close(fd);
+    if (0 != rc) {
+        shm_unlink(name);
+        return rc;
+    }
+    shm->base = base;
+    shm->bytes = size;
+    memcpy(shm->name, name, sizeof(name));
+    return 0;
+}
+
+int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, size_t bytes)
+{
+    const size_t size = page_round(bytes);
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0) {
+        return errno;
+    }
+    struct stat st;
+    int rc = 0 == fstat(fd, &st) ? 0 : errno;
+    if (0 == rc && (size_t)st.st_size != size) {
+        rc = EINVAL;
+    }
+    void *base = MAP_FAILED;
+    if (0 == rc) {
+        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        rc = MAP_FAILED == base ? errno : 0;
+    }
+    close(fd);
+    if (0 != rc) {
+        return rc;
+    }
+    shm->base = base;
+    shm->bytes = size;
+    snprintf(shm->name, sizeof(shm->name), "%s", name);
+    return 0;
+}
+
+void bufpool_shm_unlink(bufpool_shm_t *shm)
+{
+    if ('\0' != shm->name[0]) {
+        (void)shm_unlink(shm->name);
+        shm->name[0] = '\0';
+    }
+}
+
+void bufpool_shm_detach(bufpool_shm_t *shm)
+{
+    if (NULL != shm->base) {
+        (void)munmap(shm->base, shm->bytes);
+        shm->base = NULL;
+    }
+}

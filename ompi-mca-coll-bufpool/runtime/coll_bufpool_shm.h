@@ -1,0 +1,43 @@
+/*
+ * Node-shared memory segments (coll_bufpool_shm.c): POSIX shared memory
+ * that one rank creates and the others of its node map by name, then
+ * unlinked as soon as every one of them has mapped it, so that a job that
+ * is killed leaves nothing behind in /dev/shm (only the few milliseconds
+ * of a communicator's set-up could).  The pages are reserved at creation
+ * (posix_fallocate): a /dev/shm too small for them is an error here, never
+ * a SIGBUS at first touch.  No Open MPI: the agreement of the ranks on one
+ * segment is the caller's (algorithms/coll_bufpool_node.c).
+ */
+#ifndef MCA_COLL_BUFPOOL_SHM_H
+#define MCA_COLL_BUFPOOL_SHM_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BUFPOOL_SHM_NAME_MAX 64
+
+typedef struct bufpool_shm {
+    void *base;   /* NULL: not mapped */
+    size_t bytes; /* page multiple */
+    char name[BUFPOOL_SHM_NAME_MAX];
+} bufpool_shm_t;
+
+/* Create a segment of at least bytes, named uniquely (pid, a counter and
+ * nonce), reserved and mapped.  0, or an errno value (*shm unchanged). */
+int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonce);
+/* Map the segment called name, which must hold exactly bytes.  0, or an
+ * errno value (EINVAL: its size is not bytes). */
+int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, size_t bytes);
+/* Remove the name (the mappings stay); safe to call more than once. */
+void bufpool_shm_unlink(bufpool_shm_t *shm);
+/* Unmap (the memory goes once the last rank unmaps it). */
+void bufpool_shm_detach(bufpool_shm_t *shm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCA_COLL_BUFPOOL_SHM_H */

@@ -1,0 +1,102 @@
+#!/bin/sh
+# The node algorithms (allreduce, reduce, bcast and allgather "node": one
+# shared segment per communicator, no point-to-point once it is set up),
+# forced for every call up to 4 KiB, against the serial reference:
+#   - both families, in the blocking, nonblocking and persistent forms, at
+#     2-5 processes (8 oversubscribed, smoke), with --expect-node: the
+#     counters prove that the calls ran over a segment and none fell back;
+#   - no segment (coll_bufpool_test_node_fail: rank 0 cannot create it, or
+#     another rank cannot map it): every rank falls back alike, results
+#     still right (--expect-node=fallback), and --expect-node must then fail
+#     (the check can fail);
+#   - /dev/shm: no segment name is left behind by a job, nor by one that is
+#     killed (SIGKILL) in the middle of its collectives.
+set -u
+status=0
+failed=
+runs=0
+node="--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm node \
+--mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node \
+--mca coll_bufpool_allgather_algorithm node"
+runner=$top_srcdir/test/mpi/run-mpi-test.sh
+shm_names() { ls /dev/shm 2>/dev/null | grep -c '^bufpool-'; }
+
+run() { # NP PROGRAM MCA ARGS...
+    np=$1 program=$2 mca=$3
+    shift 3
+    runs=$((runs + 1))
+    if ! BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node $mca" \
+        sh "$runner" "$np" "$top_builddir/test/mpi/$program" "$@" </dev/null; then
+        status=1
+        failed="$failed
+  np=$np $program $mca $*"
+    fi
+}
+
+before=$(shm_names)
+for np in ${BUFPOOL_TEST_NPS:-2 3 4 5 8}; do
+    level=
+    [ "$np" -le 3 ] || level=--smoke
+    forms="blocking nonblocking persistent"
+    [ "$np" -lt 8 ] || forms=nonblocking
+    for form in $forms; do
+        # shellcheck disable=SC2086 # an empty level must vanish
+        run "$np" test_coll_reduce_family "" --colls=allreduce,reduce --form=$form \
+            --expect-bufpool --expect-node $level
+        # shellcheck disable=SC2086
+        run "$np" test_coll_move_family "" --colls=bcast,allgather --form=$form \
+            --expect-bufpool --expect-node $level
+    done
+done
+
+# No segment: created nowhere (rank 0) or not mapped by one rank (rank 2 of
+# the communicators of all 3 ranks; the halves would not have a rank 2).
+for fail in 0 2; do
+    for form in blocking nonblocking; do
+        run 3 test_coll_reduce_family "--mca coll_bufpool_test_node_fail $fail" \
+            --colls=allreduce,reduce --form=$form --expect-bufpool --expect-node=fallback --smoke --comms=world,dup,reversed
+        run 3 test_coll_move_family "--mca coll_bufpool_test_node_fail $fail" \
+            --colls=bcast,allgather --form=$form --expect-bufpool --expect-node=fallback --smoke \
+            --comms=world,dup,reversed
+    done
+done
+runs=$((runs + 1))
+if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node --mca coll_bufpool_test_node_fail 1" \
+    sh "$runner" 2 "$top_builddir/test/mpi/test_coll_reduce_family" --colls=allreduce --smoke \
+    --expect-node </dev/null >/dev/null 2>&1; then
+    status=1
+    failed="$failed
+  --expect-node passed a job whose segment failed: the check sees nothing"
+fi
+
+after=$(shm_names)
+if [ "$after" -gt "$before" ]; then
+    status=1
+    failed="$failed
+  /dev/shm holds $((after - before)) more bufpool- name(s) after the jobs than before"
+fi
+
+# Killed in the middle: the names go as soon as every rank has mapped the
+# segment, so a SIGKILL leaves nothing behind.
+runs=$((runs + 1))
+before=$(shm_names)
+BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node" sh "$runner" 2 \
+    "$top_builddir/test/mpi/test_coll_reduce_family" --colls=allreduce,reduce --full \
+    </dev/null >/dev/null 2>&1 &
+job=$!
+sleep 3
+pkill -KILL -f "test/mpi/test_coll_reduce_family --colls=allreduce,reduce --full" 2>/dev/null
+wait $job 2>/dev/null
+after=$(shm_names)
+if [ "$after" -gt "$before" ]; then
+    status=1
+    failed="$failed
+  a killed job left $((after - before)) bufpool- name(s) in /dev/shm"
+fi
+
+if [ $status != 0 ]; then
+    echo "coll_node: failed runs:$failed"
+else
+    echo "coll_node: $runs runs passed"
+fi
+exit $status
