@@ -1,12 +1,14 @@
 #!/bin/sh
 # The node algorithms on a machine of many cores, from the bundle of
 # scripts/bundle-remote.sh (Debian's Open MPI 4.1.4 and this build): first
-# correctness at NP ranks (both families with node forced, three forms,
-# --expect-node; the fuzzer's node configuration), then
-# bench/coll_latency -C default,bufpool at NP and NP/2 ranks, 4 B to 4 KiB,
-# once with node forced and once with the package's defaults, CSVs and logs
-# into OUT.  Ratios are within one job.
+# correctness at NP ranks (both families with node forced, node_rsag too,
+# three forms, --expect-node; the fuzzer's node configuration), then
+# bench/coll_latency -C default,bufpool at NP, NP/2 and NP/4 ranks, 4 B to
+# 4 KiB, in the three forms: node forced, allreduce node_rsag forced, and
+# the package's defaults behind the rows of .dev/candidate.rules when it is
+# there; CSVs and the log into OUT.  Ratios are within one job.
 #   usage: bench/run-remote-node.sh OUT [NP]   (from the repository root)
+# ONLY=node_rsag in the environment: the node_rsag runs alone.
 set -u
 out=$1
 np=${2:-16}
@@ -25,28 +27,40 @@ head -30 /proc/cpuinfo | grep -E "model name|cache size"
 # what these points measure; off, the run does not depend on CMA.
 mpirun="timeout 300 /usr/bin/orterun --allow-run-as-root --oversubscribe --bind-to core \
 --mca plm isolated --mca op ^avx --mca btl_vader_single_copy_mechanism none"
-node="--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm node \
---mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node \
---mca coll_bufpool_allgather_algorithm node"
+others="--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_algorithm node \
+--mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node"
+node="$others --mca coll_bufpool_allreduce_algorithm node"
+rsag="$others --mca coll_bufpool_allreduce_algorithm node_rsag"
 $mpirun -np 2 /tmp/b/coll_latency -c allreduce -m 8:8 -C default,bufpool -i 10 -x 2 || \
     mpirun="timeout 300 /usr/bin/orterun --allow-run-as-root --oversubscribe --bind-to none \
 --mca plm isolated --mca op ^avx --mca btl_vader_single_copy_mechanism none"
+only=${ONLY:-}
+skip() { [ -n "$only" ] && [ "$only" != "$1" ]; }
 for form in blocking nonblocking persistent; do
-    $mpirun -np "$np" $node /tmp/b/test_coll_reduce_family --colls=allreduce,reduce \
+    skip node || $mpirun -np "$np" $node /tmp/b/test_coll_reduce_family --colls=allreduce,reduce \
         --form=$form --smoke --expect-bufpool --expect-node
-    $mpirun -np "$np" $node /tmp/b/test_coll_move_family --colls=bcast,allgather \
+    $mpirun -np "$np" $rsag \
+        /tmp/b/test_coll_reduce_family --colls=allreduce --form=$form --smoke --expect-bufpool \
+        --expect-node
+    skip node || $mpirun -np "$np" $node /tmp/b/test_coll_move_family --colls=bcast,allgather \
         --form=$form --smoke --expect-bufpool --expect-node
 done
-$mpirun -np "$np" $node --mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
+$mpirun -np "$np" $rsag \
+    --mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
     /tmp/b/coll_fuzz --seed 11 --seeds 10
-for n in "$np" $((np / 2)); do
-    for form in blocking nonblocking; do
-        $mpirun -np "$n" $node /tmp/b/coll_latency -c allreduce,reduce,bcast,allgather \
-            -C default,bufpool -m 4:4K --size-factor 4 -r 5 -F $form \
+lat="/tmp/b/coll_latency -C default,bufpool -m 4:4K -r 5"
+for n in "$np" $((np / 2)) $((np / 4)); do
+    for form in blocking nonblocking persistent; do
+        skip node || $mpirun -np "$n" $node $lat -c allreduce,reduce,bcast,allgather --size-factor 4 -F $form \
             -o "$out/node.csv" -t "node np=$n $form"
-        $mpirun -np "$n" /tmp/b/coll_latency -c allreduce,reduce,bcast,allgather \
-            -C default,bufpool -m 4:4K --size-factor 4 -r 5 -F $form \
-            -o "$out/defaults.csv" -t "defaults np=$n $form"
+        $mpirun -np "$n" $rsag $lat \
+            -c allreduce --size-factor 2 -F $form -o "$out/node_rsag.csv" -t "node_rsag np=$n $form"
+        # The package's defaults, with the candidate rows before them
+        # (what the rows should give), where the bundle carries them.
+        skip candidate || [ ! -f .dev/candidate.rules ] ||
+            $mpirun -np "$n" --mca coll_bufpool_rules_file .dev/candidate.rules $lat \
+                -c allreduce,reduce,bcast,allgather --size-factor 2 -F $form \
+                -o "$out/candidate.csv" -t "candidate np=$n $form"
     done
 done
 ls /dev/shm

@@ -364,7 +364,11 @@ static void run_collective(bufpool_coll_id_t id, MPI_Comm sub, MPI_Comm sync, in
         calibrate(&ps, cfg[0].bc.comm, o->batch_ms, &iters, &warmup);
         double t[TUNE_MAX_CFGS][TUNE_MAX_REPS];
         for (int c = 0; c < ncfg; c++) {
-            cfg[c].wrong = cfg[c].handed_back = false;
+            cfg[c].wrong = false;
+            /* The node algorithms serve up to their bound; above it auto's
+             * choice would be measured under their name. */
+            cfg[c].handed_back =
+                bufpool_is_node_alg(id, cfg[c].alg) && bytes > BUFPOOL_NODE_MAX_BYTES;
             for (int r = 0; r < TUNE_MAX_REPS; r++) {
                 t[c][r] = NAN;
             }

@@ -4,7 +4,8 @@
  *
  * Layout: a header page, then one block per rank (page-aligned): a line
  * with the rank's done word, then BUFPOOL_NODE_SLOTS slots.  A slot starts
- * with the sequence number of the call whose data it holds, and the
+ * with the sequence number of the call whose data it holds (and a second
+ * word: that of the call whose reduced slice it holds, node_rsag), and the
  * payload (signature bytes, packed) follows in the same cache line, so that
  * a reader of a tiny message takes one line per peer.
  *
@@ -105,18 +106,7 @@ static size_t node_bytes(int p)
 
 bool bufpool_node_is(bufpool_coll_id_t id, int plan_alg)
 {
-    switch (id) {
-        case BUFPOOL_COLL_allreduce:
-            return BUFPOOL_ALLREDUCE_NODE == plan_alg;
-        case BUFPOOL_COLL_reduce:
-            return BUFPOOL_REDUCE_NODE == plan_alg;
-        case BUFPOOL_COLL_bcast:
-            return BUFPOOL_BCAST_NODE == plan_alg;
-        case BUFPOOL_COLL_allgather:
-            return BUFPOOL_ALLGATHER_NODE == plan_alg;
-        default:
-            return false;
-    }
+    return bufpool_is_node_alg(id, plan_alg);
 }
 
 int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call)
@@ -367,22 +357,23 @@ static void node_wait_all_posts(bufpool_node_t *n, uint64_t s)
     }
 }
 
-/* rbuf = slot(0) op (slot(1) op (... op slot(p-1))) of call s, in rbuf's
- * own layout. */
-static int node_reduce_all(bufpool_node_t *n, uint64_t s, void *rbuf, size_t count,
-                           struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+/* buf = slot(0) op (slot(1) op (... op slot(p-1))) of call s for count
+ * elements of dtype in buf's own layout, read at byte off of every slot
+ * (their signature bytes from element first on: buf is that element). */
+static int node_reduce_range(bufpool_node_t *n, uint64_t s, void *buf, size_t count,
+                             struct ompi_datatype_t *dtype, struct ompi_op_t *op, size_t off)
 {
     bufpool_view_t v;
-    bufpool_view_init(&v, rbuf, count, dtype);
-    int rc = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, n->p - 1, s));
-    if (OMPI_SUCCESS != rc || n->p < 2) {
+    bufpool_view_init(&v, buf, count, dtype);
+    int rc = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, n->p - 1, s) + off);
+    if (OMPI_SUCCESS != rc || n->p < 2 || 0 == count) {
         return rc;
     }
     if (NULL != v.contig) {
         /* Packed bytes are the layout itself: reduce from the slots. */
-        const ptrdiff_t shift = v.contig - (char *)rbuf;
+        const ptrdiff_t shift = v.contig - (char *)buf;
         for (int j = n->p - 2; j >= 0; j--) {
-            bufpool_reduce(op, node_payload(n, j, s) - shift, rbuf, count, dtype);
+            bufpool_reduce(op, node_payload(n, j, s) + off - shift, buf, count, dtype);
         }
         return OMPI_SUCCESS;
     }
@@ -396,9 +387,9 @@ static int node_reduce_all(bufpool_node_t *n, uint64_t s, void *rbuf, size_t cou
     bufpool_view_t t;
     bufpool_view_init(&t, mem - gap, count, dtype);
     for (int j = n->p - 2; j >= 0 && OMPI_SUCCESS == rc; j--) {
-        rc = bufpool_view_unpack(&t, 0, t.bytes, node_payload(n, j, s));
+        rc = bufpool_view_unpack(&t, 0, t.bytes, node_payload(n, j, s) + off);
         if (OMPI_SUCCESS == rc) {
-            bufpool_reduce(op, mem - gap, rbuf, count, dtype);
+            bufpool_reduce(op, mem - gap, buf, count, dtype);
         }
     }
     bufpool_scratch_put(mem, span);
@@ -413,9 +404,56 @@ static int node_allreduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a
     const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     int rc = node_post(n, s, src, a->count, a->dtype);
     node_wait_all_posts(n, s);
-    int rc2 = node_reduce_all(n, s, a->rbuf, a->count, a->dtype, a->op);
+    int rc2 = node_reduce_range(n, s, a->rbuf, a->count, a->dtype, a->op, 0);
     node_end(n, s);
     return OMPI_SUCCESS != rc ? rc : rc2;
+}
+
+/* Elements [*first, *first + result) of the slice rank r reduces. */
+static size_t node_slice(size_t count, int p, int r, size_t *first)
+{
+    *first = count * (size_t)r / (size_t)p;
+    return count * (size_t)(r + 1) / (size_t)p - *first;
+}
+
+/* allreduce node_rsag: every rank reduces its slice of every slot (elements
+ * cut alike on every rank: the count and the signature are the same
+ * everywhere), writes the result over its own slice of its own slot (no
+ * other rank reads that range of it before the result is posted), posts it
+ * in the slot's second word, and copies the others' slices out: each rank
+ * reads 2 n bytes of the slots instead of p n.  Fewer elements than ranks:
+ * the flat algorithm. */
+static int node_allreduce_rsag(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
+{
+    if (a->count < (size_t)n->p) {
+        return node_allreduce(n, s, a);
+    }
+    const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
+    const size_t type_size = a->dtype->super.size;
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(a->dtype, &lb, &extent);
+    int rc = node_post(n, s, src, a->count, a->dtype);
+    node_wait_all_posts(n, s);
+    size_t first;
+    size_t mine = node_slice(a->count, n->p, n->me, &first);
+    char *slice = (char *)a->rbuf + (ptrdiff_t)first * extent;
+    int rc2 = node_reduce_range(n, s, slice, mine, a->dtype, a->op, first * type_size);
+    rc = OMPI_SUCCESS != rc ? rc : rc2;
+    bufpool_view_t v;
+    bufpool_view_init(&v, slice, mine, a->dtype);
+    rc2 = bufpool_view_pack(&v, 0, v.bytes, node_payload(n, n->me, s) + first * type_size);
+    rc = OMPI_SUCCESS != rc ? rc : rc2;
+    __atomic_store_n(node_slot_seq(n, n->me, s) + 1, s, __ATOMIC_RELEASE);
+    for (int k = 1; k < n->p; k++) {
+        const int j = (n->me + k) % n->p;
+        size_t count = node_slice(a->count, n->p, j, &first);
+        bufpool_wait_word(node_slot_seq(n, j, s) + 1, s);
+        bufpool_view_init(&v, (char *)a->rbuf + (ptrdiff_t)first * extent, count, a->dtype);
+        rc2 = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, j, s) + first * type_size);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    node_end(n, s);
+    return rc;
 }
 
 static int node_reduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
@@ -427,7 +465,7 @@ static int node_reduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
     int rc = node_post(n, s, src, a->count, a->dtype);
     if (root) {
         node_wait_all_posts(n, s);
-        int rc2 = node_reduce_all(n, s, a->rbuf, a->count, a->dtype, a->op);
+        int rc2 = node_reduce_range(n, s, a->rbuf, a->count, a->dtype, a->op, 0);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     node_end(n, s);
@@ -472,7 +510,7 @@ static int node_allgather(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a
     return rc;
 }
 
-int bufpool_node_run(bufpool_coll_id_t id, const bufpool_args_t *a,
+int bufpool_node_run(bufpool_coll_id_t id, int alg, const bufpool_args_t *a,
                      struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
 {
     bufpool_node_t *n;
@@ -487,7 +525,8 @@ int bufpool_node_run(bufpool_coll_id_t id, const bufpool_args_t *a,
     count(&bufpool_node_counters.calls, 1);
     switch (id) {
         case BUFPOOL_COLL_allreduce:
-            return node_allreduce(n, s, a);
+            return BUFPOOL_ALLREDUCE_NODE_RSAG == alg ? node_allreduce_rsag(n, s, a)
+                                                      : node_allreduce(n, s, a);
         case BUFPOOL_COLL_reduce:
             return node_reduce(n, s, a);
         case BUFPOOL_COLL_bcast:

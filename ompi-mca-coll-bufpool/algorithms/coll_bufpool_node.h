@@ -41,9 +41,9 @@ bool bufpool_node_is(bufpool_coll_id_t id, int plan_alg);
 /* The point-to-point algorithm that serves in its place. */
 int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call);
 
-/* Run the node algorithm of id: OMPI_SUCCESS, an error, or
+/* Run the node algorithm alg of id: OMPI_SUCCESS, an error, or
  * BUFPOOL_NODE_UNAVAILABLE (nothing was done). */
-int bufpool_node_run(bufpool_coll_id_t id, const bufpool_args_t *a,
+int bufpool_node_run(bufpool_coll_id_t id, int alg, const bufpool_args_t *a,
                      struct ompi_communicator_t *comm, bufpool_comm_state_t *state);
 
 /* The communicator's segment, when it goes. */

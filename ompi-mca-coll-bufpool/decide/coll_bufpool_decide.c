@@ -20,7 +20,8 @@
     }
 
 const char *const *const bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
-    [BUFPOOL_COLL_allreduce] = NAMES("recursive_doubling", "rsag", "ring", "hier", "node"),
+    [BUFPOOL_COLL_allreduce] =
+        NAMES("recursive_doubling", "rsag", "ring", "hier", "node", "node_rsag"),
     [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg", "node"),
     [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear", "node"),
     [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct", "node"),
@@ -174,10 +175,30 @@ int bufpool_forced_for(bufpool_coll_id_t id, int forced, int hosts, const bufpoo
               : tuning->max_requests > 0 ? "hier does not honour max_requests: auto's choice"
                                          : NULL;
     }
+    /* The node algorithms need every rank on one host. */
+    if (hosts > 1 && bufpool_is_node_alg(id, forced)) {
+        why = "node on a communicator across hosts: auto's choice";
+    }
     if (NULL != note) {
         *note = why;
     }
     return NULL != why ? BUFPOOL_ALG_AUTO : forced;
+}
+
+bool bufpool_is_node_alg(int id, int alg)
+{
+    switch (id) {
+        case BUFPOOL_COLL_allreduce:
+            return BUFPOOL_ALLREDUCE_NODE == alg || BUFPOOL_ALLREDUCE_NODE_RSAG == alg;
+        case BUFPOOL_COLL_reduce:
+            return BUFPOOL_REDUCE_NODE == alg;
+        case BUFPOOL_COLL_bcast:
+            return BUFPOOL_BCAST_NODE == alg;
+        case BUFPOOL_COLL_allgather:
+            return BUFPOOL_ALLGATHER_NODE == alg;
+        default:
+            return false;
+    }
 }
 
 /* A node algorithm serves one host and messages (blocks) within one shared
@@ -186,7 +207,9 @@ int bufpool_forced_for(bufpool_coll_id_t id, int forced, int hosts, const bufpoo
 static const bufpool_choice_t *node_fit(int node_alg, const bufpool_call_t *call,
                                         const bufpool_choice_t *choice, bufpool_choice_t *instead)
 {
-    if (node_alg != choice->alg || (call->hosts <= 1 && call->bytes <= BUFPOOL_NODE_MAX_BYTES)) {
+    const bool node = node_alg == choice->alg || (BUFPOOL_ALLREDUCE_NODE == node_alg &&
+                                                  BUFPOOL_ALLREDUCE_NODE_RSAG == choice->alg);
+    if (!node || (call->hosts <= 1 && call->bytes <= BUFPOOL_NODE_MAX_BYTES)) {
         return choice;
     }
     *instead = *choice;
@@ -256,7 +279,8 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg && call->bytes > plan->scratch_bound) {
         hand_over(plan, "recursive_doubling needs the message within depth x segment_size");
     } else if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING != plan->alg &&
-               BUFPOOL_ALLREDUCE_NODE != plan->alg && !call->commute) {
+               BUFPOOL_ALLREDUCE_NODE != plan->alg && BUFPOOL_ALLREDUCE_NODE_RSAG != plan->alg &&
+               !call->commute) {
         hand_over(plan, "rsag, ring and hier need a commutative operation");
     } else if (BUFPOOL_ALLREDUCE_RSAG == plan->alg) {
         pairwise_stream_segments(call, choice, plan);
@@ -271,7 +295,7 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
             plan->why = "rsag would keep more than max_requests requests in flight: ring";
         }
     }
-    if (plan->alg >= 0 && NULL != choice->note && 0 == strcmp(plan->why, "auto")) {
+    if (plan->alg >= 0 && NULL != choice->note) {
         plan->why = choice->note; /* a forced hier that did not apply */
     }
 }
@@ -323,8 +347,8 @@ void bufpool_plan_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tun
     bufpool_choice_t instead;
     const bufpool_choice_t *fit = node_fit(BUFPOOL_REDUCE_NODE, call, choice, &instead);
     plan_reduce_body(call, tuning, fit, plan);
-    if (fit != choice && plan->alg >= 0) {
-        plan->why = fit->note;
+    if (plan->alg >= 0 && NULL != fit->note) {
+        plan->why = fit->note; /* a forced node that did not apply */
     }
 }
 
@@ -368,8 +392,8 @@ void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuni
     bufpool_choice_t instead;
     const bufpool_choice_t *fit = node_fit(BUFPOOL_BCAST_NODE, call, choice, &instead);
     plan_bcast_body(call, tuning, fit, plan);
-    if (fit != choice && plan->alg >= 0) {
-        plan->why = fit->note;
+    if (plan->alg >= 0 && NULL != fit->note) {
+        plan->why = fit->note; /* a forced node that did not apply */
     }
 }
 
@@ -417,8 +441,8 @@ void bufpool_plan_allgather(const bufpool_call_t *call, const bufpool_tuning_t *
     bufpool_choice_t instead;
     const bufpool_choice_t *fit = node_fit(BUFPOOL_ALLGATHER_NODE, call, choice, &instead);
     plan_allgather_body(call, tuning, fit, plan);
-    if (fit != choice && plan->alg >= 0) {
-        plan->why = fit->note;
+    if (plan->alg >= 0 && NULL != fit->note) {
+        plan->why = fit->note; /* a forced node that did not apply */
     }
 }
 

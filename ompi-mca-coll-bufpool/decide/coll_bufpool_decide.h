@@ -61,7 +61,8 @@ enum {
     BUFPOOL_ALLREDUCE_RSAG,
     BUFPOOL_ALLREDUCE_RING,
     BUFPOOL_ALLREDUCE_HIER,
-    BUFPOOL_ALLREDUCE_NODE
+    BUFPOOL_ALLREDUCE_NODE,
+    BUFPOOL_ALLREDUCE_NODE_RSAG
 };
 enum { BUFPOOL_REDUCE_CHAIN = 1, BUFPOOL_REDUCE_BINARY, BUFPOOL_REDUCE_RSG, BUFPOOL_REDUCE_NODE };
 enum {
@@ -93,10 +94,13 @@ enum { BUFPOOL_SCATTER_BINOMIAL = 1, BUFPOOL_SCATTER_LINEAR };
 enum { BUFPOOL_SCAN_CHAIN = 1, BUFPOOL_SCAN_RECURSIVE_DOUBLING };
 enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
 
-/* The node algorithms (allreduce, reduce, bcast and allgather "node",
+/* The node algorithms (allreduce "node" and "node_rsag", reduce, bcast and allgather "node",
  * coll_bufpool_node.c) serve communicators on one host, messages (blocks
  * of allgather) up to this many signature bytes: one shared slot each. */
 #define BUFPOOL_NODE_MAX_BYTES ((size_t)4096)
+
+/* Whether alg is one of the node algorithms of collective id. */
+bool bufpool_is_node_alg(int id, int alg);
 
 /* Small sends whose receiver never waits for anything but them go out
  * blocking, so that the PML may send them inline (coll_bufpool_pipeline.h,

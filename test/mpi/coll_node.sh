@@ -1,5 +1,6 @@
 #!/bin/sh
-# The node algorithms (allreduce, reduce, bcast and allgather "node": one
+# The node algorithms (allreduce "node" and "node_rsag", reduce, bcast and
+# allgather "node": one
 # shared segment per communicator, no point-to-point once it is set up),
 # forced for every call up to 4 KiB, against the serial reference:
 #   - both families, in the blocking, nonblocking and persistent forms, at
@@ -15,9 +16,9 @@ set -u
 status=0
 failed=
 runs=0
-node="--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm node \
---mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node \
---mca coll_bufpool_allgather_algorithm node"
+others="--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_algorithm node \
+--mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node"
+node="$others --mca coll_bufpool_allreduce_algorithm node"
 runner=$top_srcdir/test/mpi/run-mpi-test.sh
 shm_names() { ls /dev/shm 2>/dev/null | grep -c '^bufpool-'; }
 
@@ -25,7 +26,10 @@ run() { # NP PROGRAM MCA ARGS...
     np=$1 program=$2 mca=$3
     shift 3
     runs=$((runs + 1))
-    if ! BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node $mca" \
+    # mpirun takes a parameter once: a run that names allreduce's its own way.
+    forced=$node
+    case $mca in *allreduce_algorithm*) forced=$others ;; esac
+    if ! BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $forced $mca" \
         sh "$runner" "$np" "$top_builddir/test/mpi/$program" "$@" </dev/null; then
         status=1
         failed="$failed
@@ -46,6 +50,9 @@ for np in ${BUFPOOL_TEST_NPS:-2 3 4 5 8}; do
         # shellcheck disable=SC2086
         run "$np" test_coll_move_family "" --colls=bcast,allgather --form=$form \
             --expect-bufpool --expect-node $level
+        # shellcheck disable=SC2086
+        run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm node_rsag" \
+            --colls=allreduce --form=$form --expect-bufpool --expect-node $level
     done
 done
 

@@ -413,7 +413,7 @@ static void test_args(void)
     UNIT_CHECK(-1 == tune_parse_skips("allreduce:auto", skip, err, sizeof(err)));
     UNIT_CHECK(-1 == tune_parse_skips("allreduce:previous", skip, err, sizeof(err)));
     UNIT_CHECK(-1 == tune_parse_skips("nope:ring", skip, err, sizeof(err)));
-    UNIT_CHECK(4 == tune_algorithm_count(BUFPOOL_COLL_allreduce));
+    UNIT_CHECK(6 == tune_algorithm_count(BUFPOOL_COLL_allreduce));
 }
 
 int main(void)
