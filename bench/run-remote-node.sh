@@ -8,7 +8,9 @@
 # the package's defaults behind the rows of .dev/candidate.rules when it is
 # there; CSVs and the log into OUT.  Ratios are within one job.
 #   usage: bench/run-remote-node.sh OUT [NP]   (from the repository root)
-# ONLY=node_rsag in the environment: the node_rsag runs alone.
+# ONLY=node_rsag in the environment: the node_rsag runs alone; ONLY=big:
+# allreduce node_rsag above 4 KiB (its chunk rounds) against tuned, libnbc
+# and the copy floor, 8 KiB to 16 MiB, after the same correctness runs.
 set -u
 out=$1
 np=${2:-16}
@@ -40,7 +42,7 @@ for form in blocking nonblocking persistent; do
     skip node || $mpirun -np "$np" $node /tmp/b/test_coll_reduce_family --colls=allreduce,reduce \
         --form=$form --smoke --expect-bufpool --expect-node
     $mpirun -np "$np" $rsag \
-        /tmp/b/test_coll_reduce_family --colls=allreduce --form=$form --smoke --expect-bufpool \
+        /tmp/b/test_coll_reduce_family --colls=allreduce --form=$form --expect-bufpool \
         --expect-node
     skip node || $mpirun -np "$np" $node /tmp/b/test_coll_move_family --colls=bcast,allgather \
         --form=$form --smoke --expect-bufpool --expect-node
@@ -48,6 +50,18 @@ done
 $mpirun -np "$np" $rsag \
     --mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
     /tmp/b/coll_fuzz --seed 11 --seeds 10
+if [ "$only" = big ]; then
+    for n in "$np" $((np / 2)) $((np / 4)); do
+        for form in blocking nonblocking persistent; do
+            cfgs=default,bufpool
+            [ $form != blocking ] || cfgs=default,bufpool,floor
+            $mpirun -np "$n" $rsag /tmp/b/coll_latency -C $cfgs -c allreduce -m 8K:16M \
+                --size-factor 4 -r 3 -b 512M -F $form -o "$out/big.csv" -t "big np=$n $form"
+        done
+    done
+    ls /dev/shm
+    exit 0
+fi
 lat="/tmp/b/coll_latency -C default,bufpool -m 4:4K -r 5"
 for n in "$np" $((np / 2)) $((np / 4)); do
     for form in blocking nonblocking persistent; do

@@ -111,6 +111,10 @@ typedef struct mca_coll_bufpool_component {
      * communicator whose shared segment fails, or -1. */
     char *test_node_fail_text;
     int test_node_fail;
+    /* coll_bufpool_test_node_fail_chunk (testing only): the same for the
+     * chunk segment of allreduce node_rsag above 4 KiB. */
+    char *test_node_fail_chunk_text;
+    int test_node_fail_chunk;
     bool nonblocking;
     bool persistent;
     size_t nb_stack_size;

@@ -290,6 +290,12 @@ static const coll_param_t coll_params[] = {
      "For testing only: the rank (of each communicator) that fails to create or map "
      "the node algorithms' shared segment, as when /dev/shm is full, so that a test "
      "sees every rank fall back alike; -1, the default: none"},
+    {"test_node_fail_chunk", "-1", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+     offsetof(mca_coll_bufpool_component_t, test_node_fail_chunk_text),
+     "For testing only: the rank (of each communicator) that fails to create or map "
+     "the second segment of the node algorithms, the chunks of allreduce node_rsag "
+     "above 4 KiB, so that a test sees every rank fall back alike there; -1, the "
+     "default: none"},
     {"nonblocking", "on", OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, nonblocking_text),
      "Let bufpool run the nonblocking collectives (MPI_Iallreduce, ...) of the "

@@ -251,6 +251,9 @@ void bufpool_settings_check(mca_coll_bufpool_component_t *component)
                                 component->test_nbc_tag_range_text, 0, 1 << 24, "0");
     component->test_node_fail = (int)bufpool_params_int(
         component->params, "test_node_fail", component->test_node_fail_text, -1, INT_MAX, "-1");
+    component->test_node_fail_chunk =
+        (int)bufpool_params_int(component->params, "test_node_fail_chunk",
+                                component->test_node_fail_chunk_text, -1, INT_MAX, "-1");
     component->nb_stack_size = (size_t)bufpool_params_size(
         component->params, "nb_stack_size", component->nb_stack_size_text, DEFAULT_NB_STACK_SIZE,
         (uint64_t)64 << 10, (uint64_t)64 << 20, "a size from 64K to 64M");

@@ -30,6 +30,7 @@
 #ifndef REGPAR_POOL_INTERNAL_H
 #define REGPAR_POOL_INTERNAL_H
 
+#include "bufpool_cpu_relax.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -161,15 +162,6 @@ static inline bool is_pow2(size_t v)
     return v && 0 == (v & (v - 1));
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* Test-and-test-and-set; yields after a short spin so that a preempted
  * holder (more threads than cores) gets the processor back. */
 static inline void spin_lock(atomic_int *lock)
@@ -177,7 +169,7 @@ static inline void spin_lock(atomic_int *lock)
     while (atomic_exchange_explicit(lock, 1, memory_order_acquire)) {
         for (unsigned i = 0; atomic_load_explicit(lock, memory_order_relaxed); i++) {
             if (i < 128) {
-                cpu_relax();
+                bufpool_cpu_relax();
             } else {
                 sched_yield();
             }

@@ -75,8 +75,15 @@ struct bufpool_node {
     bufpool_shm_t shm;
     char *base;
     int p, me;
+    int fail_chunk_rank; /* coll_bufpool_test_node_fail_chunk */
     /* A lower bound of every rank's done word, from what this rank saw. */
     uint64_t peers_done;
+    /* The chunks of large allreduces (node_allreduce_big): mapped by the
+     * first such call, NULL before; big_state says whether it was tried;
+     * big_seq numbers its rounds (the same on every rank). */
+    bufpool_shm_t big;
+    int big_state;
+    uint64_t big_seq;
 };
 typedef struct bufpool_node bufpool_node_t;
 
@@ -99,6 +106,34 @@ static inline char *node_payload(const bufpool_node_t *n, int r, uint64_t s)
     return (char *)node_slot_seq(n, r, s) + NODE_PAYLOAD_OFF;
 }
 
+/* Where rank r's slot of call (or round) s starts: its posted word, then
+ * its result word (node_rsag), then the payload at NODE_PAYLOAD_OFF. */
+typedef uint64_t *(*node_slot_fn)(const bufpool_node_t *n, int r, uint64_t s);
+
+static inline char *slot_payload(node_slot_fn slot, const bufpool_node_t *n, int r, uint64_t s)
+{
+    return (char *)slot(n, r, s) + NODE_PAYLOAD_OFF;
+}
+
+/* The chunks of large allreduces (node_allreduce_big), a segment of their
+ * own made by the first such call: per rank, page-aligned, NODE_BIG_BUFS
+ * slots of NODE_CHUNK bytes of payload, used round after round in turn. */
+#define NODE_BIG_BUFS 2
+#define NODE_BIG_SLOT_STRIDE                                                                       \
+    (((NODE_PAYLOAD_OFF + BUFPOOL_NODE_CHUNK) + NODE_LINE - 1) / NODE_LINE * NODE_LINE)
+#define NODE_BIG_RANK_STRIDE (((NODE_BIG_BUFS * NODE_BIG_SLOT_STRIDE) + 4095) / 4096 * 4096)
+
+static inline uint64_t *node_big_slot(const bufpool_node_t *n, int r, uint64_t q)
+{
+    return (uint64_t *)((char *)n->big.base + NODE_HEADER + (size_t)r * NODE_BIG_RANK_STRIDE +
+                        (size_t)(q % NODE_BIG_BUFS) * NODE_BIG_SLOT_STRIDE);
+}
+
+static size_t node_big_bytes(int p)
+{
+    return NODE_HEADER + (size_t)p * NODE_BIG_RANK_STRIDE;
+}
+
 static size_t node_bytes(int p)
 {
     return NODE_HEADER + (size_t)p * NODE_RANK_STRIDE;
@@ -109,11 +144,18 @@ bool bufpool_node_is(bufpool_coll_id_t id, int plan_alg)
     return bufpool_is_node_alg(id, plan_alg);
 }
 
-int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call)
+int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
+                          const bufpool_plan_t *plan)
 {
     switch (id) {
         case BUFPOOL_COLL_allreduce:
-            return BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING;
+            /* Above BUFPOOL_NODE_MAX_BYTES only node_rsag serves, and only
+             * commutative operations (the decision): rsag, or the ring
+             * under max_requests, as auto's plan would bound it. */
+            if (call->bytes <= BUFPOOL_NODE_MAX_BYTES) {
+                return BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING;
+            }
+            return plan->max_requests > 0 ? BUFPOOL_ALLREDUCE_RING : BUFPOOL_ALLREDUCE_RSAG;
         case BUFPOOL_COLL_reduce:
             return call->commute ? BUFPOOL_REDUCE_BINARY : BUFPOOL_REDUCE_CHAIN;
         case BUFPOOL_COLL_bcast:
@@ -157,121 +199,138 @@ static uint64_t node_nonce(void)
     return x | 1;
 }
 
-/* 0 and *out when every rank mapped the segment, BUFPOOL_NODE_UNAVAILABLE
- * when one could not (all ranks alike), else a point-to-point error. */
-static int node_setup(struct ompi_communicator_t *comm, int fail_rank, bufpool_node_t **out)
+/* One agreement of every rank of comm on a segment of bytes: rank 0
+ * creates it and sends its name, every rank maps it and reports, rank 0
+ * removes the name and sends the verdict.  0 and *shm mapped on every rank,
+ * BUFPOOL_NODE_UNAVAILABLE when one rank could not (on all ranks alike:
+ * nothing mapped), else a point-to-point error.  my_error: this rank's
+ * failure known beforehand (an errno value, or 0), which it reports instead
+ * of creating or mapping; what names the segment in the message. */
+static int node_share(struct ompi_communicator_t *comm, int my_error, size_t bytes,
+                      const char *what, bufpool_shm_t *shm)
 {
     const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
     const int tag = MCA_COLL_BASE_TAG_BCAST;
-    const size_t bytes = node_bytes(p);
-    bufpool_node_t *n = calloc(1, sizeof(*n));
     node_offer_t offer;
     int32_t mine = 0, verdict = 0;
     int rc = OMPI_SUCCESS;
+    char step[96];
 
+    memset(shm, 0, sizeof(*shm));
     memset(&offer, 0, sizeof(offer));
     if (0 == me) {
         offer.nonce = node_nonce();
         offer.ranks = p;
         offer.bytes = bytes;
-        offer.status = NULL == n        ? ENOMEM
-                       : 0 == fail_rank ? ENOSPC /* testing */
-                                        : bufpool_shm_create(&n->shm, bytes, offer.nonce);
+        offer.status = 0 != my_error ? my_error : bufpool_shm_create(shm, bytes, offer.nonce);
         if (0 == offer.status) {
             /* The pages are zero: every sequence word starts at 0. */
-            node_header_t *h = n->shm.base;
+            node_header_t *h = shm->base;
             h->nonce = offer.nonce;
             h->ranks = (uint64_t)p;
-            h->rank_stride = NODE_RANK_STRIDE;
+            h->rank_stride = bytes;
             __atomic_store_n(&h->magic, NODE_MAGIC, __ATOMIC_RELEASE);
-            snprintf(offer.name, sizeof(offer.name), "%s", n->shm.name);
+            snprintf(offer.name, sizeof(offer.name), "%s", shm->name);
         } else {
-            node_say_unavailable("creating the segment", offer.status, comm);
+            snprintf(step, sizeof(step), "creating the %s (%zu bytes)", what, bytes);
+            node_say_unavailable(step, offer.status, comm);
         }
         verdict = 0 == offer.status;
-        for (int r = 1; r < p; r++) {
+        for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
             rc = bufpool_send(&offer, sizeof(offer), MPI_BYTE, r, tag, comm);
-            if (OMPI_SUCCESS != rc) {
-                goto fail;
-            }
         }
-        for (int r = 1; r < p; r++) {
+        for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
             int32_t status;
             rc = bufpool_recv(&status, 1, MPI_INT32_T, r, tag, comm);
-            if (OMPI_SUCCESS != rc) {
-                goto fail;
-            }
             verdict = verdict && 0 == status;
         }
         /* Everyone who will ever map it has: the name goes now. */
-        if (NULL != n) {
-            bufpool_shm_unlink(&n->shm);
-        }
-        for (int r = 1; r < p; r++) {
+        bufpool_shm_unlink(shm);
+        for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
             rc = bufpool_send(&verdict, 1, MPI_INT32_T, r, tag, comm);
-            if (OMPI_SUCCESS != rc) {
-                goto fail;
-            }
         }
     } else {
         rc = bufpool_recv(&offer, sizeof(offer), MPI_BYTE, 0, tag, comm);
-        if (OMPI_SUCCESS != rc) {
-            goto fail;
-        }
-        mine = 0 != offer.status                          ? offer.status
-               : NULL == n                                ? ENOMEM
-               : offer.ranks != p || offer.bytes != bytes ? EINVAL
-                                                          : 0;
-        if (0 == mine) {
-            offer.name[sizeof(offer.name) - 1] = '\0';
-            mine = me == fail_rank ? ENOSPC /* testing */
-                                   : bufpool_shm_attach(&n->shm, offer.name, bytes);
-            n->shm.name[0] = '\0'; /* rank 0 unlinks it */
+        if (OMPI_SUCCESS == rc) {
+            mine = 0 != offer.status                          ? offer.status
+                   : offer.ranks != p || offer.bytes != bytes ? EINVAL
+                                                              : 0;
             if (0 == mine) {
-                /* The same segment as rank 0's, not a namesake. */
-                const node_header_t *h = n->shm.base;
-                if (NODE_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
-                    offer.nonce != h->nonce || (uint64_t)p != h->ranks) {
-                    mine = EINVAL;
+                offer.name[sizeof(offer.name) - 1] = '\0';
+                mine = 0 != my_error ? my_error : bufpool_shm_attach(shm, offer.name, bytes);
+                shm->name[0] = '\0'; /* rank 0 unlinks it */
+                if (0 == mine) {
+                    /* The same segment as rank 0's, not a namesake. */
+                    const node_header_t *h = shm->base;
+                    if (NODE_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
+                        offer.nonce != h->nonce || (uint64_t)p != h->ranks) {
+                        mine = EINVAL;
+                    }
+                }
+                if (0 != mine) {
+                    snprintf(step, sizeof(step), "mapping rank 0's %s (%zu bytes)", what, bytes);
+                    node_say_unavailable(step, mine, comm);
                 }
             }
-            if (0 != mine) {
-                node_say_unavailable("mapping the segment of rank 0", mine, comm);
-            }
+            rc = bufpool_send(&mine, 1, MPI_INT32_T, 0, tag, comm);
         }
-        rc = bufpool_send(&mine, 1, MPI_INT32_T, 0, tag, comm);
         if (OMPI_SUCCESS == rc) {
             rc = bufpool_recv(&verdict, 1, MPI_INT32_T, 0, tag, comm);
         }
-        if (OMPI_SUCCESS != rc) {
-            goto fail;
-        }
     }
-    if (!verdict) {
+    if (OMPI_SUCCESS == rc && !verdict) {
         rc = BUFPOOL_NODE_UNAVAILABLE;
-        goto fail;
     }
-    n->base = n->shm.base;
-    n->p = p;
-    n->me = me;
+    if (OMPI_SUCCESS != rc) {
+        bufpool_shm_unlink(shm);
+        bufpool_shm_detach(shm);
+        return rc;
+    }
     count(&bufpool_node_counters.segments, 1);
-    count(&bufpool_node_counters.segment_bytes, (int64_t)n->shm.bytes);
+    count(&bufpool_node_counters.segment_bytes, (int64_t)shm->bytes);
+    return OMPI_SUCCESS;
+}
+
+static void node_unshare(bufpool_shm_t *shm)
+{
+    if (NULL != shm->base) {
+        count(&bufpool_node_counters.segments, -1);
+        count(&bufpool_node_counters.segment_bytes, -(int64_t)shm->bytes);
+    }
+    bufpool_shm_unlink(shm);
+    bufpool_shm_detach(shm);
+}
+
+/* The communicator's segment: OMPI_SUCCESS and *out, or as node_share. */
+static int node_setup(struct ompi_communicator_t *comm, int fail_rank, int fail_chunk_rank,
+                      bufpool_node_t **out)
+{
+    bufpool_node_t *n = calloc(1, sizeof(*n));
+    /* Every rank takes part in the agreement, one without memory for its
+     * state too: it reports the failure there. */
+    bufpool_shm_t shm;
+    const int my_error = NULL == n                           ? ENOMEM
+                         : ompi_comm_rank(comm) == fail_rank ? ENOSPC /* testing */
+                                                             : 0;
+    int rc = node_share(comm, my_error, node_bytes(ompi_comm_size(comm)), "segment", &shm);
+    if (OMPI_SUCCESS != rc) {
+        free(n);
+        return rc;
+    }
+    n->shm = shm;
+    n->base = n->shm.base;
+    n->p = ompi_comm_size(comm);
+    n->me = ompi_comm_rank(comm);
+    n->fail_chunk_rank = fail_chunk_rank;
     *out = n;
     return OMPI_SUCCESS;
-fail:
-    bufpool_node_free(n);
-    return rc;
 }
 
 void bufpool_node_free(struct bufpool_node *node)
 {
     if (NULL != node) {
-        if (NULL != node->base) {
-            count(&bufpool_node_counters.segments, -1);
-            count(&bufpool_node_counters.segment_bytes, -(int64_t)node->shm.bytes);
-        }
-        bufpool_shm_unlink(&node->shm);
-        bufpool_shm_detach(&node->shm);
+        node_unshare(&node->big);
+        node_unshare(&node->shm);
         free(node);
     }
 }
@@ -289,7 +348,7 @@ static int node_begin(bufpool_comm_state_t *state, struct ompi_communicator_t *c
     if (NODE_NONE == state->node_phase) {
         state->node_phase = NODE_SETTING_UP;
         bufpool_node_t *n = NULL;
-        int rc = node_setup(comm, state->node_fail_rank, &n);
+        int rc = node_setup(comm, state->node_fail_rank, state->node_fail_chunk_rank, &n);
         state->node = n;
         __atomic_store_n(&state->node_phase, NODE_SETTLED, __ATOMIC_RELEASE);
         if (OMPI_SUCCESS != rc) {
@@ -360,22 +419,27 @@ static void node_wait_all_posts(bufpool_node_t *n, uint64_t s)
 /* buf = slot(0) op (slot(1) op (... op slot(p-1))) of call s for count
  * elements of dtype in buf's own layout, read at byte off of every slot
  * (their signature bytes from element first on: buf is that element). */
-static int node_reduce_range(bufpool_node_t *n, uint64_t s, void *buf, size_t count,
-                             struct ompi_datatype_t *dtype, struct ompi_op_t *op, size_t off)
+static int node_reduce_range(bufpool_node_t *n, node_slot_fn slot, uint64_t s, void *buf,
+                             size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                             size_t off)
 {
     bufpool_view_t v;
     bufpool_view_init(&v, buf, count, dtype);
-    int rc = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, n->p - 1, s) + off);
-    if (OMPI_SUCCESS != rc || n->p < 2 || 0 == count) {
-        return rc;
-    }
-    if (NULL != v.contig) {
-        /* Packed bytes are the layout itself: reduce from the slots. */
+    if (NULL != v.contig && n->p >= 2 && count > 0) {
+        /* Packed bytes are the layout itself: reduce from the slots, the
+         * last two at once into buf (one pass fewer than copying the last
+         * one in first). */
         const ptrdiff_t shift = v.contig - (char *)buf;
-        for (int j = n->p - 2; j >= 0; j--) {
-            bufpool_reduce(op, node_payload(n, j, s) + off - shift, buf, count, dtype);
+        bufpool_reduce3(op, slot_payload(slot, n, n->p - 2, s) + off - shift,
+                        slot_payload(slot, n, n->p - 1, s) + off - shift, buf, count, dtype);
+        for (int j = n->p - 3; j >= 0; j--) {
+            bufpool_reduce(op, slot_payload(slot, n, j, s) + off - shift, buf, count, dtype);
         }
         return OMPI_SUCCESS;
+    }
+    int rc = bufpool_view_unpack(&v, 0, v.bytes, slot_payload(slot, n, n->p - 1, s) + off);
+    if (OMPI_SUCCESS != rc || n->p < 2 || 0 == count) {
+        return rc;
     }
     /* A layout with gaps: each slot unpacked into scratch of that layout. */
     ptrdiff_t gap;
@@ -387,7 +451,7 @@ static int node_reduce_range(bufpool_node_t *n, uint64_t s, void *buf, size_t co
     bufpool_view_t t;
     bufpool_view_init(&t, mem - gap, count, dtype);
     for (int j = n->p - 2; j >= 0 && OMPI_SUCCESS == rc; j--) {
-        rc = bufpool_view_unpack(&t, 0, t.bytes, node_payload(n, j, s) + off);
+        rc = bufpool_view_unpack(&t, 0, t.bytes, slot_payload(slot, n, j, s) + off);
         if (OMPI_SUCCESS == rc) {
             bufpool_reduce(op, mem - gap, buf, count, dtype);
         }
@@ -404,7 +468,7 @@ static int node_allreduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a
     const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     int rc = node_post(n, s, src, a->count, a->dtype);
     node_wait_all_posts(n, s);
-    int rc2 = node_reduce_range(n, s, a->rbuf, a->count, a->dtype, a->op, 0);
+    int rc2 = node_reduce_range(n, node_slot_seq, s, a->rbuf, a->count, a->dtype, a->op, 0);
     node_end(n, s);
     return OMPI_SUCCESS != rc ? rc : rc2;
 }
@@ -416,40 +480,103 @@ static size_t node_slice(size_t count, int p, int r, size_t *first)
     return count * (size_t)(r + 1) / (size_t)p - *first;
 }
 
-/* allreduce node_rsag: every rank reduces its slice of every slot (elements
- * cut alike on every rank: the count and the signature are the same
- * everywhere), writes the result over its own slice of its own slot (no
+/* The second half of node_rsag, once every rank has posted count elements
+ * of dtype in its slot of round q: this rank reduces its slice of every slot
+ * (elements cut alike on every rank: the count and the signature are the
+ * same everywhere) into buf (the count elements of the result, in this
+ * rank's layout), writes the result over its own slice of its own slot (no
  * other rank reads that range of it before the result is posted), posts it
  * in the slot's second word, and copies the others' slices out: each rank
- * reads 2 n bytes of the slots instead of p n.  Fewer elements than ranks:
- * the flat algorithm. */
+ * reads 2 n bytes of the slots instead of p n. */
+static int node_rsag_round(bufpool_node_t *n, node_slot_fn slot, uint64_t q, char *buf,
+                           size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    const size_t type_size = dtype->super.size;
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    size_t first;
+    const size_t mine = node_slice(count, n->p, n->me, &first);
+    char *slice = buf + (ptrdiff_t)first * extent;
+    int rc = node_reduce_range(n, slot, q, slice, mine, dtype, op, first * type_size);
+    bufpool_view_t v;
+    bufpool_view_init(&v, slice, mine, dtype);
+    int rc2 =
+        bufpool_view_pack(&v, 0, v.bytes, slot_payload(slot, n, n->me, q) + first * type_size);
+    rc = OMPI_SUCCESS != rc ? rc : rc2;
+    __atomic_store_n(slot(n, n->me, q) + 1, q, __ATOMIC_RELEASE);
+    for (int k = 1; k < n->p; k++) {
+        const int j = (n->me + k) % n->p;
+        const size_t theirs = node_slice(count, n->p, j, &first);
+        bufpool_wait_word(slot(n, j, q) + 1, q);
+        bufpool_view_init(&v, buf + (ptrdiff_t)first * extent, theirs, dtype);
+        rc2 = bufpool_view_unpack(&v, 0, v.bytes, slot_payload(slot, n, j, q) + first * type_size);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    return rc;
+}
+
+/* allreduce node_rsag up to BUFPOOL_NODE_MAX_BYTES: one round in the
+ * call's own slots.  Fewer elements than ranks: the flat algorithm. */
 static int node_allreduce_rsag(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
 {
     if (a->count < (size_t)n->p) {
         return node_allreduce(n, s, a);
     }
     const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
-    const size_t type_size = a->dtype->super.size;
-    ptrdiff_t lb, extent;
-    ompi_datatype_get_extent(a->dtype, &lb, &extent);
     int rc = node_post(n, s, src, a->count, a->dtype);
     node_wait_all_posts(n, s);
-    size_t first;
-    size_t mine = node_slice(a->count, n->p, n->me, &first);
-    char *slice = (char *)a->rbuf + (ptrdiff_t)first * extent;
-    int rc2 = node_reduce_range(n, s, slice, mine, a->dtype, a->op, first * type_size);
-    rc = OMPI_SUCCESS != rc ? rc : rc2;
-    bufpool_view_t v;
-    bufpool_view_init(&v, slice, mine, a->dtype);
-    rc2 = bufpool_view_pack(&v, 0, v.bytes, node_payload(n, n->me, s) + first * type_size);
-    rc = OMPI_SUCCESS != rc ? rc : rc2;
-    __atomic_store_n(node_slot_seq(n, n->me, s) + 1, s, __ATOMIC_RELEASE);
-    for (int k = 1; k < n->p; k++) {
-        const int j = (n->me + k) % n->p;
-        size_t count = node_slice(a->count, n->p, j, &first);
-        bufpool_wait_word(node_slot_seq(n, j, s) + 1, s);
-        bufpool_view_init(&v, (char *)a->rbuf + (ptrdiff_t)first * extent, count, a->dtype);
-        rc2 = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, j, s) + first * type_size);
+    int rc2 = node_rsag_round(n, node_slot_seq, s, a->rbuf, a->count, a->dtype, a->op);
+    node_end(n, s);
+    return OMPI_SUCCESS != rc ? rc : rc2;
+}
+
+/* allreduce node_rsag above BUFPOOL_NODE_MAX_BYTES: rounds of up to
+ * BUFPOOL_NODE_CHUNK bytes per rank through the communicator's chunk
+ * segment, two slots per rank in turn.  A rank posts round q only once it
+ * has finished round q - 1, so the post of round q by every rank (which
+ * every rank waits for) says that nobody reads the slots of round q - 1
+ * any more: the slots of round q + 1 are free without a word more, and a
+ * rank that is done copying out round q packs round q + 1 while the others
+ * still copy.  BUFPOOL_NODE_UNAVAILABLE (after ending the call) when the
+ * chunk segment could not be had, on every rank alike. */
+static int node_allreduce_big(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
+                              struct ompi_communicator_t *comm)
+{
+    if (0 == n->big_state) {
+        const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
+        int rc = node_share(comm, my_error, node_big_bytes(n->p), "chunk segment", &n->big);
+        if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
+            node_end(n, s);
+            return rc; /* a point-to-point error: tried again next time */
+        }
+        n->big_state = OMPI_SUCCESS == rc ? 1 : -1;
+    }
+    if (n->big_state < 0) {
+        node_end(n, s);
+        return BUFPOOL_NODE_UNAVAILABLE;
+    }
+    const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
+    const size_t type_size = a->dtype->super.size;
+    /* Whole elements per round, at least p of them (the decision sees to
+     * it: the element's size is the same on every rank). */
+    const size_t per = BUFPOOL_NODE_CHUNK / type_size;
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(a->dtype, &lb, &extent);
+    bufpool_view_t sv;
+    bufpool_view_init(&sv, src, a->count, a->dtype);
+    int rc = OMPI_SUCCESS;
+    for (size_t done = 0; done < a->count; done += per) {
+        const size_t count = a->count - done < per ? a->count - done : per;
+        const uint64_t q = ++n->big_seq;
+        int rc2 = bufpool_view_pack(&sv, done * type_size, count * type_size,
+                                    slot_payload(node_big_slot, n, n->me, q));
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+        __atomic_store_n(node_big_slot(n, n->me, q), q, __ATOMIC_RELEASE);
+        for (int j = 0; j < n->p; j++) {
+            bufpool_wait_word(node_big_slot(n, j, q), q);
+        }
+        rc2 = node_rsag_round(n, node_big_slot, q, (char *)a->rbuf + (ptrdiff_t)done * extent,
+                              count, a->dtype, a->op);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     node_end(n, s);
@@ -465,7 +592,7 @@ static int node_reduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
     int rc = node_post(n, s, src, a->count, a->dtype);
     if (root) {
         node_wait_all_posts(n, s);
-        int rc2 = node_reduce_range(n, s, a->rbuf, a->count, a->dtype, a->op, 0);
+        int rc2 = node_reduce_range(n, node_slot_seq, s, a->rbuf, a->count, a->dtype, a->op, 0);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     node_end(n, s);
@@ -510,21 +637,15 @@ static int node_allgather(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a
     return rc;
 }
 
-int bufpool_node_run(bufpool_coll_id_t id, int alg, const bufpool_args_t *a,
-                     struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
+static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, int alg,
+                         const bufpool_args_t *a, struct ompi_communicator_t *comm)
 {
-    bufpool_node_t *n;
-    uint64_t s;
-    int rc = node_begin(state, comm, &n, &s);
-    if (OMPI_SUCCESS != rc) {
-        if (BUFPOOL_NODE_UNAVAILABLE == rc) {
-            count(&bufpool_node_counters.fallbacks, 1);
-        }
-        return rc;
-    }
-    count(&bufpool_node_counters.calls, 1);
     switch (id) {
         case BUFPOOL_COLL_allreduce:
+            if (BUFPOOL_ALLREDUCE_NODE != alg &&
+                a->dtype->super.size * a->count > BUFPOOL_NODE_MAX_BYTES) {
+                return node_allreduce_big(n, s, a, comm);
+            }
             return BUFPOOL_ALLREDUCE_NODE_RSAG == alg ? node_allreduce_rsag(n, s, a)
                                                       : node_allreduce(n, s, a);
         case BUFPOOL_COLL_reduce:
@@ -537,4 +658,19 @@ int bufpool_node_run(bufpool_coll_id_t id, int alg, const bufpool_args_t *a,
             node_end(n, s);
             return OMPI_ERR_NOT_SUPPORTED;
     }
+}
+
+int bufpool_node_run(bufpool_coll_id_t id, int alg, const bufpool_args_t *a,
+                     struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
+{
+    bufpool_node_t *n;
+    uint64_t s;
+    int rc = node_begin(state, comm, &n, &s);
+    if (OMPI_SUCCESS == rc) {
+        rc = node_dispatch(n, s, id, alg, a, comm);
+    }
+    count(BUFPOOL_NODE_UNAVAILABLE == rc ? &bufpool_node_counters.fallbacks
+                                         : &bufpool_node_counters.calls,
+          1);
+    return rc;
 }

@@ -39,7 +39,8 @@ extern bufpool_node_counters_t bufpool_node_counters;
 /* Whether plan_alg is the node algorithm of the collective. */
 bool bufpool_node_is(bufpool_coll_id_t id, int plan_alg);
 /* The point-to-point algorithm that serves in its place. */
-int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call);
+int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
+                          const bufpool_plan_t *plan);
 
 /* Run the node algorithm alg of id: OMPI_SUCCESS, an error, or
  * BUFPOOL_NODE_UNAVAILABLE (nothing was done). */

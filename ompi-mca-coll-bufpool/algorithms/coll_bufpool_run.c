@@ -49,7 +49,7 @@ int bufpool_run(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_cal
         }
         /* No segment on this communicator (on every rank alike). */
         fallback = *plan;
-        fallback.alg = bufpool_node_fallback(id, call);
+        fallback.alg = bufpool_node_fallback(id, call, plan);
         plan = &fallback;
     }
     switch (id) {

@@ -17,7 +17,7 @@ void bufpool_comm_state_init(bufpool_comm_state_t *state,
     state->node = NULL;
     state->node_phase = 0;
     state->node_seq = 0;
-    state->node_fail_rank = -1;
+    state->node_fail_rank = state->node_fail_chunk_rank = -1;
 }
 
 void bufpool_comm_state_fini(bufpool_comm_state_t *state)

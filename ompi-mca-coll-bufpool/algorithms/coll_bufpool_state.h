@@ -46,6 +46,7 @@ typedef struct bufpool_comm_state {
     /* Testing (coll_bufpool_test_node_fail): this rank of the communicator
      * fails to have the segment; -1: none. */
     int node_fail_rank;
+    int node_fail_chunk_rank; /* the same for the chunk segment */
 } bufpool_comm_state_t;
 
 void bufpool_comm_state_init(bufpool_comm_state_t *state,

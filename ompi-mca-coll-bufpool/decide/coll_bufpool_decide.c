@@ -201,15 +201,36 @@ bool bufpool_is_node_alg(int id, int alg)
     }
 }
 
+size_t bufpool_node_alg_max_bytes(int id, int alg)
+{
+    return BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg
+               ? SIZE_MAX
+               : BUFPOOL_NODE_MAX_BYTES;
+}
+
 /* A node algorithm serves one host and messages (blocks) within one shared
  * slot; elsewhere the collective's own default decides, as if auto, and
  * the plan says why.  Every rank agrees: hosts and bytes are the call's. */
 static const bufpool_choice_t *node_fit(int node_alg, const bufpool_call_t *call,
                                         const bufpool_choice_t *choice, bufpool_choice_t *instead)
 {
-    const bool node = node_alg == choice->alg || (BUFPOOL_ALLREDUCE_NODE == node_alg &&
-                                                  BUFPOOL_ALLREDUCE_NODE_RSAG == choice->alg);
-    if (!node || (call->hosts <= 1 && call->bytes <= BUFPOOL_NODE_MAX_BYTES)) {
+    const bool rsag =
+        BUFPOOL_ALLREDUCE_NODE == node_alg && BUFPOOL_ALLREDUCE_NODE_RSAG == choice->alg;
+    if (node_alg != choice->alg && !rsag) {
+        return choice;
+    }
+    const char *why = NULL;
+    if (call->hosts > 1) {
+        why = "node on a communicator across hosts: auto's choice";
+    } else if (call->bytes > BUFPOOL_NODE_MAX_BYTES && !rsag) {
+        why = "node serves messages up to 4 KiB: auto's choice";
+    } else if (call->bytes > BUFPOOL_NODE_MAX_BYTES &&
+               (!call->commute || call->count < (size_t)call->comm_size ||
+                call->bytes / call->count > BUFPOOL_NODE_CHUNK / (size_t)call->comm_size)) {
+        why = "node_rsag above 4 KiB needs a commutative operation, at least p elements and "
+              "elements within 64 KiB / p: auto's choice";
+    }
+    if (NULL == why) {
         return choice;
     }
     *instead = *choice;
@@ -218,9 +239,25 @@ static const bufpool_choice_t *node_fit(int node_alg, const bufpool_call_t *call
     instead->rule = NULL;
     instead->seg_bytes = 0;
     instead->depth = 0;
-    instead->note = call->hosts > 1 ? "node on a communicator across hosts: auto's choice"
-                                    : "node serves messages up to 4 KiB: auto's choice";
+    instead->note = why;
     return instead;
+}
+
+/* A plan function of a collective with a node algorithm: body's plan for
+ * the choice, or auto's where node does not fit the call (node_fit), with
+ * the reason that it did not. */
+static void plan_with_node(int node_alg,
+                           void (*body)(const bufpool_call_t *, const bufpool_tuning_t *,
+                                        const bufpool_choice_t *, bufpool_plan_t *),
+                           const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                           const bufpool_choice_t *choice, bufpool_plan_t *plan)
+{
+    bufpool_choice_t instead;
+    const bufpool_choice_t *fit = node_fit(node_alg, call, choice, &instead);
+    body(call, tuning, fit, plan);
+    if (plan->alg >= 0 && NULL != fit->note) {
+        plan->why = fit->note; /* a forced node that did not apply */
+    }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -344,12 +381,7 @@ static void plan_reduce_body(const bufpool_call_t *call, const bufpool_tuning_t 
 void bufpool_plan_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                          const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    bufpool_choice_t instead;
-    const bufpool_choice_t *fit = node_fit(BUFPOOL_REDUCE_NODE, call, choice, &instead);
-    plan_reduce_body(call, tuning, fit, plan);
-    if (plan->alg >= 0 && NULL != fit->note) {
-        plan->why = fit->note; /* a forced node that did not apply */
-    }
+    plan_with_node(BUFPOOL_REDUCE_NODE, plan_reduce_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -389,12 +421,7 @@ static void plan_bcast_body(const bufpool_call_t *call, const bufpool_tuning_t *
 void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                         const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    bufpool_choice_t instead;
-    const bufpool_choice_t *fit = node_fit(BUFPOOL_BCAST_NODE, call, choice, &instead);
-    plan_bcast_body(call, tuning, fit, plan);
-    if (plan->alg >= 0 && NULL != fit->note) {
-        plan->why = fit->note; /* a forced node that did not apply */
-    }
+    plan_with_node(BUFPOOL_BCAST_NODE, plan_bcast_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -438,12 +465,7 @@ static void plan_allgather_body(const bufpool_call_t *call, const bufpool_tuning
 void bufpool_plan_allgather(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                             const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    bufpool_choice_t instead;
-    const bufpool_choice_t *fit = node_fit(BUFPOOL_ALLGATHER_NODE, call, choice, &instead);
-    plan_allgather_body(call, tuning, fit, plan);
-    if (plan->alg >= 0 && NULL != fit->note) {
-        plan->why = fit->note; /* a forced node that did not apply */
-    }
+    plan_with_node(BUFPOOL_ALLGATHER_NODE, plan_allgather_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */

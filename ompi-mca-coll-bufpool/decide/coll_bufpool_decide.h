@@ -98,9 +98,18 @@ enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
  * coll_bufpool_node.c) serve communicators on one host, messages (blocks
  * of allgather) up to this many signature bytes: one shared slot each. */
 #define BUFPOOL_NODE_MAX_BYTES ((size_t)4096)
+/* Above it allreduce node_rsag alone serves, commutative operations of at
+ * least p elements only (its fallback when no segment can be had is rsag),
+ * in rounds of this many bytes per rank through a second segment
+ * (p x 2 x 64 KiB), so an element must be at most BUFPOOL_NODE_CHUNK / p
+ * bytes. */
+#define BUFPOOL_NODE_CHUNK ((size_t)64 << 10)
 
-/* Whether alg is one of the node algorithms of collective id. */
+/* Whether alg is one of the node algorithms of collective id; the most
+ * bytes it serves (SIZE_MAX: allreduce node_rsag, within the conditions
+ * above). */
 bool bufpool_is_node_alg(int id, int alg);
+size_t bufpool_node_alg_max_bytes(int id, int alg);
 
 /* Small sends whose receiver never waits for anything but them go out
  * blocking, so that the PML may send them inline (coll_bufpool_pipeline.h,

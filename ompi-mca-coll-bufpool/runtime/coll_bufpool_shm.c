@@ -18,6 +18,24 @@ static size_t page_round(size_t bytes)
     return (bytes + p - 1) / p * p;
 }
 
+/* Map size bytes of fd into *shm under name and close fd, when rc (the
+ * steps before) is 0; rc or mmap's errno. */
+static int map_and_close(int fd, int rc, size_t size, const char *name, bufpool_shm_t *shm)
+{
+    void *base = MAP_FAILED;
+    if (0 == rc) {
+        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        rc = MAP_FAILED == base ? errno : 0;
+    }
+    close(fd);
+    if (0 == rc) {
+        shm->base = base;
+        shm->bytes = size;
+        snprintf(shm->name, sizeof(shm->name), "%s", name);
+    }
+    return rc;
+}
+
 int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonce)
 {
     static unsigned counter;
@@ -31,21 +49,11 @@ int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonc
     }
     /* Reserve every page now: tmpfs would otherwise hand out a mapping
      * that raises SIGBUS at the first touch past its free space. */
-    int rc = posix_fallocate(fd, 0, (off_t)size);
-    void *base = MAP_FAILED;
-    if (0 == rc) {
-        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        rc = MAP_FAILED == base ? errno : 0;
-    }
-    close(fd);
+    int rc = map_and_close(fd, posix_fallocate(fd, 0, (off_t)size), size, name, shm);
     if (0 != rc) {
         shm_unlink(name);
-        return rc;
     }
-    shm->base = base;
-    shm->bytes = size;
-    memcpy(shm->name, name, sizeof(name));
-    return 0;
+    return rc;
 }
 
 int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, size_t bytes)
@@ -60,19 +68,7 @@ int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, size_t bytes)
     if (0 == rc && (size_t)st.st_size != size) {
         rc = EINVAL;
     }
-    void *base = MAP_FAILED;
-    if (0 == rc) {
-        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        rc = MAP_FAILED == base ? errno : 0;
-    }
-    close(fd);
-    if (0 != rc) {
-        return rc;
-    }
-    shm->base = base;
-    shm->bytes = size;
-    snprintf(shm->name, sizeof(shm->name), "%s", name);
-    return 0;
+    return map_and_close(fd, rc, size, name, shm);
 }
 
 void bufpool_shm_unlink(bufpool_shm_t *shm)

@@ -6,6 +6,8 @@
 #include "coll_bufpool_wait.h"
 #include "coll_bufpool_task.h"
 
+#include "bufpool_cpu_relax.h"
+
 #include "ompi/mca/pml/pml.h"
 #include "opal/runtime/opal_progress.h"
 #include "ompi/op/op.h"
@@ -127,15 +129,6 @@ int bufpool_sendrecv(const void *sbuf, size_t scount, struct ompi_datatype_t *sd
  * yields when Open MPI was told the node is oversubscribed). */
 #define WAIT_WORD_SPINS 64
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 void bufpool_wait_word(const uint64_t *word, uint64_t value)
 {
     if (OPAL_LIKELY(__atomic_load_n(word, __ATOMIC_ACQUIRE) >= value)) {
@@ -150,7 +143,7 @@ void bufpool_wait_word(const uint64_t *word, uint64_t value)
         if (0 == spins % WAIT_WORD_SPINS) {
             opal_progress();
         } else {
-            cpu_relax();
+            bufpool_cpu_relax();
         }
     }
 }

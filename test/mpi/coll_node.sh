@@ -9,7 +9,9 @@
 #   - no segment (coll_bufpool_test_node_fail: rank 0 cannot create it, or
 #     another rank cannot map it): every rank falls back alike, results
 #     still right (--expect-node=fallback), and --expect-node must then fail
-#     (the check can fail);
+#     (the check can fail); no chunk segment for node_rsag above 4 KiB
+#     (coll_bufpool_test_node_fail_chunk): those calls fall back, the small
+#     ones do not (--expect-node=both);
 #   - /dev/shm: no segment name is left behind by a job, nor by one that is
 #     killed (SIGKILL) in the middle of its collectives.
 set -u
@@ -65,6 +67,15 @@ for fail in 0 2; do
         run 3 test_coll_move_family "--mca coll_bufpool_test_node_fail $fail" \
             --colls=bcast,allgather --form=$form --expect-bufpool --expect-node=fallback --smoke \
             --comms=world,dup,reversed
+    done
+done
+# No chunk segment (allreduce node_rsag above 4 KiB): those calls fall back
+# to rsag on every rank alike, the small ones still run over the segment.
+for fail in 0 2; do
+    for form in blocking nonblocking; do
+        run 3 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm node_rsag \
+--mca coll_bufpool_test_node_fail_chunk $fail" --colls=allreduce --form=$form --expect-bufpool \
+            --expect-node=both --smoke --comms=world,dup,reversed
     done
 done
 runs=$((runs + 1))

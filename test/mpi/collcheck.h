@@ -74,7 +74,8 @@ typedef struct {
     unsigned coll_mask;   /* bit (1u << cc_coll) */
     bool expect_bufpool;  /* require coll_bufpool_<coll>_calls to grow */
     int expect_node;      /* 1: node calls and no node fallbacks; 2: the
-                             reverse (--expect-node=fallback); 0: no check */
+                             reverse (--expect-node=fallback); 3: both
+                             (--expect-node=both); 0: no check */
     bool have_scratch_bound;
     unsigned long long scratch_bound; /* bytes, see cc_check_scratch_bound */
     bool have_requests_peak;

@@ -100,7 +100,8 @@ static const char usage_text[] =
     "  --expect-node[=fallback]  fail unless the node algorithms ran over a shared\n"
     "                            segment (coll_bufpool_node_calls > 0) and never fell\n"
     "                            back to point-to-point (coll_bufpool_node_fallbacks 0);\n"
-    "                            =fallback: the reverse (no segment could be had)\n"
+    "                            =fallback: the reverse (no segment could be had);\n"
+    "                            =both: some calls of each kind\n"
     "  --expect-requests-peak=N  fail if coll_bufpool_requests_peak (requests one\n"
     "                            request set held at once) ends above N\n"
     "  --expect-scratch-bound=BYTES  first run a 64 MiB MPI_Allreduce, then fail if\n"
@@ -260,6 +261,8 @@ static void parse_options(int argc, char **argv)
             cc_opts.expect_node = 1;
         } else if (strcmp(a, "--expect-node=fallback") == 0) {
             cc_opts.expect_node = 2;
+        } else if (strcmp(a, "--expect-node=both") == 0) {
+            cc_opts.expect_node = 3;
         } else if ((v = cc_option_value(a, "--expect-requests-peak")) != NULL) {
             parse_limit(v, "--expect-requests-peak", "a count", &cc_opts.have_requests_peak,
                         &cc_opts.requests_peak);
@@ -849,7 +852,8 @@ void cc_check_requests_peak(void)
 
 /* --expect-node: on every rank, the node algorithms served over their
  * shared segment at least once and never ran point-to-point for want of
- * one; =fallback: never over a segment, at least once point-to-point. */
+ * one; =fallback: never over a segment, at least once point-to-point;
+ * =both: at least once each. */
 void cc_check_node(void)
 {
     if (!cc_opts.expect_node) {
@@ -863,8 +867,9 @@ void cc_check_node(void)
     if (st != PVAR_OK) {
         cc_fail(NULL, "--expect-node: coll_bufpool_node_calls/_fallbacks: %s",
                 pvar_util_status_string(st));
-    } else if (cc_opts.expect_node == 1 ? calls == 0 || fallbacks != 0
-                                        : calls != 0 || fallbacks == 0) {
+    } else if (cc_opts.expect_node == 1   ? calls == 0 || fallbacks != 0
+               : cc_opts.expect_node == 2 ? calls != 0 || fallbacks == 0
+                                          : calls == 0 || fallbacks == 0) {
         cc_fail(NULL,
                 "--expect-node: rank %d: %llu node calls over a shared segment, %llu run "
                 "point-to-point instead",

@@ -61,7 +61,8 @@ kind_of() {
             echo size_positive ;;
         mpool_regpar_reg_threshold | coll_bufpool_min_size | coll_bufpool_small_size)
             echo size_or_zero ;;
-        mpool_regpar_priority | coll_bufpool_priority | coll_bufpool_test_node_fail) echo any_integer ;;
+        mpool_regpar_priority | coll_bufpool_priority | coll_bufpool_test_node_fail | \
+            coll_bufpool_test_node_fail_chunk) echo any_integer ;;
         mpool_regpar_verbose | coll_bufpool_verbose | mpool_regpar_reg_threads | \
             coll_bufpool_max_requests | coll_bufpool_test_nbc_tag_range)
             echo integer_from_zero ;;

@@ -126,10 +126,17 @@ static void test_allreduce(void)
     UNIT_CHECK_EQ_U64(plan.alg, P);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 4 * K - 4, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 4 * K, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 4 * K + 4, true, false), P);
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 8 * K - 4, true, false), P);
+    /* node_rsag's chunk rounds from 3 to 16 ranks, commutative, to 8 MiB;
+     * a non-commutative operation keeps the old rows (hand back). */
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 4 * K + 4, true, false),
+                      BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 8 * M, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK(BUFPOOL_ALLREDUCE_NODE_RSAG != ALG(allreduce, AUTO, 3, 8 * M + 4, true, false));
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 8 * K - 4, false, false), P);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K + 4, true, false),
+                      BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K + 4, false, false),
                       BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 8 * K, true, false),
                       BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
@@ -437,9 +444,10 @@ static void test_measured_rows(void)
     const int P = BUFPOOL_ALG_PREVIOUS;
     /* allreduce: one host up to 16 ranks node (p <= 4: to 256 B, p <= 8:
      * 128 B, p <= 16: 64 B) then node_rsag to 4 KiB; p >= 17 hands back
-     * below 4K (tuned's own recursive doubling), p >= 16 also 4K-128K; p
-     * 8-15 takes rsag up to 16K (non-commutative: recursive doubling as
-     * before); across 2-4 hosts p >= 16 hands back from 64K. */
+     * below 4K (tuned's own recursive doubling), p >= 17 also 4K-128K;
+     * commutative from 4 KiB to 8 MiB node_rsag's chunk rounds up to 16
+     * ranks (non-commutative: recursive doubling as before); across 2-4
+     * hosts p >= 16 hands back from 64K. */
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 64), BUFPOOL_ALLREDUCE_NODE);
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 68), BUFPOOL_ALLREDUCE_NODE_RSAG);
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 4 * K - 4), BUFPOOL_ALLREDUCE_NODE_RSAG);
@@ -448,14 +456,17 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(allreduce, 7, 1, 8), BUFPOOL_ALLREDUCE_NODE);
     UNIT_CHECK_EQ_U64(ON(allreduce, 17, 1, 8), P);
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 4 * K), BUFPOOL_ALLREDUCE_NODE_RSAG);
-    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 4 * K + 4), P);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 4 * K + 4), BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 17, 1, 4 * K + 4), P);
     UNIT_CHECK_EQ_U64(ON(allreduce, 64, 1, 128 * K), P);
-    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 128 * K + 4), BUFPOOL_ALLREDUCE_RSAG);
-    UNIT_CHECK_EQ_U64(ON(allreduce, 8, 1, 4 * K + 4), BUFPOOL_ALLREDUCE_RSAG);
-    UNIT_CHECK_EQ_U64(ON(allreduce, 15, 1, 16 * K), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 17, 1, 128 * K + 4), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 128 * K + 4), BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 8, 1, 4 * K + 4), BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 15, 1, 16 * K), BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 16, 1, 8 * M), BUFPOOL_ALLREDUCE_NODE_RSAG);
     UNIT_CHECK_EQ_U64(alg_on(BUFPOOL_COLL_allreduce, 8, 1, 8 * K, false),
                       BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
-    UNIT_CHECK_EQ_U64(ON(allreduce, 7, 1, 8 * K), BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    UNIT_CHECK_EQ_U64(ON(allreduce, 7, 1, 8 * K), BUFPOOL_ALLREDUCE_NODE_RSAG);
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 4, 64 * K), P);
     UNIT_CHECK_EQ_U64(ON(allreduce, 16, 2, 16 * M), P);
     /* reduce: one host p >= 8 hands back below 128K and takes rsg at
