@@ -10,7 +10,9 @@
 #   usage: bench/run-remote-node.sh OUT [NP]   (from the repository root)
 # ONLY=node_rsag in the environment: the node_rsag runs alone; ONLY=big:
 # allreduce node_rsag above 4 KiB (its chunk rounds) against tuned, libnbc
-# and the copy floor, 8 KiB to 16 MiB, after the same correctness runs.
+# and the copy floor, 8 KiB to 16 MiB, after the same correctness runs;
+# ONLY=defaults: the package's defaults against tuned and libnbc, allreduce
+# 4 B to 16 MiB, reduce, bcast and allgather 4 B to 64 KiB.
 set -u
 out=$1
 np=${2:-16}
@@ -50,6 +52,22 @@ done
 $mpirun -np "$np" $rsag \
     --mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
     /tmp/b/coll_fuzz --seed 11 --seeds 10
+if [ "$only" = defaults ]; then
+    # The package's defaults (the rows as committed) against tuned and
+    # libnbc: every size the node rows touch, and past them.
+    for n in "$np" $((np / 2)) $((np / 4)); do
+        for form in blocking nonblocking; do
+            $mpirun -np "$n" /tmp/b/coll_latency -C default,bufpool -c allreduce -m 4:16M \
+                --size-factor 4 -r 3 -b 256M -F $form -o "$out/defaults.csv" \
+                -t "defaults np=$n $form"
+            $mpirun -np "$n" /tmp/b/coll_latency -C default,bufpool -c reduce,bcast,allgather \
+                -m 4:64K --size-factor 4 -r 3 -F $form -o "$out/defaults.csv" \
+                -t "defaults np=$n $form"
+        done
+    done
+    ls /dev/shm
+    exit 0
+fi
 if [ "$only" = big ]; then
     for n in "$np" $((np / 2)) $((np / 4)); do
         for form in blocking nonblocking persistent; do
