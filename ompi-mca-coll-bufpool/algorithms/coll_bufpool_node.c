@@ -3,7 +3,7 @@
  * coll_bufpool_node.h).
  *
  * Layout: a header page, then one block per rank (page-aligned): a line
- * with the rank's done word, then BUFPOOL_NODE_SLOTS slots.  A slot starts
+ * with the rank's done word, then NODE_SLOTS slots.  A slot starts
  * with the sequence number of the call whose data it holds (and a second
  * word: that of the call whose reduced slice it holds, node_rsag), and the
  * payload (signature bytes, packed) follows in the same cache line, so that
@@ -48,10 +48,8 @@
 #include "opal/util/show_help.h"
 
 #define NODE_MAGIC 0x627566706e6f6465ULL /* "bufpnode" */
-#define NODE_LINE                                                                                  \
-    128 /* two lines: no false sharing
-                                                  through the adjacent-line
-                                                  prefetcher */
+/* Two lines: no false sharing through the adjacent-line prefetcher. */
+#define NODE_LINE        128
 #define NODE_HEADER      4096
 #define NODE_SLOTS       4
 #define NODE_PAYLOAD_OFF 16
