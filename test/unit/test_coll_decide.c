@@ -128,14 +128,12 @@ static void test_allreduce(void)
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 4 * K, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
     /* node_rsag's chunk rounds from 3 to 16 ranks, commutative, to 8 MiB;
      * a non-commutative operation keeps the old rows (hand back). */
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 4 * K + 4, true, false),
-                      BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 4 * K + 4, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 8 * M, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
     UNIT_CHECK(BUFPOOL_ALLREDUCE_NODE_RSAG != ALG(allreduce, AUTO, 3, 8 * M + 4, true, false));
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 3, 8 * K - 4, false, false), P);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K + 4, true, false),
-                      BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K + 4, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K + 4, false, false),
                       BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 8 * K, true, false),
