@@ -99,11 +99,6 @@ static inline uint64_t *node_slot_seq(const bufpool_node_t *n, int r, uint64_t s
                         (size_t)(s % NODE_SLOTS) * NODE_SLOT_STRIDE);
 }
 
-static inline char *node_payload(const bufpool_node_t *n, int r, uint64_t s)
-{
-    return (char *)node_slot_seq(n, r, s) + NODE_PAYLOAD_OFF;
-}
-
 /* Where rank r's slot of call (or round) s starts: its posted word, then
  * its result word (node_rsag), then the payload at NODE_PAYLOAD_OFF. */
 typedef uint64_t *(*node_slot_fn)(const bufpool_node_t *n, int r, uint64_t s);
@@ -111,6 +106,12 @@ typedef uint64_t *(*node_slot_fn)(const bufpool_node_t *n, int r, uint64_t s);
 static inline char *slot_payload(node_slot_fn slot, const bufpool_node_t *n, int r, uint64_t s)
 {
     return (char *)slot(n, r, s) + NODE_PAYLOAD_OFF;
+}
+
+/* Rank r's payload in the slot of call s. */
+static inline char *node_payload(const bufpool_node_t *n, int r, uint64_t s)
+{
+    return slot_payload(node_slot_seq, n, r, s);
 }
 
 /* The chunks of large allreduces (node_allreduce_big), a segment of their
@@ -135,11 +136,6 @@ static size_t node_big_bytes(int p)
 static size_t node_bytes(int p)
 {
     return NODE_HEADER + (size_t)p * NODE_RANK_STRIDE;
-}
-
-bool bufpool_node_is(bufpool_coll_id_t id, int plan_alg)
-{
-    return bufpool_is_node_alg(id, plan_alg);
 }
 
 int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,

@@ -36,8 +36,6 @@ typedef struct bufpool_node_counters {
 
 extern bufpool_node_counters_t bufpool_node_counters;
 
-/* Whether plan_alg is the node algorithm of the collective. */
-bool bufpool_node_is(bufpool_coll_id_t id, int plan_alg);
 /* The point-to-point algorithm that serves in its place. */
 int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
                           const bufpool_plan_t *plan);
