@@ -368,7 +368,7 @@ static void run_collective(bufpool_coll_id_t id, MPI_Comm sub, MPI_Comm sync, in
             /* The node algorithms serve up to their bound; above it auto's
              * choice would be measured under their name. */
             cfg[c].handed_back = bufpool_is_node_alg(id, cfg[c].alg) &&
-                                 bytes > bufpool_node_alg_max_bytes(id, cfg[c].alg);
+                                 bytes > bufpool_node_alg_max_bytes(id, cfg[c].alg, p);
             for (int r = 0; r < TUNE_MAX_REPS; r++) {
                 t[c][r] = NAN;
             }

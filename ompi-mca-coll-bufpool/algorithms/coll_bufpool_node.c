@@ -154,6 +154,15 @@ int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
             return call->commute ? BUFPOOL_REDUCE_BINARY : BUFPOOL_REDUCE_CHAIN;
         case BUFPOOL_COLL_bcast:
             return BUFPOOL_BCAST_BINOMIAL;
+        case BUFPOOL_COLL_reduce_scatter:
+            /* Commutative operations only (the decision); both variants
+             * number pairwise alike. */
+        case BUFPOOL_COLL_reduce_scatter_block:
+            return BUFPOOL_REDUCE_SCATTER_PAIRWISE;
+        case BUFPOOL_COLL_gather:
+            return BUFPOOL_GATHER_LINEAR;
+        case BUFPOOL_COLL_scatter:
+            return BUFPOOL_SCATTER_LINEAR;
         case BUFPOOL_COLL_allgather:
         default:
             return BUFPOOL_ALLGATHER_DIRECT;
@@ -631,6 +640,85 @@ static int node_allgather(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a
     return rc;
 }
 
+/* reduce_scatter(_block): every rank posts its whole input (within one
+ * slot: the decision), waits for every post and reduces its own block of
+ * all of them (block b starts at element displ[b] alike everywhere: the
+ * counts are the same on every rank), in the one order of every reduction
+ * here.  In place the input is rbuf, and the result goes to its start:
+ * the reduction reads the slots only. */
+static int node_reduce_scatter(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
+                               const bufpool_args_t *a)
+{
+    size_t first = 0, mine, total;
+    if (BUFPOOL_COLL_reduce_scatter_block == id) {
+        mine = a->count;
+        first = a->count * (size_t)n->me;
+        total = a->count * (size_t)n->p;
+    } else {
+        for (int b = 0; b < n->me; b++) {
+            first += (size_t)a->rcounts[b];
+        }
+        mine = (size_t)a->rcounts[n->me];
+        total = bufpool_counts_total(a->rcounts, n->p);
+    }
+    const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
+    int rc = node_post(n, s, src, total, a->dtype);
+    node_wait_all_posts(n, s);
+    int rc2 = node_reduce_range(n, node_slot_seq, s, a->rbuf, mine, a->dtype, a->op,
+                                first * a->dtype->super.size);
+    node_end(n, s);
+    return OMPI_SUCCESS != rc ? rc : rc2;
+}
+
+/* gather: every rank but an in-place root posts its block, the root
+ * unpacks each (its own too, through its slot: one copy of at most 4 KiB,
+ * and no second path for a send layout that differs from the receive's);
+ * the others are done once they posted. */
+static int node_gather(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
+{
+    const bool root = n->me == a->root, in_place = root && MPI_IN_PLACE == a->sbuf;
+    int rc = in_place ? OMPI_SUCCESS : node_post(n, s, a->sbuf, (size_t)a->scount, a->sdtype);
+    if (root) {
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_extent(a->rdtype, &lb, &extent);
+        const ptrdiff_t stride = extent * (ptrdiff_t)a->rcount;
+        for (int j = 0; j < n->p; j++) {
+            if (j == n->me && in_place) {
+                continue;
+            }
+            bufpool_view_t v;
+            bufpool_view_init(&v, (char *)a->rbuf + (ptrdiff_t)j * stride, (size_t)a->rcount,
+                              a->rdtype);
+            node_wait_post(n, j, s);
+            int rc2 = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, j, s));
+            rc = OMPI_SUCCESS != rc ? rc : rc2;
+        }
+    }
+    node_end(n, s);
+    return rc;
+}
+
+/* scatter: the root posts all p blocks in one slot (within it: the
+ * decision) and every rank unpacks its own (the root too unless in place). */
+static int node_scatter(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
+{
+    const bool root = n->me == a->root;
+    int rc = OMPI_SUCCESS;
+    if (root) {
+        rc = node_post(n, s, a->sbuf, (size_t)a->scount * (size_t)n->p, a->sdtype);
+    }
+    if (!root || MPI_IN_PLACE != a->rbuf) {
+        bufpool_view_t v;
+        bufpool_view_init(&v, a->rbuf, (size_t)a->rcount, a->rdtype);
+        node_wait_post(n, a->root, s);
+        int rc2 = bufpool_view_unpack(&v, 0, v.bytes,
+                                      node_payload(n, a->root, s) + (size_t)n->me * v.bytes);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    node_end(n, s);
+    return rc;
+}
+
 static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, int alg,
                          const bufpool_args_t *a, struct ompi_communicator_t *comm)
 {
@@ -648,6 +736,13 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, in
             return node_bcast(n, s, a);
         case BUFPOOL_COLL_allgather:
             return node_allgather(n, s, a);
+        case BUFPOOL_COLL_reduce_scatter:
+        case BUFPOOL_COLL_reduce_scatter_block:
+            return node_reduce_scatter(n, s, id, a);
+        case BUFPOOL_COLL_gather:
+            return node_gather(n, s, a);
+        case BUFPOOL_COLL_scatter:
+            return node_scatter(n, s, a);
         default:
             node_end(n, s);
             return OMPI_ERR_NOT_SUPPORTED;

@@ -25,11 +25,11 @@ const char *const *const bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg", "node"),
     [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear", "node"),
     [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct", "node"),
-    [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise", "ring", "rhalving"),
-    [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise", "ring", "rhalving"),
+    [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise", "ring", "rhalving", "node"),
+    [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise", "ring", "rhalving", "node"),
     [BUFPOOL_COLL_alltoall] = NAMES("pairwise", "linear"),
-    [BUFPOOL_COLL_gather] = NAMES("binomial", "linear"),
-    [BUFPOOL_COLL_scatter] = NAMES("binomial", "linear"),
+    [BUFPOOL_COLL_gather] = NAMES("binomial", "linear", "node"),
+    [BUFPOOL_COLL_scatter] = NAMES("binomial", "linear", "node"),
     [BUFPOOL_COLL_scan] = NAMES("chain", "recursive_doubling"),
     [BUFPOOL_COLL_exscan] = NAMES("chain", "recursive_doubling"),
 };
@@ -196,23 +196,36 @@ bool bufpool_is_node_alg(int id, int alg)
             return BUFPOOL_BCAST_NODE == alg;
         case BUFPOOL_COLL_allgather:
             return BUFPOOL_ALLGATHER_NODE == alg;
+        case BUFPOOL_COLL_reduce_scatter:
+            return BUFPOOL_REDUCE_SCATTER_NODE == alg;
+        case BUFPOOL_COLL_reduce_scatter_block:
+            return BUFPOOL_REDUCE_SCATTER_BLOCK_NODE == alg;
+        case BUFPOOL_COLL_gather:
+            return BUFPOOL_GATHER_NODE == alg;
+        case BUFPOOL_COLL_scatter:
+            return BUFPOOL_SCATTER_NODE == alg;
         default:
             return false;
     }
 }
 
-size_t bufpool_node_alg_max_bytes(int id, int alg)
+size_t bufpool_node_alg_max_bytes(int id, int alg, int p)
 {
-    return BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg
-               ? SIZE_MAX
-               : BUFPOOL_NODE_MAX_BYTES;
+    if (BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg) {
+        return SIZE_MAX;
+    }
+    /* scatter's bytes are one block; the root posts all p of them. */
+    return BUFPOOL_COLL_scatter == id && p > 1 ? BUFPOOL_NODE_MAX_BYTES / (size_t)p
+                                               : BUFPOOL_NODE_MAX_BYTES;
 }
 
-/* A node algorithm serves one host and messages (blocks) within one shared
- * slot; elsewhere the collective's own default decides, as if auto, and
- * the plan says why.  Every rank agrees: hosts and bytes are the call's. */
-static const bufpool_choice_t *node_fit(int node_alg, const bufpool_call_t *call,
-                                        const bufpool_choice_t *choice, bufpool_choice_t *instead)
+/* A node algorithm serves one host and what fits one shared slot
+ * (bufpool_node_alg_max_bytes); elsewhere the collective's own default
+ * decides, as if auto, and the plan says why.  Every rank agrees: hosts,
+ * size and bytes are the call's. */
+static const bufpool_choice_t *node_fit(bufpool_coll_id_t id, int node_alg,
+                                        const bufpool_call_t *call, const bufpool_choice_t *choice,
+                                        bufpool_choice_t *instead)
 {
     const bool rsag =
         BUFPOOL_ALLREDUCE_NODE == node_alg && BUFPOOL_ALLREDUCE_NODE_RSAG == choice->alg;
@@ -222,13 +235,17 @@ static const bufpool_choice_t *node_fit(int node_alg, const bufpool_call_t *call
     const char *why = NULL;
     if (call->hosts > 1) {
         why = "node on a communicator across hosts: auto's choice";
-    } else if (call->bytes > BUFPOOL_NODE_MAX_BYTES && !rsag) {
-        why = "node serves messages up to 4 KiB: auto's choice";
-    } else if (call->bytes > BUFPOOL_NODE_MAX_BYTES &&
-               (!call->commute || call->count < (size_t)call->comm_size ||
-                call->bytes / call->count > BUFPOOL_NODE_CHUNK / (size_t)call->comm_size)) {
-        why = "node_rsag above 4 KiB needs a commutative operation, at least p elements and "
-              "elements within 64 KiB / p: auto's choice";
+    } else if (rsag) {
+        if (call->bytes > BUFPOOL_NODE_MAX_BYTES &&
+            (!call->commute || call->count < (size_t)call->comm_size ||
+             call->bytes / call->count > BUFPOOL_NODE_CHUNK / (size_t)call->comm_size)) {
+            why = "node_rsag above 4 KiB needs a commutative operation, at least p elements and "
+                  "elements within 64 KiB / p: auto's choice";
+        }
+    } else if (call->bytes > bufpool_node_alg_max_bytes(id, node_alg, call->comm_size)) {
+        why = BUFPOOL_COLL_scatter == id
+                  ? "node scatter serves p blocks of up to 4 KiB together: auto's choice"
+                  : "node serves messages up to 4 KiB: auto's choice";
     }
     if (NULL == why) {
         return choice;
@@ -246,14 +263,14 @@ static const bufpool_choice_t *node_fit(int node_alg, const bufpool_call_t *call
 /* A plan function of a collective with a node algorithm: body's plan for
  * the choice, or auto's where node does not fit the call (node_fit), with
  * the reason that it did not. */
-static void plan_with_node(int node_alg,
+static void plan_with_node(bufpool_coll_id_t id, int node_alg,
                            void (*body)(const bufpool_call_t *, const bufpool_tuning_t *,
                                         const bufpool_choice_t *, bufpool_plan_t *),
                            const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                            const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
     bufpool_choice_t instead;
-    const bufpool_choice_t *fit = node_fit(node_alg, call, choice, &instead);
+    const bufpool_choice_t *fit = node_fit(id, node_alg, call, choice, &instead);
     body(call, tuning, fit, plan);
     if (plan->alg >= 0 && NULL != fit->note) {
         plan->why = fit->note; /* a forced node that did not apply */
@@ -274,7 +291,7 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
                             const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
     bufpool_choice_t instead;
-    choice = node_fit(BUFPOOL_ALLREDUCE_NODE, call, choice, &instead);
+    choice = node_fit(BUFPOOL_COLL_allreduce, BUFPOOL_ALLREDUCE_NODE, call, choice, &instead);
     const int forced = forced_of(choice);
     bufpool_plan_init(plan, tuning, forced);
     if (handed_over_by_choice(choice, plan)) {
@@ -381,7 +398,7 @@ static void plan_reduce_body(const bufpool_call_t *call, const bufpool_tuning_t 
 void bufpool_plan_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                          const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_REDUCE_NODE, plan_reduce_body, call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, plan_reduce_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -421,7 +438,7 @@ static void plan_bcast_body(const bufpool_call_t *call, const bufpool_tuning_t *
 void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                         const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_BCAST_NODE, plan_bcast_body, call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE, plan_bcast_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -465,7 +482,7 @@ static void plan_allgather_body(const bufpool_call_t *call, const bufpool_tuning
 void bufpool_plan_allgather(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                             const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_ALLGATHER_NODE, plan_allgather_body, call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE, plan_allgather_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -481,7 +498,7 @@ static void plan_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *tu
     const int forced = forced_of(choice);
     bufpool_plan_init(plan, tuning, forced);
     if (!call->commute) {
-        hand_over(plan, "pairwise and ring need a commutative operation");
+        hand_over(plan, "bufpool's reduce_scatter algorithms need a commutative operation");
         return;
     }
     if (handed_over_by_choice(choice, plan)) {
@@ -501,13 +518,15 @@ static void plan_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *tu
 void bufpool_plan_reduce_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                                  const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_pairwise(call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_reduce_scatter, BUFPOOL_REDUCE_SCATTER_NODE, plan_pairwise, call,
+                   tuning, choice, plan);
 }
 
 void bufpool_plan_reduce_scatter_block(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                                        const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_pairwise(call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_reduce_scatter_block, BUFPOOL_REDUCE_SCATTER_BLOCK_NODE,
+                   plan_pairwise, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -561,16 +580,30 @@ static void plan_rooted(enum bufpool_model_coll coll, const bufpool_call_t *call
     }
 }
 
+static void plan_gather_body(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                             const bufpool_choice_t *choice, bufpool_plan_t *plan)
+{
+    plan_rooted(BUFPOOL_MODEL_GATHER, call, tuning, choice, plan);
+}
+
+static void plan_scatter_body(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                              const bufpool_choice_t *choice, bufpool_plan_t *plan)
+{
+    plan_rooted(BUFPOOL_MODEL_SCATTER, call, tuning, choice, plan);
+}
+
 void bufpool_plan_gather(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                          const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_rooted(BUFPOOL_MODEL_GATHER, call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_gather, BUFPOOL_GATHER_NODE, plan_gather_body, call, tuning, choice,
+                   plan);
 }
 
 void bufpool_plan_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                           const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_rooted(BUFPOOL_MODEL_SCATTER, call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_scatter, BUFPOOL_SCATTER_NODE, plan_scatter_body, call, tuning,
+                   choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -81,22 +81,27 @@ enum {
 enum {
     BUFPOOL_REDUCE_SCATTER_PAIRWISE = 1,
     BUFPOOL_REDUCE_SCATTER_RING,
-    BUFPOOL_REDUCE_SCATTER_RHALVING
+    BUFPOOL_REDUCE_SCATTER_RHALVING,
+    BUFPOOL_REDUCE_SCATTER_NODE
 };
 enum {
     BUFPOOL_REDUCE_SCATTER_BLOCK_PAIRWISE = 1,
     BUFPOOL_REDUCE_SCATTER_BLOCK_RING,
-    BUFPOOL_REDUCE_SCATTER_BLOCK_RHALVING
+    BUFPOOL_REDUCE_SCATTER_BLOCK_RHALVING,
+    BUFPOOL_REDUCE_SCATTER_BLOCK_NODE
 };
 enum { BUFPOOL_ALLTOALL_PAIRWISE = 1, BUFPOOL_ALLTOALL_LINEAR };
-enum { BUFPOOL_GATHER_BINOMIAL = 1, BUFPOOL_GATHER_LINEAR };
-enum { BUFPOOL_SCATTER_BINOMIAL = 1, BUFPOOL_SCATTER_LINEAR };
+enum { BUFPOOL_GATHER_BINOMIAL = 1, BUFPOOL_GATHER_LINEAR, BUFPOOL_GATHER_NODE };
+enum { BUFPOOL_SCATTER_BINOMIAL = 1, BUFPOOL_SCATTER_LINEAR, BUFPOOL_SCATTER_NODE };
 enum { BUFPOOL_SCAN_CHAIN = 1, BUFPOOL_SCAN_RECURSIVE_DOUBLING };
 enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
 
-/* The node algorithms (allreduce "node" and "node_rsag", reduce, bcast and allgather "node",
- * coll_bufpool_node.c) serve communicators on one host, messages (blocks
- * of allgather) up to this many signature bytes: one shared slot each. */
+/* The node algorithms (allreduce "node" and "node_rsag"; reduce, bcast,
+ * allgather, reduce_scatter(_block), gather and scatter "node";
+ * coll_bufpool_node.c) serve communicators on one host, what each rank
+ * posts within one shared slot of this many signature bytes: the message
+ * (the whole input of reduce_scatter(_block)), allgather's and gather's
+ * block, and all p blocks of scatter (the root posts them at once). */
 #define BUFPOOL_NODE_MAX_BYTES ((size_t)4096)
 /* Above it allreduce node_rsag alone serves, commutative operations of at
  * least p elements only (its fallback when no segment can be had is rsag),
@@ -106,10 +111,10 @@ enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
 #define BUFPOOL_NODE_CHUNK ((size_t)64 << 10)
 
 /* Whether alg is one of the node algorithms of collective id; the most
- * bytes it serves (SIZE_MAX: allreduce node_rsag, within the conditions
- * above). */
+ * bytes (as the call's bytes count them) it serves on p ranks (SIZE_MAX:
+ * allreduce node_rsag, within the conditions above). */
 bool bufpool_is_node_alg(int id, int alg);
-size_t bufpool_node_alg_max_bytes(int id, int alg);
+size_t bufpool_node_alg_max_bytes(int id, int alg, int p);
 
 /* Small sends whose receiver never waits for anything but them go out
  * blocking, so that the PML may send them inline (coll_bufpool_pipeline.h,

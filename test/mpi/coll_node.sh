@@ -1,8 +1,8 @@
 #!/bin/sh
-# The node algorithms (allreduce "node" and "node_rsag", reduce, bcast and
-# allgather "node": one
-# shared segment per communicator, no point-to-point once it is set up),
-# forced for every call up to 4 KiB, against the serial reference:
+# The node algorithms (allreduce "node" and "node_rsag"; reduce, bcast,
+# allgather, reduce_scatter(_block), gather and scatter "node": one shared
+# segment per communicator, no point-to-point once it is set up), forced for
+# every call up to 4 KiB, against the serial reference:
 #   - both families, in the blocking, nonblocking and persistent forms, at
 #     2-5 processes (8 oversubscribed, smoke), with --expect-node: the
 #     counters prove that the calls ran over a segment and none fell back;
@@ -19,7 +19,12 @@ status=0
 failed=
 runs=0
 others="--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_algorithm node \
---mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node"
+--mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node \
+--mca coll_bufpool_reduce_scatter_algorithm node \
+--mca coll_bufpool_reduce_scatter_block_algorithm node \
+--mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node"
+reductions=allreduce,reduce,reduce_scatter,reduce_scatter_block
+moves=bcast,allgather,gather,scatter
 node="$others --mca coll_bufpool_allreduce_algorithm node"
 runner=$top_srcdir/test/mpi/run-mpi-test.sh
 shm_names() { ls /dev/shm 2>/dev/null | grep -c '^bufpool-'; }
@@ -47,10 +52,10 @@ for np in ${BUFPOOL_TEST_NPS:-2 3 4 5 8}; do
     [ "$np" -lt 8 ] || forms=nonblocking
     for form in $forms; do
         # shellcheck disable=SC2086 # an empty level must vanish
-        run "$np" test_coll_reduce_family "" --colls=allreduce,reduce --form=$form \
+        run "$np" test_coll_reduce_family "" --colls=$reductions --form=$form \
             --expect-bufpool --expect-node $level
         # shellcheck disable=SC2086
-        run "$np" test_coll_move_family "" --colls=bcast,allgather --form=$form \
+        run "$np" test_coll_move_family "" --colls=$moves --form=$form \
             --expect-bufpool --expect-node $level
         # shellcheck disable=SC2086
         run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm node_rsag" \
@@ -63,9 +68,10 @@ done
 for fail in 0 2; do
     for form in blocking nonblocking; do
         run 3 test_coll_reduce_family "--mca coll_bufpool_test_node_fail $fail" \
-            --colls=allreduce,reduce --form=$form --expect-bufpool --expect-node=fallback --smoke --comms=world,dup,reversed
+            --colls=$reductions --form=$form --expect-bufpool --expect-node=fallback --smoke \
+            --comms=world,dup,reversed
         run 3 test_coll_move_family "--mca coll_bufpool_test_node_fail $fail" \
-            --colls=bcast,allgather --form=$form --expect-bufpool --expect-node=fallback --smoke \
+            --colls=$moves --form=$form --expect-bufpool --expect-node=fallback --smoke \
             --comms=world,dup,reversed
     done
 done

@@ -639,25 +639,43 @@ static void test_guard(void)
 }
 
 /* node: forced, it serves one host up to 4 KiB (non-commutative
- * operations too: every rank reduces in rank order); above, or across
- * hosts, auto's choice serves and the plan says why. */
+ * operations too where every rank reduces in rank order, which is not
+ * bufpool's reduce_scatter: that hands them back); scatter's root posts
+ * all p blocks, so p x block up to 4 KiB; above, or across hosts, auto's
+ * choice serves and the plan says why. */
 static void test_node(void)
 {
     const struct {
         bufpool_coll_id_t id;
         int node;
-    } colls[] = {{BUFPOOL_COLL_allreduce, BUFPOOL_ALLREDUCE_NODE},
-                 {BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE},
-                 {BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE},
-                 {BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE}};
+        bool any_op;
+    } colls[] = {{BUFPOOL_COLL_allreduce, BUFPOOL_ALLREDUCE_NODE, true},
+                 {BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, true},
+                 {BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE, true},
+                 {BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE, true},
+                 {BUFPOOL_COLL_reduce_scatter, BUFPOOL_REDUCE_SCATTER_NODE, false},
+                 {BUFPOOL_COLL_reduce_scatter_block, BUFPOOL_REDUCE_SCATTER_BLOCK_NODE, false},
+                 {BUFPOOL_COLL_gather, BUFPOOL_GATHER_NODE, true},
+                 {BUFPOOL_COLL_scatter, BUFPOOL_SCATTER_NODE, true}};
     for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
         const bufpool_coll_id_t id = colls[i].id;
         const int node = colls[i].node;
+        const bool scatter = BUFPOOL_COLL_scatter == id;
+        const size_t most = scatter ? 4 * K / 16 : 4 * K;
         UNIT_CHECK_EQ_U64(decide(id, node, 16, 8, true, false).alg, node);
-        UNIT_CHECK_EQ_U64(decide(id, node, 2, 4 * K, false, false).alg, node);
-        const bufpool_plan_t above = decide(id, node, 16, 4 * K + 4, true, false);
+        UNIT_CHECK_EQ_U64(decide(id, node, 16, most, true, false).alg, node);
+        UNIT_CHECK_EQ_U64(bufpool_node_alg_max_bytes(id, node, 16), most);
+        const bufpool_plan_t other_op = decide(id, node, 2, scatter ? 2 * K : 4 * K, false, false);
+        if (colls[i].any_op) {
+            UNIT_CHECK_EQ_U64(other_op.alg, node);
+        } else {
+            UNIT_CHECK_EQ_U64(other_op.alg, BUFPOOL_ALG_PREVIOUS);
+            UNIT_CHECK(NULL != strstr(other_op.why, "commutative"));
+        }
+        const bufpool_plan_t above = decide(id, node, 16, most + 4, true, false);
         UNIT_CHECK(node != above.alg);
-        UNIT_CHECK(NULL != strstr(above.why, "node serves messages up to 4 KiB"));
+        UNIT_CHECK(NULL != strstr(above.why, scatter ? "p blocks of up to 4 KiB together"
+                                                     : "node serves messages up to 4 KiB"));
         const bufpool_call_t two_hosts = {
             .comm_size = 8, .hosts = 2, .max_ppn = 4, .count = 2, .bytes = 8, .commute = true};
         bufpool_plan_t plan;
