@@ -22,7 +22,7 @@
 
 #define MAX_REPEAT          99
 #define COLL_PREFERENCE_KEY "ompi_comm_coll_preference"
-#define NUM_COLLECTIVES     11 /* entries of bench_collectives[] (checked where it is defined) */
+#define NUM_COLLECTIVES     12 /* entries of bench_collectives[] (checked where it is defined) */
 
 /* Everything rank 0 prints goes through here; the other ranks stay quiet. */
 void root_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -368,6 +368,40 @@ START(scan, Scan, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM)
 START(exscan, Exscan, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM)
 #undef START
 
+/* MPI_Barrier: no buffers, no data to check; the message size only names
+ * the point (every size measures the same barrier). */
+static int call_barrier(const coll_args *a, MPI_Comm comm)
+{
+    (void)a;
+    return MPI_Barrier(comm);
+}
+
+static int count_one(size_t size, int nprocs)
+{
+    (void)size;
+    (void)nprocs;
+    return 1;
+}
+
+static void fill_nothing(const coll_args *a, unsigned seed)
+{
+    (void)a;
+    (void)seed;
+}
+
+static long verify_nothing(const coll_args *a, unsigned seed)
+{
+    (void)a;
+    (void)seed;
+    return 0;
+}
+
+static int start_barrier(const coll_args *a, MPI_Comm comm, int persistent, MPI_Request *req)
+{
+    (void)a;
+    return persistent ? PCOLL_INIT(Barrier)(comm, MPI_INFO_NULL, req) : MPI_Ibarrier(comm, req);
+}
+
 /*
  * Copy floor factors: the per-rank bandwidth term of the best known
  * algorithm (Chan, Heimlich, Purkayastha, van de Geijn, "Collective
@@ -403,6 +437,8 @@ const coll_desc bench_collectives[] = {
      start_scan},
     {"exscan", 1, call_exscan, count_floats, bytes_one, bytes_one, fill_reduction, verify_exscan, 1,
      1, 0, start_exscan},
+    {"barrier", 0, call_barrier, count_one, bytes_none, bytes_none, fill_nothing, verify_nothing, 0,
+     0, 0, start_barrier},
 };
 _Static_assert(sizeof(bench_collectives) / sizeof(bench_collectives[0]) == NUM_COLLECTIVES,
                "NUM_COLLECTIVES counts the table");

@@ -12,7 +12,10 @@
 # allreduce node_rsag above 4 KiB (its chunk rounds) against tuned, libnbc
 # and the copy floor, 8 KiB to 16 MiB, after the same correctness runs;
 # ONLY=defaults: the package's defaults against tuned and libnbc, allreduce
-# 4 B to 16 MiB, reduce, bcast and allgather 4 B to 64 KiB.
+# 4 B to 16 MiB, reduce, bcast and allgather 4 B to 64 KiB.  ONLY=more: the
+# node algorithms built after the first runs (reduce_scatter(_block),
+# gather, scatter, barrier), correctness then against tuned and libnbc at
+# NP, NP/2 and NP/4 ranks, 4 B to 4 KiB (barrier: one point), three forms.
 set -u
 out=$1
 np=${2:-16}
@@ -52,6 +55,31 @@ done
 $mpirun -np "$np" $rsag \
     --mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
     /tmp/b/coll_fuzz --seed 11 --seeds 10
+if [ "$only" = more ]; then
+    more="--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_scatter_algorithm node \
+--mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node \
+--mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_barrier_algorithm node \
+--mca coll_bufpool_allreduce_algorithm node --mca coll_bufpool_bcast_algorithm node"
+    for form in blocking nonblocking persistent; do
+        $mpirun -np "$np" $more /tmp/b/test_coll_reduce_family \
+            --colls=reduce_scatter,reduce_scatter_block --form=$form --smoke --expect-bufpool \
+            --expect-node
+        $mpirun -np "$np" $more /tmp/b/test_coll_move_family --colls=gather,scatter \
+            --form=$form --smoke --expect-bufpool --expect-node
+    done
+    $mpirun -np "$np" $more /tmp/b/test_coll_barrier --form=all --expect-node --expect-bufpool
+    for n in "$np" $((np / 2)) $((np / 4)); do
+        for form in blocking nonblocking persistent; do
+            $mpirun -np "$n" $more /tmp/b/coll_latency -C default,bufpool -m 4:4K -r 5 \
+                -c reduce_scatter,reduce_scatter_block,gather,scatter --size-factor 4 -F $form \
+                -o "$out/more.csv" -t "more np=$n $form"
+            $mpirun -np "$n" $more /tmp/b/coll_latency -C default,bufpool -m 8:8 -r 7 \
+                -c barrier -F $form -o "$out/more.csv" -t "more np=$n $form"
+        done
+    done
+    ls /dev/shm
+    exit 0
+fi
 if [ "$only" = defaults ]; then
     # The package's defaults (the rows as committed) against tuned and
     # libnbc: every size the node rows touch, and past them.

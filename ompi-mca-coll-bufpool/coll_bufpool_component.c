@@ -51,41 +51,56 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
         "(ring reduce-scatter in rounds then ring allgather: neighbours only, bounded "
         "requests; many processes; commutative operations), hier (across hosts: node-local "
         "reduce to each host's first rank, allreduce among those, node-local bcast, segment by "
-        "segment; commutative operations; on one host auto's choice runs)",
+        "segment; commutative operations; on one host auto's choice runs), node (one host, up "
+        "to 4 KiB: every rank reduces every rank's slot of a shared segment, any operation), "
+        "node_rsag (one host: each rank reduces a slice of the shared slots; above 4 KiB "
+        "commutative operations in 64 KiB rounds)",
     [BUFPOOL_COLL_reduce] = "chain (pipelined chain in rank order; any operation; large "
                             "messages), binary (pipelined binary tree; commutative operations; "
                             "many processes), rsg (pipelined pairwise reduce-scatter then gather "
-                            "to the root; commutative operations; spreads the reduction work)",
+                            "to the root; commutative operations; spreads the reduction work), "
+                            "node (one host, up to 4 KiB, through a shared segment; any "
+                            "operation)",
     [BUFPOOL_COLL_bcast] =
         "binomial (small messages), chain (pipelined chain, large "
         "messages), scatter_allgather (large messages, many processes), "
         "linear (root sends to every rank at once; 2 processes, and small messages "
-        "on up to 7)",
+        "on up to 7), node (one host, up to 4 KiB, through a shared segment)",
     [BUFPOOL_COLL_allgather] = "ring, recursive_doubling (power-of-two sizes), direct (every "
-                               "block sent to every rank at once)",
+                               "block sent to every rank at once), node (one host, blocks up "
+                               "to 4 KiB, through a shared segment)",
     [BUFPOOL_COLL_reduce_scatter] = "pairwise (pipelined; commutative operations; scratch = "
                                     "depth segments), ring (p - 1 neighbour steps per round of "
                                     "depth/2 segments; many processes; commutative operations), "
                                     "rhalving (recursive halving, log2 p steps per round; "
-                                    "forced only; commutative operations)",
+                                    "forced only; commutative operations), node (one host, "
+                                    "inputs up to 4 KiB, through a shared segment; "
+                                    "commutative operations)",
     [BUFPOOL_COLL_reduce_scatter_block] = "pairwise (pipelined; commutative operations; "
                                           "scratch = depth segments), ring (p - 1 neighbour "
                                           "steps per round of depth/2 segments; many processes; "
                                           "commutative operations), rhalving (recursive "
                                           "halving, log2 p steps per round; forced only; "
-                                          "commutative operations)",
+                                          "commutative operations), node (one host, inputs up "
+                                          "to 4 KiB, through a shared segment; commutative "
+                                          "operations)",
     [BUFPOOL_COLL_alltoall] = "pairwise (one peer per step; MPI_IN_PLACE through pooled "
                               "segments), linear (all transfers posted at once)",
     [BUFPOOL_COLL_gather] = "binomial (tree; intermediate ranks stream through pooled "
-                            "segments), linear",
+                            "segments), linear, node (one host, blocks up to 4 KiB, through a "
+                            "shared segment)",
     [BUFPOOL_COLL_scatter] = "binomial (tree; intermediate ranks stream through pooled "
-                             "segments), linear",
+                             "segments), linear, node (one host, p blocks up to 4 KiB "
+                             "together, through a shared segment)",
     [BUFPOOL_COLL_scan] = "chain (pipelined, any operation), recursive_doubling (small "
                           "messages, any operation; scratch = two messages, so only when that "
                           "fits pipeline_depth x segment_size)",
     [BUFPOOL_COLL_exscan] = "chain (pipelined, any operation), recursive_doubling (small "
                             "messages, any operation; scratch = two messages, so only when "
                             "that fits pipeline_depth x segment_size)",
+    [BUFPOOL_COLL_barrier] = "node (one host: every rank posts a sequence word in a shared "
+                             "segment and waits for all the others'; auto serves barrier only "
+                             "where a rules row names node, else the previous module does)",
 };
 
 /* The parameter library's view of this component (messages name
@@ -373,7 +388,7 @@ static const coll_pvar_t coll_pvars[] = {
  * collective. */
 static void register_colls(void)
 {
-    char name[64], help[512];
+    char name[64], help[1024];
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         const char *coll = mca_coll_bufpool_coll_names[id];
         bufpool_coll_params_t *p = &COMPONENT->coll[id];

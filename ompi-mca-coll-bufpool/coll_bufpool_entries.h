@@ -19,6 +19,7 @@
  *   mca_coll_bufpool_scatter    mca_coll_bufpool_iscatter    mca_coll_bufpool_scatter_init
  *   mca_coll_bufpool_scan       mca_coll_bufpool_iscan       mca_coll_bufpool_scan_init
  *   mca_coll_bufpool_exscan     mca_coll_bufpool_iexscan     mca_coll_bufpool_exscan_init
+ *   mca_coll_bufpool_barrier    mca_coll_bufpool_ibarrier    mca_coll_bufpool_barrier_init
  *
  * and the slow paths of the blocking ones, <coll>_slow (coll_bufpool_entry.c).
  *
@@ -138,6 +139,8 @@
     BUFPOOL_ENTRY_ROOTED(X, gather, true)                                                          \
     BUFPOOL_ENTRY_ROOTED(X, scatter, false)                                                        \
     BUFPOOL_ENTRY_REDUCTION(X, scan, false)                                                        \
-    BUFPOOL_ENTRY_REDUCTION(X, exscan, false)
+    BUFPOOL_ENTRY_REDUCTION(X, exscan, false)                                                      \
+    X(barrier, (struct ompi_communicator_t * comm), (comm), (void)0, BUFPOOL_CLASS(true, false),   \
+      (size_t)0, true, false, ({.root = 0}))
 
 #endif /* MCA_COLL_BUFPOOL_ENTRIES_H */

@@ -333,6 +333,9 @@ static void request_retain(bufpool_coll_task_t *t)
             keep_type(t, 0, is_root ? a->sdtype : NULL);
             keep_type(t, 1, MPI_IN_PLACE == a->rbuf && is_root ? NULL : a->rdtype);
             break;
+        case BUFPOOL_COLL_barrier:
+            /* the communicator only */
+            break;
         default: /* reductions and scans */
             keep_type(t, 0, a->dtype);
             if (!ompi_op_is_intrinsic(a->op)) {

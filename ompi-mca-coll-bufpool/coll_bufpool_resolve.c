@@ -143,12 +143,12 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
     for (int form = 0; form < BUFPOOL_NFORMS; form++) {
         for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
             if (bufpool_module_hands_back_all(module, form, (bufpool_coll_id_t)id)) {
-                /* said for every form: each form is installed or not */
+                /* said for every form: each form is installed or not; the
+                 * map follows, with the row that says so */
                 opal_output(0,
                             "  %s%s%s: every call to the previous module: not installed (below "
                             "coll_bufpool_verbose 2, where no call is explained)",
                             prefix[form], bufpool_coll_names[id], suffix[form]);
-                continue;
             }
             for (int k = 0; k < BUFPOOL_NCLASSES; k++) {
                 const int cls = order[k];

@@ -36,7 +36,7 @@ mkdir -p "$stage/components"
 cp -L "$build"/components/*.so "$stage/components/"
 cp "$top"/common/help-*.txt "$stage/components/"
 for f in bench/coll_latency bench/coll_toll test/mpi/test_coll_reduce_family \
-    test/mpi/test_coll_move_family test/fuzz/coll_fuzz; do
+    test/mpi/test_coll_move_family test/mpi/test_coll_barrier test/fuzz/coll_fuzz; do
     cp -L "$build/$f" "$stage/"
 done
 tar -C "$stage" -czf "$out/build.tar.gz" .

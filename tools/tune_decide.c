@@ -263,7 +263,8 @@ long tune_build_rows(tune_point_t *points, size_t n, bool open_ended, tune_row_t
                 first == i ? (open_ended ? 0 : points[first].bytes) : points[first].bytes;
             if (last + 1 < end) {
                 row->bytes_max = points[last + 1].bytes - 1;
-            } else if (open_ended || points[last].bytes > SIZE_MAX / 2) {
+            } else if (open_ended || points[last].bytes > SIZE_MAX / 2 ||
+                       0 == points[last].bytes /* barrier: no message size */) {
                 row->bytes_max = SIZE_MAX;
             } else {
                 row->bytes_max = 2 * points[last].bytes - 1;

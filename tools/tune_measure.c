@@ -194,6 +194,9 @@ static size_t rules_bytes(const coll_desc *cd, bufpool_coll_id_t id, int count, 
     if (BUFPOOL_COLL_reduce_scatter_block == id) {
         return (size_t)count * (size_t)p * sizeof(float);
     }
+    if (BUFPOOL_COLL_barrier == id) {
+        return 0; /* no message: the rules see 0 bytes */
+    }
     return (size_t)count * (cd->reduction ? sizeof(float) : 1);
 }
 
@@ -214,6 +217,13 @@ static int sizes_for(const coll_desc *cd, int p, const tune_options *o, size_t *
 {
     int n = 0;
     *left_out = 0;
+    /* barrier has no message size: one point, named by the first size. */
+    if (0 == strcmp(cd->name, "barrier")) {
+        if (o->nsizes > 0) {
+            out[n++] = o->sizes[0];
+        }
+        return n;
+    }
     for (int i = 0; i < o->nsizes; i++) {
         if (cd->count(o->sizes[i], p) <= 0) {
             continue;

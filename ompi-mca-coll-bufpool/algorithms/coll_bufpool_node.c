@@ -163,6 +163,10 @@ int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
             return BUFPOOL_GATHER_LINEAR;
         case BUFPOOL_COLL_scatter:
             return BUFPOOL_SCATTER_LINEAR;
+        case BUFPOOL_COLL_barrier:
+            /* Not an algorithm of its own: bufpool_run runs barrier's
+             * point-to-point form (coll_bufpool_barrier.c) for any. */
+            return BUFPOOL_ALG_AUTO;
         case BUFPOOL_COLL_allgather:
         default:
             return BUFPOOL_ALLGATHER_DIRECT;
@@ -719,6 +723,18 @@ static int node_scatter(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
     return rc;
 }
 
+/* barrier: every rank posts (no payload) and waits for every post; the
+ * posts of call s also tell every rank that all have ended s - 1, so back-
+ * to-back barriers read nothing but the slot words. */
+static int node_barrier(bufpool_node_t *n, uint64_t s)
+{
+    node_claim(n, s);
+    __atomic_store_n(node_slot_seq(n, n->me, s), s, __ATOMIC_RELEASE);
+    node_wait_all_posts(n, s);
+    node_end(n, s);
+    return OMPI_SUCCESS;
+}
+
 static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, int alg,
                          const bufpool_args_t *a, struct ompi_communicator_t *comm)
 {
@@ -743,6 +759,8 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, in
             return node_gather(n, s, a);
         case BUFPOOL_COLL_scatter:
             return node_scatter(n, s, a);
+        case BUFPOOL_COLL_barrier:
+            return node_barrier(n, s);
         default:
             node_end(n, s);
             return OMPI_ERR_NOT_SUPPORTED;

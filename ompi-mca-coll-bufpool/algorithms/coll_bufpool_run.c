@@ -30,6 +30,8 @@ bufpool_call_t bufpool_describe(bufpool_coll_id_t id, const bufpool_args_t *a,
         case BUFPOOL_COLL_alltoall:
             /* MPI_IN_PLACE is all or none for alltoall. */
             return bufpool_block_call(a->rcount, a->rdtype, in_place, comm);
+        case BUFPOOL_COLL_barrier:
+            return (bufpool_call_t){.comm_size = ompi_comm_size(comm), .commute = true};
         case BUFPOOL_COLL_gather:
         case BUFPOOL_COLL_scatter:
         default:
@@ -69,6 +71,8 @@ int bufpool_run(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_cal
             return bufpool_run_allgather(a, call, plan, comm, state);
         case BUFPOOL_COLL_alltoall:
             return bufpool_run_alltoall(a, call, plan, comm, state);
+        case BUFPOOL_COLL_barrier:
+            return bufpool_run_barrier(comm, state);
         case BUFPOOL_COLL_gather:
         case BUFPOOL_COLL_scatter:
         default:

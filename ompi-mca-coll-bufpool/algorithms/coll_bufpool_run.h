@@ -62,6 +62,9 @@ int bufpool_run_alltoall(const bufpool_args_t *a, const bufpool_call_t *call,
 int bufpool_run_rooted(bool gather, const bufpool_args_t *a, const bufpool_call_t *call,
                        const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                        bufpool_comm_state_t *state);
+/* barrier's point-to-point form, in place of the node algorithm only
+ * (coll_bufpool_barrier.c). */
+int bufpool_run_barrier(struct ompi_communicator_t *comm, bufpool_comm_state_t *state);
 
 END_C_DECLS
 

@@ -32,6 +32,7 @@ const char *const *const bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_scatter] = NAMES("binomial", "linear", "node"),
     [BUFPOOL_COLL_scan] = NAMES("chain", "recursive_doubling"),
     [BUFPOOL_COLL_exscan] = NAMES("chain", "recursive_doubling"),
+    [BUFPOOL_COLL_barrier] = NAMES("node"),
 };
 
 #define BUFPOOL_COLL_NAME(name) [BUFPOOL_COLL_##name] = #name,
@@ -204,6 +205,8 @@ bool bufpool_is_node_alg(int id, int alg)
             return BUFPOOL_GATHER_NODE == alg;
         case BUFPOOL_COLL_scatter:
             return BUFPOOL_SCATTER_NODE == alg;
+        case BUFPOOL_COLL_barrier:
+            return BUFPOOL_BARRIER_NODE == alg;
         default:
             return false;
     }
@@ -398,7 +401,8 @@ static void plan_reduce_body(const bufpool_call_t *call, const bufpool_tuning_t 
 void bufpool_plan_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                          const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, plan_reduce_body, call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, plan_reduce_body, call, tuning, choice,
+                   plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -438,7 +442,8 @@ static void plan_bcast_body(const bufpool_call_t *call, const bufpool_tuning_t *
 void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                         const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE, plan_bcast_body, call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE, plan_bcast_body, call, tuning, choice,
+                   plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -482,7 +487,8 @@ static void plan_allgather_body(const bufpool_call_t *call, const bufpool_tuning
 void bufpool_plan_allgather(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                             const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE, plan_allgather_body, call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE, plan_allgather_body, call,
+                   tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -645,6 +651,34 @@ void bufpool_plan_exscan(const bufpool_call_t *call, const bufpool_tuning_t *tun
                          const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
     plan_scan(call, tuning, choice, BUFPOOL_EXSCAN_CHAIN, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING, plan);
+}
+
+/* ---------------------------------------------------------------------- */
+/* barrier: bufpool has one, over the node segment (a barrier has nothing
+ * to pool: only the shared segment makes it faster); it serves where a
+ * row or the user names it, on one host, and hands every other call back
+ * (the module then does not install MPI_Barrier at all: see
+ * bufpool_module_hands_back_all). */
+
+static void plan_barrier_body(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                              const bufpool_choice_t *choice, bufpool_plan_t *plan)
+{
+    (void)call;
+    const int forced = forced_of(choice);
+    bufpool_plan_init(plan, tuning, forced);
+    if (handed_over_by_choice(choice, plan)) {
+        return;
+    }
+    if (BUFPOOL_ALG_AUTO == forced && !row_choice(choice, plan)) {
+        hand_over(plan, "barrier: bufpool's runs on one host where a rule or the user names node");
+    }
+}
+
+void bufpool_plan_barrier(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                          const bufpool_choice_t *choice, bufpool_plan_t *plan)
+{
+    plan_with_node(BUFPOOL_COLL_barrier, BUFPOOL_BARRIER_NODE, plan_barrier_body, call, tuning,
+                   choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -39,7 +39,8 @@ extern "C" {
     X(gather)                                                                                      \
     X(scatter)                                                                                     \
     X(scan)                                                                                        \
-    X(exscan)
+    X(exscan)                                                                                      \
+    X(barrier)
 
 #define BUFPOOL_COLL_ID(name) BUFPOOL_COLL_##name,
 typedef enum { BUFPOOL_FOREACH_COLL(BUFPOOL_COLL_ID) BUFPOOL_NCOLLS } bufpool_coll_id_t;
@@ -95,9 +96,10 @@ enum { BUFPOOL_GATHER_BINOMIAL = 1, BUFPOOL_GATHER_LINEAR, BUFPOOL_GATHER_NODE }
 enum { BUFPOOL_SCATTER_BINOMIAL = 1, BUFPOOL_SCATTER_LINEAR, BUFPOOL_SCATTER_NODE };
 enum { BUFPOOL_SCAN_CHAIN = 1, BUFPOOL_SCAN_RECURSIVE_DOUBLING };
 enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
+enum { BUFPOOL_BARRIER_NODE = 1 };
 
 /* The node algorithms (allreduce "node" and "node_rsag"; reduce, bcast,
- * allgather, reduce_scatter(_block), gather and scatter "node";
+ * allgather, reduce_scatter(_block), gather, scatter and barrier "node";
  * coll_bufpool_node.c) serve communicators on one host, what each rank
  * posts within one shared slot of this many signature bytes: the message
  * (the whole input of reduce_scatter(_block)), allgather's and gather's
@@ -181,7 +183,7 @@ typedef struct bufpool_call {
     size_t bytes;  /* message bytes per process: bytes of the type
                       signature (per block for the gathers, scatters,
                       allgather and alltoall; the whole input of
-                      reduce_scatter(_block))                           */
+                      reduce_scatter(_block); 0 for barrier)            */
     bool commute;  /* the operation is commutative (else true)        */
     bool in_place; /* MPI_IN_PLACE where MPI requires it on every rank
                       or none (allreduce, reduce_scatter(_block),

@@ -4,7 +4,10 @@
  * A seed drives every rank through the same random program: batches of
  * collectives (all eleven of coll/bufpool) in blocking form, nonblocking
  * with several in flight on one or two communicators, and persistent form
- * (MPI_<Coll>_init, MPIX_ on Open MPI 4.1) started several times, with
+ * (MPI_<Coll>_init, MPIX_ on Open MPI 4.1) started several times, a
+ * barrier among them in a third of the batches (in the batch's form; drawn
+ * apart from the operations, so that a seed's operations are the same with
+ * or without it; not with --only-op), with
  * sizes weighted toward the rules' and the pipeline's boundaries, integer
  * and floating types, predefined and user operations (non-commutative ones
  * and one with a large stack frame), and the freedoms MPI leaves to each
@@ -74,7 +77,7 @@ static struct {
 };
 
 static struct {
-    unsigned long long calls[FZ_NFORMS], inits, batches, seeds, checks;
+    unsigned long long calls[FZ_NFORMS], inits, batches, seeds, checks, barriers;
     unsigned long long failures, reports;
 } stats;
 
@@ -1220,6 +1223,56 @@ static void inject_fault(fz_opstate *st, int nops)
     }
 }
 
+/* The batch's barrier: none (at < 0), or before operation at, on that
+ * operation's communicator, in the batch's form (a blocking barrier in a
+ * blocking batch, else nonblocking or persistent as the operation is).
+ * Its own draw, from a key the operations never use. */
+typedef struct {
+    int at;
+    MPI_Comm comm;
+    fz_form form;
+    MPI_Request req;
+} fz_barrier;
+
+static fz_barrier plan_barrier(const fz_batch *b, const fz_opstate *st)
+{
+    fz_barrier x = {.at = -1, .comm = MPI_COMM_NULL, .req = MPI_REQUEST_NULL};
+    fz_rng r = fz_rng_of(fz_key(b->key, 0xba77u));
+    if (opt.op_mask != ~0u || b->nops < 1 || !fz_chance(&r, 1, 3)) {
+        return x;
+    }
+    x.at = (int)fz_below(&r, (uint32_t)b->nops);
+    x.comm = st[x.at].comm;
+    x.form = b->ops[x.at].form;
+    return x;
+}
+
+static void issue_barrier(fz_barrier *x, int round, const char *where)
+{
+    switch (x->form) {
+        case FZ_BLOCKING:
+            set_activity("%s: MPI_Barrier", where);
+            mpi_check(MPI_Barrier(x->comm), "MPI_Barrier");
+            break;
+        case FZ_NONBLOCKING:
+            set_activity("%s: MPI_Ibarrier", where);
+            mpi_check(MPI_Ibarrier(x->comm, &x->req), "MPI_Ibarrier");
+            break;
+        default:
+#if FZ_HAVE_PERSISTENT
+            if (0 == round) {
+                set_activity("%s: " FZ_PERSISTENT_NAME " (barrier)", where);
+                mpi_check(FZ_PERSISTENT(Barrier)(x->comm, MPI_INFO_NULL, &x->req),
+                          FZ_PERSISTENT_NAME " (barrier)");
+            }
+            set_activity("%s: MPI_Start of the barrier", where);
+            mpi_check(MPI_Start(&x->req), "MPI_Start");
+#endif
+            break;
+    }
+    stats.barriers++;
+}
+
 static void run_batch(uint64_t seed, int index)
 {
     fz_batch b;
@@ -1243,6 +1296,7 @@ static void run_batch(uint64_t seed, int index)
         }
         return;
     }
+    fz_barrier barrier = plan_barrier(&b, st);
     /* Completion draws differ per rank: MPI lets each complete its way. */
     fz_rng crng = fz_rng_of(fz_key(b.key, 0xc000u + (uint64_t)world_rank));
     char where[160];
@@ -1253,11 +1307,21 @@ static void run_batch(uint64_t seed, int index)
                 op_fill(&st[i], round);
             }
         }
-        MPI_Request reqs[FZ_MAX_OPS];
-        int owner[FZ_MAX_OPS], nreq = 0, npers = 0;
+        MPI_Request reqs[FZ_MAX_OPS + 1];
+        int owner[FZ_MAX_OPS + 1], nreq = 0, npers = 0;
         MPI_Request pers[FZ_MAX_OPS];
         for (int i = 0; i < b.nops; i++) {
             fz_opstate *s = &st[i];
+            if (i == barrier.at) {
+                snprintf(where, sizeof(where),
+                         "seed=%" PRIu64 " batch=%d round=%d before op=%d (barrier %s)", seed,
+                         index, round, i, form_names[barrier.form]);
+                issue_barrier(&barrier, round, where);
+                if (FZ_BLOCKING != barrier.form) {
+                    owner[nreq] = -1; /* the barrier's */
+                    reqs[nreq++] = barrier.req;
+                }
+            }
             if (s->skip) {
                 continue;
             }
@@ -1310,7 +1374,12 @@ static void run_batch(uint64_t seed, int index)
         snprintf(where, sizeof(where), "seed=%" PRIu64 " batch=%d round=%d", seed, index, round);
         complete(reqs, nreq, &crng, where);
         for (int j = 0; j < nreq; j++) {
-            st[owner[j]].req = reqs[j]; /* persistent ones stay allocated */
+            /* persistent ones stay allocated */
+            if (owner[j] < 0) {
+                barrier.req = reqs[j];
+            } else {
+                st[owner[j]].req = reqs[j];
+            }
         }
         set_activity("seed=%" PRIu64 " batch=%d round=%d: checking", seed, index, round);
         inject_fault(st, b.nops);
@@ -1334,6 +1403,10 @@ static void run_batch(uint64_t seed, int index)
             set_activity("seed=%" PRIu64 " batch=%d op=%d: MPI_Request_free", seed, index, i);
             mpi_check(MPI_Request_free(&st[i].req), "MPI_Request_free");
         }
+    }
+    if (MPI_REQUEST_NULL != barrier.req) {
+        set_activity("seed=%" PRIu64 " batch=%d: MPI_Request_free of the barrier", seed, index);
+        mpi_check(MPI_Request_free(&barrier.req), "MPI_Request_free");
     }
     /* Datatypes after every request that used them is freed: libnbc's
      * persistent requests crash on a datatype freed after their init (a
@@ -1620,11 +1693,11 @@ int main(int argc, char **argv)
         unsigned long long calls = stats.calls[FZ_BLOCKING] + stats.calls[FZ_NONBLOCKING] +
                                    stats.calls[FZ_PERSISTENT_FORM];
         printf("coll_fuzz: np=%d seeds %" PRIu64 "..%" PRIu64 ", %llu batches, %llu collective "
-               "calls (blocking %llu, nonblocking %llu, persistent starts %llu of %llu inits), "
-               "%llu checks on all ranks, %llu failures, %.1f s\n",
+               "calls (blocking %llu, nonblocking %llu, persistent starts %llu of %llu inits) "
+               "and %llu barriers, %llu checks on all ranks, %llu failures, %.1f s\n",
                world_size, opt.seed, seed, stats.batches, calls, stats.calls[FZ_BLOCKING],
-               stats.calls[FZ_NONBLOCKING], stats.calls[FZ_PERSISTENT_FORM], stats.inits, all[1],
-               all[0], elapsed);
+               stats.calls[FZ_NONBLOCKING], stats.calls[FZ_PERSISTENT_FORM], stats.inits,
+               stats.barriers, all[1], all[0], elapsed);
         printf("coll_fuzz: %s\n", pv);
         printf("coll_fuzz: %s\n", all[0] ? "FAILED" : "PASSED");
     } else {

@@ -43,8 +43,9 @@
 #   node     forced, with the node algorithms (shared segment, no
 #            point-to-point) named for allreduce (node_rsag, which runs
 #            the flat node below p elements), reduce, bcast, allgather,
-#            reduce_scatter(_block), gather and scatter: they serve every
-#            call on one host up to 4 KiB (scatter: p blocks together)
+#            reduce_scatter(_block), gather, scatter and barrier: they
+#            serve every call on one host up to 4 KiB (scatter: p blocks
+#            together)
 #   stock    --mca coll ^bufpool (Open MPI alone: what classification uses)
 # Every job runs with --mca op ^avx (through run-mpi-test.sh): Debian's
 # op/avx saturates 8-bit MPI_SUM (open-mpi/ompi#8045), and coll_fuzz checks
@@ -141,7 +142,7 @@ config_mca() {
         default) echo "" ;;
         forced) echo "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off --mca coll_bufpool_min_size 0" ;;
         hostmap) echo "--mca coll_bufpool_test_host_map 0,1" ;;
-        node) echo "$(config_mca forced) --mca coll_bufpool_allreduce_algorithm node_rsag --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_reduce_scatter_algorithm node --mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node" ;;
+        node) echo "$(config_mca forced) --mca coll_bufpool_allreduce_algorithm node_rsag --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_reduce_scatter_algorithm node --mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_barrier_algorithm node" ;;
         stock) echo "--mca coll ^bufpool" ;;
         *) echo "coll_fuzz.sh: unknown configuration '$1'" >&2; exit 2 ;;
     esac

@@ -20,7 +20,7 @@ required_mpool="priority bucket_min bucket_max slab_size max_capacity gc_age hug
   reg_backend reg_parallel reg_threads reg_chunk_size reg_threshold prefault ofi_provider verbs_device"
 required_coll="priority segment_size pipeline_depth min_size verbose"
 for c in allreduce reduce bcast allgather reduce_scatter reduce_scatter_block alltoall gather \
-         scatter scan exscan; do
+         scatter scan exscan barrier; do
     required_coll="$required_coll ${c}_enable ${c}_algorithm"
 done
 

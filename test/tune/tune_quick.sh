@@ -6,9 +6,9 @@
 # bench/coll_model and load in the component (a job with
 # coll_bufpool_rules_file prints no error, and its size maps at
 # coll_bufpool_verbose 3 show the file's rows deciding every measured
-# point); the job must have run every algorithm of all eleven
-# collectives, and bufpool must have served (no hand-back) with at least
-# one algorithm of each.
+# point); the job must have run every algorithm of all twelve
+# collectives (barrier at one point: it has no message size), and bufpool
+# must have served (no hand-back) with at least one algorithm of each.
 set -u
 . "${top_srcdir:?}/test/tune/tune-common.sh"
 
@@ -35,20 +35,24 @@ expect_grep "$out" '^# Job: 2 ranks on [^ ]+ \(2\)$' "header: hosts"
 expect_grep "$out" '^# Noise measured: \|A/A - 1\| median [0-9.]+ %, 90th percentile [0-9.]+ %' "header: noise"
 expect_grep "$out" '^# Rule: .*below$' "header: the rule"
 
-# The job: 11 collectives x 4 sizes at 2 ranks, every configuration, every
-# repetition, every data check passed, the end line.
+# The job: 11 collectives x 4 sizes and barrier's one point at 2 ranks,
+# every configuration, every repetition, every data check passed, the end
+# line.
 points=$(awk '$1 == "bpt" && $2 == "M" { print $3, $4, $8 }' "$raw" | sort -u | wc -l)
-[ "$points" = 44 ] && pass "44 points measured" || fail "$points points measured, expected 44 (11 collectives x 4 sizes)"
+[ "$points" = 45 ] && pass "45 points measured" || fail "$points points measured, expected 45 (11 collectives x 4 sizes, barrier at one)"
 grep -q '^bpt D ' "$raw" && pass "the job's end line" || fail "no end line in $raw"
 if awk '$1 == "bpt" && $2 == "M" && $14 != 0 { bad = 1; print "data check failed:", $0 } END { exit bad }' "$raw"; then
     pass "every batch's data check"
 else
     fail "a data check failed (above)"
 fi
-for coll in allreduce reduce bcast allgather reduce_scatter reduce_scatter_block alltoall gather scatter scan exscan; do
-    # the previous module and its A/A copy: 4 sizes x 3 repetitions
-    missing=$(awk -v c="$coll" '$1 == "bpt" && $2 == "M" && $3 == c { n[$9]++ }
-        END { if (n["previous"] != 12 || n["previous/aa"] != 12)
+for coll in allreduce reduce bcast allgather reduce_scatter reduce_scatter_block alltoall gather scatter scan exscan barrier; do
+    # the previous module and its A/A copy: 4 sizes (barrier: 1) x 3
+    # repetitions
+    want=12
+    [ "$coll" != barrier ] || want=3
+    missing=$(awk -v c="$coll" -v want="$want" '$1 == "bpt" && $2 == "M" && $3 == c { n[$9]++ }
+        END { if (n["previous"] != want || n["previous/aa"] != want)
                   print "previous measured " n["previous"] + 0 " times, its copy " n["previous/aa"] + 0 }' "$raw")
     [ -z "$missing" ] && pass "$coll: previous and its A/A copy at every size and repetition" || fail "$coll: $missing"
     served=$(awk -v c="$coll" '$1 == "bpt" && $2 == "M" && $3 == c && $9 !~ /^previous/ && $15 > 0 && $16 == 0 { s[$9] = 1 }
@@ -58,13 +62,14 @@ for coll in allreduce reduce bcast allgather reduce_scatter reduce_scatter_block
 done
 # Every algorithm of every collective was tried (hier is left out on one host).
 tried=$(awk '$1 == "bpt" && $2 == "M" && $9 !~ /^previous/ { print $3 ":" $9 }' "$raw" | sort -u | wc -l)
-[ "$tried" = 38 ] && pass "38 algorithms measured (39 less hier on one host)" || fail "$tried algorithms measured, expected 38"
+[ "$tried" = 39 ] && pass "39 algorithms measured (40 less hier on one host)" || fail "$tried algorithms measured, expected 39"
 expect_grep "$raw" '^bpt N allreduce 2 hier: left out \(hier on a communicator on one host' "hier left out on one host, and said so"
 
 # The progress display and the report.
-expect_grep "$work/progress.txt" '^\[ 1/44\] allreduce p=2 16: previous [0-9.]+ us; A/A [0-9.]+ recursive_doubling ' "progress: first point"
-expect_grep "$work/progress.txt" '^\[44/44\] exscan p=2 1M: ' "progress: last point"
-expect_grep "$work/report.txt" '^bufpool takes [0-9]+ of 44 points' "report: summary line"
+expect_grep "$work/progress.txt" '^\[ 1/45\] allreduce p=2 16: previous [0-9.]+ us; A/A [0-9.]+ recursive_doubling ' "progress: first point"
+expect_grep "$work/progress.txt" '^\[44/45\] exscan p=2 1M: ' "progress: exscan's last point"
+expect_grep "$work/progress.txt" '^\[45/45\] barrier p=2 16: previous [0-9.]+ us; A/A [0-9.]+ node ' "progress: last point, barrier's one"
+expect_grep "$work/report.txt" '^bufpool takes [0-9]+ of 45 points' "report: summary line"
 expect_grep "$work/report.txt" '^allreduce, 2 ranks on 1 host\(s\), at most 2 per host:$' "report: per collective and size"
 expect_grep "$work/report.txt" '^Expected gains where bufpool takes a point' "report: gains table"
 expect_grep "$work/report.txt" "^Wrote $out \\([0-9]+ row\\(s\\)\\)" "report: the file written"

@@ -1,0 +1,65 @@
+#!/bin/sh
+# MPI_Barrier, MPI_Ibarrier and MPI_Barrier_init through bufpool's node
+# barrier (forced: the default rules have no barrier row where none was
+# measured), against what a barrier promises (test_coll_barrier.c: no rank
+# leaves before the last one entered, with other node collectives between
+# the barriers and two barriers in flight at once):
+#   - at 2-5 processes (8 oversubscribed), every form, with --expect-node
+#     and --expect-bufpool: the counters prove that bufpool served and that
+#     the calls ran over the shared segment;
+#   - no segment (coll_bufpool_test_node_fail: rank 0 cannot create it, or
+#     rank 2 cannot map it; the communicators of all 3 ranks): the
+#     point-to-point dissemination barrier on every rank alike
+#     (--expect-node=fallback);
+#   - across pretended hosts (coll_bufpool_test_host_map), where node does
+#     not apply: the previous module's barrier, still a barrier;
+#   - negative control: without the forced algorithm bufpool serves no
+#     barrier (no default row), so --expect-bufpool must fail.
+set -u
+status=0
+failed=
+runs=0
+node="--mca coll_bufpool_min_size 0 --mca coll_bufpool_barrier_algorithm node \
+--mca coll_bufpool_allreduce_algorithm node --mca coll_bufpool_bcast_algorithm node"
+runner=$top_srcdir/test/mpi/run-mpi-test.sh
+program=$top_builddir/test/mpi/test_coll_barrier
+
+run() { # NP MCA ARGS...
+    np=$1 mca=$2
+    shift 2
+    runs=$((runs + 1))
+    if ! BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $mca" sh "$runner" "$np" "$program" "$@" \
+        </dev/null; then
+        status=1
+        failed="$failed
+  np=$np $mca $*"
+    fi
+}
+
+for np in ${BUFPOOL_TEST_NPS:-2 3 4 5 8}; do
+    rounds=64
+    [ "$np" -lt 8 ] || rounds=16
+    run "$np" "$node" --form=all --rounds=$rounds --expect-node --expect-bufpool
+done
+# The barrier alone over the segment (the other collectives point-to-point).
+run 4 "--mca coll_bufpool_barrier_algorithm node" --form=all --expect-node --expect-bufpool
+for fail in 0 2; do
+    run 3 "$node --mca coll_bufpool_test_node_fail $fail" --form=all --rounds=32 \
+        --expect-node=fallback --expect-bufpool --no-even
+done
+run 4 "$node --mca coll_bufpool_test_host_map 0,1" --form=all --rounds=32
+
+runs=$((runs + 1))
+if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-}" sh "$runner" 3 "$program" --rounds=8 \
+    --expect-bufpool </dev/null >/dev/null 2>&1; then
+    status=1
+    failed="$failed
+  --expect-bufpool passed a job in which no barrier was bufpool's: the check sees nothing"
+fi
+
+if [ $status != 0 ]; then
+    echo "coll_barrier: failed runs:$failed"
+else
+    echo "coll_barrier: $runs runs passed"
+fi
+exit $status
