@@ -28,6 +28,18 @@ moves=bcast,allgather,gather,scatter
 node="$others --mca coll_bufpool_allreduce_algorithm node"
 runner=$top_srcdir/test/mpi/run-mpi-test.sh
 shm_names() { ls /dev/shm 2>/dev/null | grep -c '^bufpool-'; }
+# The names after the jobs, not counting a concurrent job's (make -j runs
+# other tests beside this one): a name lives only while a communicator's
+# ranks map it, so one still there a few seconds later is left behind.
+shm_left() { # BEFORE
+    n=$(shm_names)
+    for _ in 1 2 3; do
+        [ "$n" -gt "$1" ] || break
+        sleep 2
+        n=$(shm_names)
+    done
+    echo "$n"
+}
 
 run() { # NP PROGRAM MCA ARGS...
     np=$1 program=$2 mca=$3
@@ -93,7 +105,7 @@ if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node --mca coll_bufpool_test_node_fa
   --expect-node passed a job whose segment failed: the check sees nothing"
 fi
 
-after=$(shm_names)
+after=$(shm_left "$before")
 if [ "$after" -gt "$before" ]; then
     status=1
     failed="$failed
@@ -111,7 +123,7 @@ job=$!
 sleep 3
 pkill -KILL -f "test/mpi/test_coll_reduce_family --colls=allreduce,reduce --full" 2>/dev/null
 wait $job 2>/dev/null
-after=$(shm_names)
+after=$(shm_left "$before")
 if [ "$after" -gt "$before" ]; then
     status=1
     failed="$failed
