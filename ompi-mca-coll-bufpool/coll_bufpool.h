@@ -107,6 +107,14 @@ typedef struct mca_coll_bufpool_component {
      * which a task's tag reservation wraps. */
     char *test_nbc_tag_range_text;
     int test_nbc_tag_range;
+    /* coll_bufpool_node_max_bytes: the most bytes of node segments one
+     * process maps; coll_bufpool_node_cold_calls: node calls of a
+     * communicator without a chunk round after which its chunk segment is
+     * unmapped (0: never). */
+    char *node_max_bytes_text;
+    size_t node_max_bytes;
+    char *node_cold_calls_text;
+    uint64_t node_cold_calls;
     /* coll_bufpool_test_node_fail (testing only): the rank of each
      * communicator whose shared segment fails, or -1. */
     char *test_node_fail_text;

@@ -288,6 +288,19 @@ static const coll_param_t coll_params[] = {
      "Consult the default rules (measured on the project's machines, compiled in) "
      "after the rows of coll_bufpool_rules_file (on|off); off leaves only the user's "
      "rows (none without a rules file) and each collective's own default"},
+    {"node_max_bytes", DEFAULT_NODE_MAX_BYTES, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+     offsetof(mca_coll_bufpool_component_t, node_max_bytes_text),
+     "Most bytes of node segments (the shared memory of the node algorithms, in "
+     "/dev/shm) one process maps at once, over all its communicators (suffixes K, M, "
+     "G). A communicator whose segment would take a rank past it runs the node "
+     "algorithms' point-to-point fallbacks instead, on every rank alike, and says so "
+     "once; 0: no node segment at all"},
+    {"node_cold_calls", DEFAULT_NODE_COLD_CALLS, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+     offsetof(mca_coll_bufpool_component_t, node_cold_calls_text),
+     "A communicator's chunk segment (allreduce node_rsag above 4 KiB: 128 KiB per "
+     "rank) is unmapped after this many node calls of the communicator in a row "
+     "without a large allreduce, on every rank at the same call, and made again by "
+     "the next one (0: kept for the communicator's life)"},
     {"test_host_map", "", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, test_host_map_text),
      "For testing only: pretend that the process of launch rank r runs on host "
@@ -359,16 +372,22 @@ static const coll_pvar_t coll_pvars[] = {
      "while nonblocking or persistent collectives are in flight, and goes after "
      "1024 idle progress calls)"},
     {"node_calls", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.calls,
-     "Calls of the node algorithms (allreduce, reduce, bcast, allgather \"node\") that "
-     "ran over a communicator's shared segment, without point-to-point messages"},
+     "Calls of the node algorithms (allreduce \"node\" and \"node_rsag\", the other "
+     "collectives' \"node\") that ran over a communicator's shared segment, without "
+     "point-to-point messages"},
     {"node_fallbacks", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.fallbacks,
      "Calls of the node algorithms run point-to-point instead because their "
-     "communicator could not have a shared segment (every rank alike)"},
+     "communicator could not have a shared segment, or its chunk segment "
+     "(every rank alike)"},
     {"node_segments", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_node_counters.segments,
      "Shared segments of the node algorithms mapped now (one per communicator that "
-     "ran one, unmapped when it is freed)"},
+     "ran one, unmapped when it is freed, and its chunk segment while a large "
+     "allreduce ran within coll_bufpool_node_cold_calls)"},
     {"node_segment_bytes", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_node_counters.segment_bytes,
      "Bytes of the shared segments mapped now"},
+    {"node_cold_releases", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.cold_releases,
+     "Chunk segments of large allreduces unmapped because no call of their communicator "
+     "wanted them for coll_bufpool_node_cold_calls node calls"},
     {"scratch_bytes_in_use", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_scratch_counters.bytes_in_use,
      "Scratch bytes bufpool's collectives hold now"},
     {"scratch_bytes_peak", MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_scratch_counters.bytes_peak,
@@ -476,8 +495,9 @@ static void print_report(void)
     if (0 != node->calls || 0 != node->fallbacks) {
         opal_output(0,
                     "  node algorithms: %llu calls over shared segments, %llu run "
-                    "point-to-point for want of one",
-                    (unsigned long long)node->calls, (unsigned long long)node->fallbacks);
+                    "point-to-point for want of one, %llu chunk segments unmapped when cold",
+                    (unsigned long long)node->calls, (unsigned long long)node->fallbacks,
+                    (unsigned long long)node->cold_releases);
     }
     bufpool_nb_report();
 }

@@ -40,6 +40,8 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     BUFPOOL_FOREACH_COLL(BUFPOOL_CLEAR_PREV_NB)
 #undef BUFPOOL_CLEAR_PREV_NB
     bufpool_comm_state_init(&module->state, bufpool_comm_host_ids);
+    module->state.node_max_bytes = COMPONENT->node_max_bytes;
+    module->state.node_cold_calls = COMPONENT->node_cold_calls;
     module->state.node_fail_rank = COMPONENT->test_node_fail;
     module->state.node_fail_chunk_rank = COMPONENT->test_node_fail_chunk;
     module->persist_tags = (bufpool_tag_blocks_t){0};

@@ -249,6 +249,12 @@ void bufpool_settings_check(mca_coll_bufpool_component_t *component)
     component->test_nbc_tag_range =
         (int)bufpool_params_int(component->params, "test_nbc_tag_range",
                                 component->test_nbc_tag_range_text, 0, 1 << 24, "0");
+    component->node_max_bytes = (size_t)bufpool_params_size(
+        component->params, "node_max_bytes", component->node_max_bytes_text, DEFAULT_NODE_MAX_BYTES,
+        0, UINT64_MAX, "a size such as 0, 64M or 1G");
+    component->node_cold_calls = (uint64_t)bufpool_params_int(component->params, "node_cold_calls",
+                                                              component->node_cold_calls_text, 0,
+                                                              INT_MAX, DEFAULT_NODE_COLD_CALLS);
     component->test_node_fail = (int)bufpool_params_int(
         component->params, "test_node_fail", component->test_node_fail_text, -1, INT_MAX, "-1");
     component->test_node_fail_chunk =

@@ -25,6 +25,13 @@ BEGIN_C_DECLS
 #define DEFAULT_MIN_SIZE       "0"
 #define DEFAULT_SMALL_SIZE     "16K"
 #define DEFAULT_MAX_REQUESTS   BUFPOOL_STR(BUFPOOL_MAX_REQUESTS_DEFAULT)
+/* Node segments one process maps: a communicator of 16 ranks takes 324 KiB,
+ * 2.3 MiB once it ran a large allreduce (coll_bufpool_node.c); 128 MiB is
+ * some 50 such communicators per process. */
+#define DEFAULT_NODE_MAX_BYTES "128M"
+/* The chunk segment of a communicator whose last large allreduce is this
+ * many node calls back goes (a few ms of small calls). */
+#define DEFAULT_NODE_COLD_CALLS "4096"
 /* A task's stack: the deepest use measured over the collcheck families in
  * the nonblocking form at 3 processes, auto and forced algorithms (hier
  * on pretended hosts included), was 24 KiB (coll_bufpool_nb_stack_bytes_peak,

@@ -33,6 +33,15 @@
  * Errors of one rank (no scratch for a layout with gaps) still post and
  * end the call, so that the other ranks never wait for it; the call
  * returns the error.
+ *
+ * Memory: a segment is set up only within coll_bufpool_node_max_bytes of
+ * segments per process (a rank past it reports a failure in the agreement,
+ * so every rank falls back alike), and the chunk segment of large
+ * allreduces goes when cold: after coll_bufpool_node_cold_calls node calls
+ * of the communicator without a chunk round, counted in sequence numbers,
+ * so every rank unmaps it at the same call and the next large allreduce
+ * agrees on a new one.  Unmapping is each rank's own: the pages live on
+ * while a peer still maps them.
  */
 #include "coll_bufpool_node.h"
 #include "coll_bufpool_pack.h"
@@ -74,6 +83,9 @@ struct bufpool_node {
     char *base;
     int p, me;
     int fail_chunk_rank; /* coll_bufpool_test_node_fail_chunk */
+    size_t max_bytes;    /* coll_bufpool_node_max_bytes        */
+    uint64_t cold_calls; /* coll_bufpool_node_cold_calls       */
+    uint64_t big_last;   /* the last call that wanted the chunk segment */
     /* A lower bound of every rank's done word, from what this rank saw. */
     uint64_t peers_done;
     /* The chunks of large allreduces (node_allreduce_big): mapped by the
@@ -183,15 +195,39 @@ typedef struct node_offer {
     char name[BUFPOOL_SHM_NAME_MAX];
 } node_offer_t;
 
+/* A rank's own refusal of a segment past coll_bufpool_node_max_bytes
+ * (reported as this errno; said by node_say_cap, not again). */
+#define NODE_OVER_CAP EDQUOT
+
 static void node_say_unavailable(const char *what, int err, struct ompi_communicator_t *comm)
 {
     static int said;
-    if (0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+    if (NODE_OVER_CAP != err && 0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
         char host[64] = "";
         (void)gethostname(host, sizeof(host) - 1);
         opal_show_help("help-coll-bufpool.txt", "node-shm", true, host, (int)getpid(), what,
                        strerror(err), comm->c_name);
     }
+}
+
+/* NODE_OVER_CAP, said once, when bytes more would take the segments this
+ * process maps past max_bytes; else 0. */
+static int node_cap_check(size_t bytes, size_t max_bytes, const char *what,
+                          struct ompi_communicator_t *comm)
+{
+    static int said;
+    const size_t mapped =
+        (size_t)__atomic_load_n(&bufpool_node_counters.segment_bytes, __ATOMIC_RELAXED);
+    if (mapped <= max_bytes && bytes <= max_bytes - mapped) {
+        return 0;
+    }
+    if (0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+        char host[64] = "";
+        (void)gethostname(host, sizeof(host) - 1);
+        opal_show_help("help-coll-bufpool.txt", "node-cap", true, host, (int)getpid(), what,
+                       comm->c_name, bytes, max_bytes, mapped);
+    }
+    return NODE_OVER_CAP;
 }
 
 static uint64_t node_nonce(void)
@@ -212,9 +248,10 @@ static uint64_t node_nonce(void)
  * BUFPOOL_NODE_UNAVAILABLE when one rank could not (on all ranks alike:
  * nothing mapped), else a point-to-point error.  my_error: this rank's
  * failure known beforehand (an errno value, or 0), which it reports instead
- * of creating or mapping; what names the segment in the message. */
+ * of creating or mapping, as it does when the segment would take it past
+ * max_bytes; what names the segment in the messages. */
 static int node_share(struct ompi_communicator_t *comm, int my_error, size_t bytes,
-                      const char *what, bufpool_shm_t *shm)
+                      size_t max_bytes, const char *what, bufpool_shm_t *shm)
 {
     const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
     const int tag = MCA_COLL_BASE_TAG_BCAST;
@@ -225,6 +262,9 @@ static int node_share(struct ompi_communicator_t *comm, int my_error, size_t byt
 
     memset(shm, 0, sizeof(*shm));
     memset(&offer, 0, sizeof(offer));
+    if (0 == my_error) {
+        my_error = node_cap_check(bytes, max_bytes, what, comm);
+    }
     if (0 == me) {
         offer.nonce = node_nonce();
         offer.ranks = p;
@@ -309,17 +349,18 @@ static void node_unshare(bufpool_shm_t *shm)
 }
 
 /* The communicator's segment: OMPI_SUCCESS and *out, or as node_share. */
-static int node_setup(struct ompi_communicator_t *comm, int fail_rank, int fail_chunk_rank,
+static int node_setup(struct ompi_communicator_t *comm, const bufpool_comm_state_t *state,
                       bufpool_node_t **out)
 {
     bufpool_node_t *n = calloc(1, sizeof(*n));
     /* Every rank takes part in the agreement, one without memory for its
      * state too: it reports the failure there. */
     bufpool_shm_t shm;
-    const int my_error = NULL == n                           ? ENOMEM
-                         : ompi_comm_rank(comm) == fail_rank ? ENOSPC /* testing */
-                                                             : 0;
-    int rc = node_share(comm, my_error, node_bytes(ompi_comm_size(comm)), "segment", &shm);
+    const int my_error = NULL == n                                       ? ENOMEM
+                         : ompi_comm_rank(comm) == state->node_fail_rank ? ENOSPC /* testing */
+                                                                         : 0;
+    int rc = node_share(comm, my_error, node_bytes(ompi_comm_size(comm)), state->node_max_bytes,
+                        "segment", &shm);
     if (OMPI_SUCCESS != rc) {
         free(n);
         return rc;
@@ -328,7 +369,9 @@ static int node_setup(struct ompi_communicator_t *comm, int fail_rank, int fail_
     n->base = n->shm.base;
     n->p = ompi_comm_size(comm);
     n->me = ompi_comm_rank(comm);
-    n->fail_chunk_rank = fail_chunk_rank;
+    n->fail_chunk_rank = state->node_fail_chunk_rank;
+    n->max_bytes = state->node_max_bytes;
+    n->cold_calls = state->node_cold_calls;
     *out = n;
     return OMPI_SUCCESS;
 }
@@ -345,6 +388,21 @@ void bufpool_node_free(struct bufpool_node *node)
 /* ---------------------------------------------------------------------- */
 /* One call's steps. */
 
+/* At call s: the chunk segment goes when no call since n->cold_calls calls
+ * wanted it (every rank counts the same calls), and one refused is asked
+ * for again by the next large allreduce after such a pause. */
+static void node_chunks_cold(bufpool_node_t *n, uint64_t s)
+{
+    if (0 == n->big_state || 0 == n->cold_calls || s - n->big_last <= n->cold_calls) {
+        return;
+    }
+    if (NULL != n->big.base) {
+        node_unshare(&n->big);
+        count(&bufpool_node_counters.cold_releases, 1);
+    }
+    n->big_state = 0;
+}
+
 /* The call's sequence number and the segment, once the set-up (this call's
  * or an earlier one's) is settled and this rank's earlier calls are done;
  * BUFPOOL_NODE_UNAVAILABLE without the segment. */
@@ -355,7 +413,7 @@ static int node_begin(bufpool_comm_state_t *state, struct ompi_communicator_t *c
     if (NODE_NONE == state->node_phase) {
         state->node_phase = NODE_SETTING_UP;
         bufpool_node_t *n = NULL;
-        int rc = node_setup(comm, state->node_fail_rank, state->node_fail_chunk_rank, &n);
+        int rc = node_setup(comm, state, &n);
         state->node = n;
         __atomic_store_n(&state->node_phase, NODE_SETTLED, __ATOMIC_RELEASE);
         if (OMPI_SUCCESS != rc) {
@@ -370,6 +428,7 @@ static int node_begin(bufpool_comm_state_t *state, struct ompi_communicator_t *c
         return BUFPOOL_NODE_UNAVAILABLE;
     }
     bufpool_wait_word(node_done(n, n->me), s - 1);
+    node_chunks_cold(n, s);
     *out = n;
     *seq = s;
     return OMPI_SUCCESS;
@@ -549,9 +608,11 @@ static int node_allreduce_rsag(bufpool_node_t *n, uint64_t s, const bufpool_args
 static int node_allreduce_big(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
                               struct ompi_communicator_t *comm)
 {
+    n->big_last = s;
     if (0 == n->big_state) {
         const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
-        int rc = node_share(comm, my_error, node_big_bytes(n->p), "chunk segment", &n->big);
+        int rc = node_share(comm, my_error, node_big_bytes(n->p), n->max_bytes, "chunk segment",
+                            &n->big);
         if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
             node_end(n, s);
             return rc; /* a point-to-point error: tried again next time */

@@ -43,6 +43,9 @@ typedef struct bufpool_comm_state {
     struct bufpool_node *node;
     uint64_t node_phase;
     uint64_t node_seq;
+    /* coll_bufpool_node_max_bytes and _node_cold_calls (see there). */
+    size_t node_max_bytes;
+    uint64_t node_cold_calls;
     /* Testing (coll_bufpool_test_node_fail): this rank of the communicator
      * fails to have the segment; -1: none. */
     int node_fail_rank;

@@ -12,6 +12,12 @@
 #     (the check can fail); no chunk segment for node_rsag above 4 KiB
 #     (coll_bufpool_test_node_fail_chunk): those calls fall back, the small
 #     ones do not (--expect-node=both);
+#   - coll_bufpool_node_max_bytes: 0 (no segment at all: every call falls
+#     back) and 64K (the segment of 3 ranks fits, the chunk segment not:
+#     --expect-node=both), every rank alike;
+#   - coll_bufpool_node_cold_calls 1: the chunk segment goes after every
+#     large allreduce followed by another node call and comes back with the
+#     next; results right, and the finalize report counts the releases;
 #   - /dev/shm: no segment name is left behind by a job, nor by one that is
 #     killed (SIGKILL) in the middle of its collectives.
 set -u
@@ -95,6 +101,31 @@ for fail in 0 2; do
 --mca coll_bufpool_test_node_fail_chunk $fail" --colls=allreduce --form=$form --expect-bufpool \
             --expect-node=both --smoke --comms=world,dup,reversed
     done
+done
+# The bound on the bytes of segments a process maps.
+for form in blocking nonblocking; do
+    run 3 test_coll_reduce_family "--mca coll_bufpool_node_max_bytes 0" --colls=$reductions \
+        --form=$form --expect-bufpool --expect-node=fallback --smoke
+    run 3 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm node_rsag \
+--mca coll_bufpool_node_max_bytes 64K" --colls=allreduce --form=$form --expect-bufpool \
+        --expect-node=both --smoke --comms=world
+done
+# Cold chunk segments: released and made again, call after call.
+for form in blocking nonblocking persistent; do
+    runs=$((runs + 1))
+    out=$(BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $others --mca coll_bufpool_allreduce_algorithm \
+node_rsag --mca coll_bufpool_node_cold_calls 1 --mca coll_bufpool_verbose 1" sh "$runner" 3 \
+        "$top_builddir/test/mpi/test_coll_reduce_family" --colls=allreduce --form=$form \
+        --expect-bufpool --expect-node </dev/null 2>&1)
+    rc=$?
+    released=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9][0-9]*\) chunk segments unmapped when cold.*/\1/p' |
+        sort -n | tail -n 1)
+    if [ $rc != 0 ] || [ "${released:-0}" -lt 2 ]; then
+        printf '%s\n' "$out" | tail -n 20
+        status=1
+        failed="$failed
+  node_cold_calls 1, $form: exit $rc, ${released:-no} chunk segments released (expected 2 or more)"
+    fi
 done
 runs=$((runs + 1))
 if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node --mca coll_bufpool_test_node_fail 1" \
