@@ -21,9 +21,9 @@
 
 BEGIN_C_DECLS
 
-/* The arguments of any of the eleven collectives, counts checked to fit
- * bufpool's int engines (BUFPOOL_COUNT_FITS, BUFPOOL_BYTES_FIT) before
- * they are stored. */
+/* The arguments of any of the twelve collectives (barrier has none),
+ * counts checked to fit bufpool's int engines (BUFPOOL_COUNT_FITS,
+ * BUFPOOL_BYTES_FIT) before they are stored. */
 typedef struct bufpool_args {
     const void *sbuf;
     void *rbuf;                    /* bcast: the buffer                    */

@@ -2,12 +2,12 @@
  * coll_fuzz: a differential fuzzer of whole MPI programs.
  *
  * A seed drives every rank through the same random program: batches of
- * collectives (all eleven of coll/bufpool) in blocking form, nonblocking
- * with several in flight on one or two communicators, and persistent form
- * (MPI_<Coll>_init, MPIX_ on Open MPI 4.1) started several times, a
- * barrier among them in a third of the batches (in the batch's form; drawn
- * apart from the operations, so that a seed's operations are the same with
- * or without it; not with --only-op), with
+ * collectives (the eleven of coll/bufpool that move data) in blocking
+ * form, nonblocking with several in flight on one or two communicators,
+ * and persistent form (MPI_<Coll>_init, MPIX_ on Open MPI 4.1) started
+ * several times, a barrier among them in a third of the batches (in the
+ * batch's form; drawn apart from the operations, so that a seed's
+ * operations are the same with or without it; not with --only-op), with
  * sizes weighted toward the rules' and the pipeline's boundaries, integer
  * and floating types, predefined and user operations (non-commutative ones
  * and one with a large stack frame), and the freedoms MPI leaves to each

@@ -5,7 +5,7 @@
  *
  * Every rank runs on one host here (the node barrier's only home), so
  * CLOCK_MONOTONIC is one clock for all of them.  In each round one rank,
- * chosen by a hash of the round, enters late (it spins LATE_US first); every
+ * every rank in turn, enters late (it spins LATE_US first); every
  * rank stamps its entry just before the call (or its start) and its exit
  * just after completion, and at the end rank 0 checks, round by round, that
  * the earliest exit is no earlier than the latest entry.  A barrier that
@@ -68,16 +68,6 @@ static void fail(const char *fmt, ...)
     va_end(ap);
 }
 
-static unsigned mix(unsigned x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
-
 enum form { BLOCKING, NONBLOCKING, PERSISTENT };
 static const char *const form_names[] = {"blocking", "nonblocking", "persistent"};
 
@@ -112,7 +102,7 @@ static void run_form(MPI_Comm comm, enum form form, int rounds, double *enter, d
         PCOLL_INIT(Barrier)(comm, MPI_INFO_NULL, &persistent);
     }
     for (int i = 0; i < rounds; i++) {
-        const int late = (int)(mix((unsigned)i * 2654435761U + 7U) % (unsigned)size);
+        const int late = i % size; /* every rank in turn */
         if (rank == late) {
             spin_us(LATE_US);
         }
