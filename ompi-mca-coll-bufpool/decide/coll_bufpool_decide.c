@@ -186,30 +186,24 @@ int bufpool_forced_for(bufpool_coll_id_t id, int forced, int hosts, const bufpoo
     return NULL != why ? BUFPOOL_ALG_AUTO : forced;
 }
 
+/* Each collective's node algorithm (0: none; allreduce has node_rsag too). */
+static const int node_alg_of[BUFPOOL_NCOLLS] = {
+    [BUFPOOL_COLL_allreduce] = BUFPOOL_ALLREDUCE_NODE,
+    [BUFPOOL_COLL_reduce] = BUFPOOL_REDUCE_NODE,
+    [BUFPOOL_COLL_bcast] = BUFPOOL_BCAST_NODE,
+    [BUFPOOL_COLL_allgather] = BUFPOOL_ALLGATHER_NODE,
+    [BUFPOOL_COLL_reduce_scatter] = BUFPOOL_REDUCE_SCATTER_NODE,
+    [BUFPOOL_COLL_reduce_scatter_block] = BUFPOOL_REDUCE_SCATTER_BLOCK_NODE,
+    [BUFPOOL_COLL_gather] = BUFPOOL_GATHER_NODE,
+    [BUFPOOL_COLL_scatter] = BUFPOOL_SCATTER_NODE,
+    [BUFPOOL_COLL_barrier] = BUFPOOL_BARRIER_NODE,
+};
+
 bool bufpool_is_node_alg(int id, int alg)
 {
-    switch (id) {
-        case BUFPOOL_COLL_allreduce:
-            return BUFPOOL_ALLREDUCE_NODE == alg || BUFPOOL_ALLREDUCE_NODE_RSAG == alg;
-        case BUFPOOL_COLL_reduce:
-            return BUFPOOL_REDUCE_NODE == alg;
-        case BUFPOOL_COLL_bcast:
-            return BUFPOOL_BCAST_NODE == alg;
-        case BUFPOOL_COLL_allgather:
-            return BUFPOOL_ALLGATHER_NODE == alg;
-        case BUFPOOL_COLL_reduce_scatter:
-            return BUFPOOL_REDUCE_SCATTER_NODE == alg;
-        case BUFPOOL_COLL_reduce_scatter_block:
-            return BUFPOOL_REDUCE_SCATTER_BLOCK_NODE == alg;
-        case BUFPOOL_COLL_gather:
-            return BUFPOOL_GATHER_NODE == alg;
-        case BUFPOOL_COLL_scatter:
-            return BUFPOOL_SCATTER_NODE == alg;
-        case BUFPOOL_COLL_barrier:
-            return BUFPOOL_BARRIER_NODE == alg;
-        default:
-            return false;
-    }
+    return id >= 0 && id < BUFPOOL_NCOLLS && alg > 0 &&
+           (node_alg_of[id] == alg ||
+            (BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg));
 }
 
 size_t bufpool_node_alg_max_bytes(int id, int alg, int p)
@@ -226,13 +220,13 @@ size_t bufpool_node_alg_max_bytes(int id, int alg, int p)
  * (bufpool_node_alg_max_bytes); elsewhere the collective's own default
  * decides, as if auto, and the plan says why.  Every rank agrees: hosts,
  * size and bytes are the call's. */
-static const bufpool_choice_t *node_fit(bufpool_coll_id_t id, int node_alg,
-                                        const bufpool_call_t *call, const bufpool_choice_t *choice,
-                                        bufpool_choice_t *instead)
+static const bufpool_choice_t *node_fit(bufpool_coll_id_t id, const bufpool_call_t *call,
+                                        const bufpool_choice_t *choice, bufpool_choice_t *instead)
 {
+    const int node_alg = node_alg_of[id];
     const bool rsag =
         BUFPOOL_ALLREDUCE_NODE == node_alg && BUFPOOL_ALLREDUCE_NODE_RSAG == choice->alg;
-    if (node_alg != choice->alg && !rsag) {
+    if (0 == node_alg || (node_alg != choice->alg && !rsag)) {
         return choice;
     }
     const char *why = NULL;
@@ -266,14 +260,14 @@ static const bufpool_choice_t *node_fit(bufpool_coll_id_t id, int node_alg,
 /* A plan function of a collective with a node algorithm: body's plan for
  * the choice, or auto's where node does not fit the call (node_fit), with
  * the reason that it did not. */
-static void plan_with_node(bufpool_coll_id_t id, int node_alg,
+static void plan_with_node(bufpool_coll_id_t id,
                            void (*body)(const bufpool_call_t *, const bufpool_tuning_t *,
                                         const bufpool_choice_t *, bufpool_plan_t *),
                            const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                            const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
     bufpool_choice_t instead;
-    const bufpool_choice_t *fit = node_fit(id, node_alg, call, choice, &instead);
+    const bufpool_choice_t *fit = node_fit(id, call, choice, &instead);
     body(call, tuning, fit, plan);
     if (plan->alg >= 0 && NULL != fit->note) {
         plan->why = fit->note; /* a forced node that did not apply */
@@ -294,7 +288,7 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
                             const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
     bufpool_choice_t instead;
-    choice = node_fit(BUFPOOL_COLL_allreduce, BUFPOOL_ALLREDUCE_NODE, call, choice, &instead);
+    choice = node_fit(BUFPOOL_COLL_allreduce, call, choice, &instead);
     const int forced = forced_of(choice);
     bufpool_plan_init(plan, tuning, forced);
     if (handed_over_by_choice(choice, plan)) {
@@ -401,8 +395,7 @@ static void plan_reduce_body(const bufpool_call_t *call, const bufpool_tuning_t 
 void bufpool_plan_reduce(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                          const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, plan_reduce_body, call, tuning, choice,
-                   plan);
+    plan_with_node(BUFPOOL_COLL_reduce, plan_reduce_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -442,8 +435,7 @@ static void plan_bcast_body(const bufpool_call_t *call, const bufpool_tuning_t *
 void bufpool_plan_bcast(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                         const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE, plan_bcast_body, call, tuning, choice,
-                   plan);
+    plan_with_node(BUFPOOL_COLL_bcast, plan_bcast_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -487,8 +479,7 @@ static void plan_allgather_body(const bufpool_call_t *call, const bufpool_tuning
 void bufpool_plan_allgather(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                             const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE, plan_allgather_body, call,
-                   tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_allgather, plan_allgather_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -524,15 +515,13 @@ static void plan_pairwise(const bufpool_call_t *call, const bufpool_tuning_t *tu
 void bufpool_plan_reduce_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                                  const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_reduce_scatter, BUFPOOL_REDUCE_SCATTER_NODE, plan_pairwise, call,
-                   tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_reduce_scatter, plan_pairwise, call, tuning, choice, plan);
 }
 
 void bufpool_plan_reduce_scatter_block(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                                        const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_reduce_scatter_block, BUFPOOL_REDUCE_SCATTER_BLOCK_NODE,
-                   plan_pairwise, call, tuning, choice, plan);
+    plan_with_node(BUFPOOL_COLL_reduce_scatter_block, plan_pairwise, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -601,15 +590,13 @@ static void plan_scatter_body(const bufpool_call_t *call, const bufpool_tuning_t
 void bufpool_plan_gather(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                          const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_gather, BUFPOOL_GATHER_NODE, plan_gather_body, call, tuning, choice,
-                   plan);
+    plan_with_node(BUFPOOL_COLL_gather, plan_gather_body, call, tuning, choice, plan);
 }
 
 void bufpool_plan_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                           const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_scatter, BUFPOOL_SCATTER_NODE, plan_scatter_body, call, tuning,
-                   choice, plan);
+    plan_with_node(BUFPOOL_COLL_scatter, plan_scatter_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -677,8 +664,7 @@ static void plan_barrier_body(const bufpool_call_t *call, const bufpool_tuning_t
 void bufpool_plan_barrier(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                           const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_with_node(BUFPOOL_COLL_barrier, BUFPOOL_BARRIER_NODE, plan_barrier_body, call, tuning,
-                   choice, plan);
+    plan_with_node(BUFPOOL_COLL_barrier, plan_barrier_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */

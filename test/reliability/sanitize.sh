@@ -5,7 +5,9 @@
 #   a. the collcheck programs (both families, --smoke; also in the
 #      nonblocking and persistent forms, and test_coll_nb), test_coll_nb_hazards
 #      (persistent requests left at MPI_Finalize, a user operation with a
-#      large frame) and rel_job's mix workload, themselves sanitized;
+#      large frame), rel_job's mix workload, and the node algorithms of
+#      every collective forced (test_coll_barrier too), themselves
+#      sanitized;
 #   b. rel_job of an ordinary build (not sanitized, like most applications)
 #      with the sanitized components: the ASan runtime must then come first
 #      in the process, so it is LD_PRELOADed into the ranks only
@@ -119,6 +121,18 @@ run rel_job_mix "$san" "$san/test/reliability/rel_job" --rel-workload=mix --rel-
 run_mca="--mca coll_bufpool_rules_default off"
 run nb_finalize "$san" "$san/test/mpi/test_coll_nb_hazards" --case=finalize --expect-bufpool
 run nb_big_frame "$san" "$san/test/mpi/test_coll_nb_hazards" --case=big-frame --expect-bufpool
+# The node algorithms of every collective forced (their shared segments,
+# sequence words and tasks), barrier among them.
+run_mca="--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm node_rsag \
+--mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node \
+--mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_reduce_scatter_algorithm node \
+--mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node \
+--mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_barrier_algorithm node \
+--mca coll_bufpool_node_cold_calls 16"
+run node_reduce_nonblocking "$san" "$san/test/mpi/test_coll_reduce_family" --smoke \
+    --form=nonblocking --expect-node
+run node_move "$san" "$san/test/mpi/test_coll_move_family" --smoke --expect-node
+run node_barrier "$san" "$san/test/mpi/test_coll_barrier" --form=all --rounds=16 --expect-node
 run_mca=
 if [ "$san" != "$top_builddir" ]; then
     run plain_rel_job_preload "$top_builddir" "$top_builddir/test/reliability/rel_job" \
