@@ -59,12 +59,14 @@ kind_of() {
             mpool_regpar_max_capacity | mpool_regpar_reg_chunk_size | coll_bufpool_segment_size | \
             coll_bufpool_nb_stack_size)
             echo size_positive ;;
-        mpool_regpar_reg_threshold | coll_bufpool_min_size | coll_bufpool_small_size)
+        mpool_regpar_reg_threshold | coll_bufpool_min_size | coll_bufpool_small_size | \
+            coll_bufpool_node_max_bytes)
             echo size_or_zero ;;
         mpool_regpar_priority | coll_bufpool_priority | coll_bufpool_test_node_fail | \
             coll_bufpool_test_node_fail_chunk) echo any_integer ;;
         mpool_regpar_verbose | coll_bufpool_verbose | mpool_regpar_reg_threads | \
-            coll_bufpool_max_requests | coll_bufpool_test_nbc_tag_range)
+            coll_bufpool_max_requests | coll_bufpool_test_nbc_tag_range | \
+            coll_bufpool_node_cold_calls)
             echo integer_from_zero ;;
         coll_bufpool_pipeline_depth) echo integer_from_one ;;
         mpool_regpar_bucket_factor) echo factor ;;
