@@ -216,15 +216,22 @@ static void test_allgather_alltoall(void)
 static void test_reduce_scatter(void)
 {
     const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
-    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 2, 4 * K - 4, true, false), P);
-    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 2, 4 * K, true, false), 1);
+    /* 2 ranks: node up to 4 KiB of input (commutative), pairwise above. */
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 2, 4 * K - 4, true, false),
+                      BUFPOOL_REDUCE_SCATTER_NODE);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 2, 4 * K, true, false),
+                      BUFPOOL_REDUCE_SCATTER_NODE);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 2, 4 * K + 4, true, false), 1);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 2, 4 * K - 4, false, false), P);
     UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 3, 32 * K - 4, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(reduce_scatter, AUTO, 3, 32 * K, true, false), 1);
     UNIT_CHECK_EQ_U64(ALG(reduce_scatter, 1, 3, 4, false, false), P);
     UNIT_CHECK_EQ_U64(ALG(reduce_scatter, 1, 3, 4, true, false), 1);
     UNIT_CHECK_EQ_U64(ALG(reduce_scatter_block, AUTO, 3, 1 * K - 4, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(reduce_scatter_block, AUTO, 3, 1 * K, true, false), 1);
-    UNIT_CHECK_EQ_U64(ALG(reduce_scatter_block, AUTO, 2, 2 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter_block, AUTO, 2, 2 * K, true, false),
+                      BUFPOOL_REDUCE_SCATTER_BLOCK_NODE);
+    UNIT_CHECK_EQ_U64(ALG(reduce_scatter_block, AUTO, 2, 2 * K, false, false), P);
     UNIT_CHECK_EQ_U64(ALG(reduce_scatter_block, AUTO, 3, 1 * M, false, false), P);
 }
 
@@ -232,6 +239,15 @@ static void test_rooted(void)
 {
     const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 64 * K, true, false), P);
+    /* 2 ranks: node for blocks of 1 to 4 KiB, tuned's below. */
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 1 * K - 1, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 1 * K, true, false), BUFPOOL_GATHER_NODE);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 4 * K, true, false), BUFPOOL_GATHER_NODE);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 4 * K + 1, true, false), P);
+    /* barrier: node at 2 ranks (measured), the previous module elsewhere. */
+    UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 2, 0, true, false), BUFPOOL_BARRIER_NODE);
+    UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 3, 0, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 16, 0, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 3, 64 * K - 1, true, false), BUFPOOL_GATHER_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 4, 64 * K, true, false), BUFPOOL_GATHER_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 2 * K, true, false), P);
