@@ -294,7 +294,7 @@ static const coll_param_t coll_params[] = {
      "/dev/shm) one process maps at once, over all its communicators (suffixes K, M, "
      "G). A communicator whose segment would take a rank past it runs the node "
      "algorithms' point-to-point fallbacks instead, on every rank alike, and says so "
-     "once; 0: no node segment at all"},
+     "once; 0: no node segment at all (and no message)"},
     {"node_cold_calls", DEFAULT_NODE_COLD_CALLS, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, node_cold_calls_text),
      "A communicator's chunk segment (allreduce node_rsag above 4 KiB: 128 KiB per "

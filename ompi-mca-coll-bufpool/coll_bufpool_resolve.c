@@ -231,46 +231,75 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
 {
     const bufpool_rules_t *rules = &component->rules;
     const bufpool_tuning_t *tuning = &component->tuning;
-    /* One more range than the rows can make: a guard may split one. */
-    const size_t cap = BUFPOOL_MAP_RANGES(rules->n) + 1;
-    size_t used = 0, offset[BUFPOOL_NFORMS][BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
-    bufpool_range_t *all =
-        malloc(BUFPOOL_NFORMS * BUFPOOL_NCOLLS * BUFPOOL_NCLASSES * cap * sizeof(*all));
-    if (NULL == all) {
+    /* Each collective's rows, picked out once for all its maps (the rows
+     * of one collective are a tenth of the table or less). */
+    const bufpool_rule_t **rows = malloc((rules->n ? rules->n : 1) * sizeof(*rows));
+    const bufpool_rule_t **rows_of[BUFPOOL_NCOLLS];
+    size_t nrows_of[BUFPOOL_NCOLLS], most = 0;
+    if (NULL == rows) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    for (int id = 0, picked = 0; id < BUFPOOL_NCOLLS; id++) {
+        rows_of[id] = rows + picked;
+        nrows_of[id] = bufpool_rules_of_coll(rules, (bufpool_coll_id_t)id, rows_of[id]);
+        picked += (int)nrows_of[id];
+        most = nrows_of[id] > most ? nrows_of[id] : most;
+    }
+    /* A map is built in map (one more range than its rows can make: a guard
+     * may split one) and kept, unless it is the blocking form's again, at
+     * the end of all, which grows: the maps of a communicator are a few
+     * KiB, which a first guess of every map's largest size would make
+     * megabytes to map and unmap at every communicator. */
+    size_t used = 0, room = 256, offset[BUFPOOL_NFORMS][BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
+    bufpool_range_t *map = malloc((BUFPOOL_MAP_RANGES(most) + 1) * sizeof(*map));
+    bufpool_range_t *all = malloc(room * sizeof(*all));
+    int rc = NULL == map || NULL == all ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
     module->ranks = ompi_comm_size(comm);
     read_info_keys(module, comm, component);
-    for (int form = 0; form < BUFPOOL_NFORMS; form++) {
-        for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+    for (int form = 0; form < BUFPOOL_NFORMS && OMPI_SUCCESS == rc; form++) {
+        for (int id = 0; id < BUFPOOL_NCOLLS && OMPI_SUCCESS == rc; id++) {
             const char *note;
             const int forced = bufpool_forced_for((bufpool_coll_id_t)id, module->forced[id],
                                                   module->hosts, tuning, &note);
-            for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
+            for (int cls = 0; cls < BUFPOOL_NCLASSES && OMPI_SUCCESS == rc; cls++) {
                 if (class_used(id, cls) != cls) {
                     offset[form][id][cls] = SIZE_MAX; /* the map of the class it uses */
                     continue;
                 }
                 const bufpool_shape_t shape = shape_of(module, form, cls);
-                size_t n = bufpool_sizemap_build(rules, (bufpool_coll_id_t)id, &shape,
-                                                 tuning->min_size, forced, note, all + used);
-                n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, all + used, n);
+                size_t n =
+                    bufpool_sizemap_build_rows(rows_of[id], nrows_of[id], (bufpool_coll_id_t)id,
+                                               &shape, tuning->min_size, forced, note, map);
+                n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, map, n);
                 /* Rows rarely name a form: the other forms mostly share the
                  * blocking form's map. */
                 const size_t blocking = offset[BUFPOOL_FORM_BLOCKING][id][cls];
-                if (form > 0 && same_map(all + blocking, all + used)) {
+                if (form > 0 && same_map(all + blocking, map)) {
                     offset[form][id][cls] = blocking;
-                } else {
-                    offset[form][id][cls] = used;
-                    used += n;
+                    continue;
                 }
+                if (used + n > room) {
+                    room = 2 * (used + n);
+                    bufpool_range_t *more = realloc(all, room * sizeof(*all));
+                    if (NULL == more) {
+                        rc = OMPI_ERR_OUT_OF_RESOURCE;
+                        break;
+                    }
+                    all = more;
+                }
+                memcpy(all + used, map, n * sizeof(*map));
+                offset[form][id][cls] = used;
+                used += n;
             }
         }
     }
-    module->map_mem = realloc(all, used * sizeof(*all));
-    if (NULL == module->map_mem) {
-        module->map_mem = all; /* shrinking failed: keep the larger block */
+    free(rows);
+    free(map);
+    if (OMPI_SUCCESS != rc) {
+        free(all);
+        return rc;
     }
+    module->map_mem = all;
     for (int form = 0; form < BUFPOOL_NFORMS; form++) {
         for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
             for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {

@@ -211,7 +211,8 @@ static void node_say_unavailable(const char *what, int err, struct ompi_communic
 }
 
 /* NODE_OVER_CAP, said once, when bytes more would take the segments this
- * process maps past max_bytes; else 0. */
+ * process maps past max_bytes; else 0.  max_bytes 0 asks for no segment at
+ * all: refused without a word. */
 static int node_cap_check(size_t bytes, size_t max_bytes, const char *what,
                           struct ompi_communicator_t *comm)
 {
@@ -221,7 +222,7 @@ static int node_cap_check(size_t bytes, size_t max_bytes, const char *what,
     if (mapped <= max_bytes && bytes <= max_bytes - mapped) {
         return 0;
     }
-    if (0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+    if (0 != max_bytes && 0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
         char host[64] = "";
         (void)gethostname(host, sizeof(host) - 1);
         opal_show_help("help-coll-bufpool.txt", "node-cap", true, host, (int)getpid(), what,

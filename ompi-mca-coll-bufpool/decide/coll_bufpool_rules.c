@@ -177,14 +177,15 @@ const bufpool_rule_t *bufpool_rules_match(const bufpool_rules_t *rules, bufpool_
     return NULL;
 }
 
-bufpool_choice_t bufpool_rules_choose(const bufpool_rules_t *rules, bufpool_coll_id_t coll,
-                                      const bufpool_shape_t *shape, size_t bytes, int forced,
-                                      const char *note)
+/* The choice of an algorithm the user forced. */
+static bufpool_choice_t forced_choice(int forced)
 {
-    if (BUFPOOL_ALG_AUTO != forced) {
-        return (bufpool_choice_t){.alg = forced, .source = BUFPOOL_SOURCE_FORCED};
-    }
-    const bufpool_rule_t *r = bufpool_rules_match(rules, coll, shape, bytes);
+    return (bufpool_choice_t){.alg = forced, .source = BUFPOOL_SOURCE_FORCED};
+}
+
+/* The choice of row r (NULL: none matched, the collective's default). */
+static bufpool_choice_t choice_of_row(const bufpool_rule_t *r, const char *note)
+{
     if (NULL == r) {
         return (bufpool_choice_t){
             .alg = BUFPOOL_ALG_AUTO, .source = BUFPOOL_SOURCE_DEFAULT, .note = note};
@@ -195,6 +196,16 @@ bufpool_choice_t bufpool_rules_choose(const bufpool_rules_t *rules, bufpool_coll
                               .depth = r->depth,
                               .rule = r,
                               .note = note};
+}
+
+bufpool_choice_t bufpool_rules_choose(const bufpool_rules_t *rules, bufpool_coll_id_t coll,
+                                      const bufpool_shape_t *shape, size_t bytes, int forced,
+                                      const char *note)
+{
+    if (BUFPOOL_ALG_AUTO != forced) {
+        return forced_choice(forced);
+    }
+    return choice_of_row(bufpool_rules_match(rules, coll, shape, bytes), note);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -209,31 +220,81 @@ bool bufpool_choice_equal(const bufpool_choice_t *a, const bufpool_choice_t *b)
            a->depth == b->depth && a->rule == b->rule && a->note == b->note;
 }
 
+/* The first of rows[0..n) whose byte range holds bytes, or NULL. */
+static const bufpool_rule_t *first_holding(const bufpool_rule_t *const *rows, size_t n,
+                                           size_t bytes)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (bytes >= rows[k]->bytes_min && bytes <= rows[k]->bytes_max) {
+            return rows[k];
+        }
+    }
+    return NULL;
+}
+
+size_t bufpool_rules_of_coll(const bufpool_rules_t *rules, bufpool_coll_id_t coll,
+                             const bufpool_rule_t **out)
+{
+    size_t n = 0;
+    for (size_t i = 0; NULL != rules && i < rules->n; i++) {
+        if (rules->rows[i].coll == coll) {
+            out[n++] = &rules->rows[i];
+        }
+    }
+    return n;
+}
+
 size_t bufpool_sizemap_build(const bufpool_rules_t *rules, bufpool_coll_id_t coll,
                              const bufpool_shape_t *shape, size_t min_size, int forced,
                              const char *note, bufpool_range_t *out)
 {
-    /* Every byte count where the answer may change starts a range: 0, each
-     * matching row's start and the byte after its end, and min_size.  Within
-     * one such range every byte count meets the same rows, so the choice at
-     * its start is the choice of all of it. */
     const size_t nrows = NULL != rules ? rules->n : 0;
-    size_t *starts = malloc((2 * nrows + 2) * sizeof(*starts));
-    size_t n = 0, nstarts = 0;
-    if (NULL == starts) {
+    const bufpool_rule_t **rows = malloc((nrows ? nrows : 1) * sizeof(*rows));
+    if (NULL == rows) {
         /* No memory to resolve the rows: every call to the previous module,
          * which is always correct. */
         out[0] = (bufpool_range_t){
             SIZE_MAX, {.alg = BUFPOOL_ALG_PREVIOUS, .source = BUFPOOL_SOURCE_MIN_SIZE}};
         return 1;
     }
+    const size_t n = bufpool_rules_of_coll(rules, coll, rows);
+    const size_t ranges =
+        bufpool_sizemap_build_rows(rows, n, coll, shape, min_size, forced, note, out);
+    free(rows);
+    return ranges;
+}
+
+size_t bufpool_sizemap_build_rows(const bufpool_rule_t *const *rows, size_t nrows,
+                                  bufpool_coll_id_t coll, const bufpool_shape_t *shape,
+                                  size_t min_size, int forced, const char *note,
+                                  bufpool_range_t *out)
+{
+    /* Every byte count where the answer may change starts a range: 0, each
+     * matching row's start and the byte after its end, and min_size.  Within
+     * one such range every byte count meets the same rows, so the choice at
+     * its start is the choice of all of it.  The rows that fit the shape are
+     * picked out once, in order (the first of them that holds the bytes
+     * decides, as bufpool_rules_match would), so that a map costs one pass
+     * over the rows, not one per range. */
+    if (BUFPOOL_ALG_AUTO != forced) {
+        nrows = 0;
+    }
+    size_t *starts = malloc((2 * nrows + 2) * sizeof(*starts) + nrows * sizeof(bufpool_rule_t *));
+    size_t n = 0, nstarts = 0, nfit = 0;
+    if (NULL == starts) {
+        out[0] = (bufpool_range_t){
+            SIZE_MAX, {.alg = BUFPOOL_ALG_PREVIOUS, .source = BUFPOOL_SOURCE_MIN_SIZE}};
+        return 1;
+    }
+    const bufpool_rule_t **fit = (const bufpool_rule_t **)(starts + 2 * nrows + 2);
     starts[nstarts++] = 0;
     if (min_size > 0) {
         starts[nstarts++] = min_size;
     }
-    for (size_t i = 0; i < nrows && BUFPOOL_ALG_AUTO == forced; i++) {
-        const bufpool_rule_t *r = &rules->rows[i];
+    for (size_t i = 0; i < nrows; i++) {
+        const bufpool_rule_t *r = rows[i];
         if (row_fits_shape(r, coll, shape)) {
+            fit[nfit++] = r;
             starts[nstarts++] = r->bytes_min;
             if (r->bytes_max < SIZE_MAX) {
                 starts[nstarts++] = r->bytes_max + 1;
@@ -249,7 +310,8 @@ size_t bufpool_sizemap_build(const bufpool_rules_t *rules, bufpool_coll_id_t col
         bufpool_choice_t c =
             at < min_size
                 ? (bufpool_choice_t){.alg = BUFPOOL_ALG_PREVIOUS, .source = BUFPOOL_SOURCE_MIN_SIZE}
-                : bufpool_rules_choose(rules, coll, shape, at, forced, note);
+            : BUFPOOL_ALG_AUTO != forced ? forced_choice(forced)
+                                         : choice_of_row(first_holding(fit, nfit, at), note);
         if (n > 0 && bufpool_choice_equal(&out[n - 1].choice, &c)) {
             continue; /* the previous range goes on */
         }

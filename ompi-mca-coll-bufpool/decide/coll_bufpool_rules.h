@@ -194,6 +194,20 @@ size_t bufpool_sizemap_build(const bufpool_rules_t *rules, bufpool_coll_id_t col
                              const bufpool_shape_t *shape, size_t min_size, int forced,
                              const char *note, bufpool_range_t *out);
 
+/* The same from some of the rows, in their order (pointers into a rules
+ * table; those of other collectives are passed over): a caller that builds
+ * many maps of one collective (a communicator's forms and classes) picks
+ * that collective's rows once (bufpool_rules_of_coll) instead of every map
+ * reading them all.  nrows bounds the ranges as rules->n does above. */
+size_t bufpool_sizemap_build_rows(const bufpool_rule_t *const *rows, size_t nrows,
+                                  bufpool_coll_id_t coll, const bufpool_shape_t *shape,
+                                  size_t min_size, int forced, const char *note,
+                                  bufpool_range_t *out);
+
+/* The rows of coll, in order, into out (room for rules->n): their number. */
+size_t bufpool_rules_of_coll(const bufpool_rules_t *rules, bufpool_coll_id_t coll,
+                             const bufpool_rule_t **out);
+
 /* The range that holds bytes (the map ends at SIZE_MAX, so one does). */
 static inline const bufpool_range_t *bufpool_sizemap_find(const bufpool_range_t *map, size_t bytes)
 {
