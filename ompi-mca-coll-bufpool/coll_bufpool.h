@@ -115,6 +115,11 @@ typedef struct mca_coll_bufpool_component {
     size_t node_max_bytes;
     char *node_cold_calls_text;
     uint64_t node_cold_calls;
+    /* coll_bufpool_node_warmup_calls: the calls of a communicator that the
+     * rules give to a node algorithm and that go to the previous module
+     * before its segment is set up. */
+    char *node_warmup_calls_text;
+    uint64_t node_warmup_calls;
     /* coll_bufpool_test_node_fail (testing only): the rank of each
      * communicator whose shared segment fails, or -1. */
     char *test_node_fail_text;
@@ -161,6 +166,10 @@ typedef struct mca_coll_bufpool_module {
      * them through the component's list of modules. */
     uint64_t calls[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
     uint64_t fallbacks[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
+    /* Calls the rules gave to a node algorithm so far, up to
+     * coll_bufpool_node_warmup_calls (counted in call order: the same on
+     * every rank). */
+    uint64_t node_row_calls;
     struct mca_coll_bufpool_module *next_module, *prev_module;
 #define BUFPOOL_PREV_MEMBERS(name)                                                                 \
     mca_coll_base_module_##name##_fn_t prev_##name;                                                \

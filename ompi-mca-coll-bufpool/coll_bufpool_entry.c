@@ -83,6 +83,16 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, int form, mca_coll_bufpool_m
     call.max_ppn = module->max_ppn;
 
     bufpool_plan[id](&call, &COMPONENT->tuning, choice, plan);
+    /* A communicator's first node calls from the rules go to the previous
+     * module (coll_bufpool_node_warmup_calls): its segment is set up only
+     * once it has made that many. */
+    if (OPAL_UNLIKELY(bufpool_is_node_alg(id, plan->alg)) && BUFPOOL_SOURCE_ROW == choice->source &&
+        module->node_row_calls < COMPONENT->node_warmup_calls) {
+        module->node_row_calls++;
+        plan->alg = BUFPOOL_ALG_PREVIOUS;
+        plan->why = "node: one of the communicator's first calls "
+                    "(coll_bufpool_node_warmup_calls)";
+    }
     if (OPAL_UNLIKELY(module->explain)) {
         bufpool_explain(id, form, plan->alg, plan->why, call.bytes, comm);
     }

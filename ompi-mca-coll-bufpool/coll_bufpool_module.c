@@ -23,6 +23,7 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     module->explain = false;
     memset(module->calls, 0, sizeof(module->calls));
     memset(module->fallbacks, 0, sizeof(module->fallbacks));
+    module->node_row_calls = 0;
     module->next_module = module->prev_module = NULL;
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         module->forced[id] = COMPONENT->coll[id].algorithm;

@@ -255,6 +255,9 @@ void bufpool_settings_check(mca_coll_bufpool_component_t *component)
     component->node_cold_calls = (uint64_t)bufpool_params_int(component->params, "node_cold_calls",
                                                               component->node_cold_calls_text, 0,
                                                               INT_MAX, DEFAULT_NODE_COLD_CALLS);
+    component->node_warmup_calls = (uint64_t)bufpool_params_int(
+        component->params, "node_warmup_calls", component->node_warmup_calls_text, 0, INT_MAX,
+        DEFAULT_NODE_WARMUP_CALLS);
     component->test_node_fail = (int)bufpool_params_int(
         component->params, "test_node_fail", component->test_node_fail_text, -1, INT_MAX, "-1");
     component->test_node_fail_chunk =

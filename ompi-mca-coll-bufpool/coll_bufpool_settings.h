@@ -32,6 +32,12 @@ BEGIN_C_DECLS
 /* The chunk segment of a communicator whose last large allreduce is this
  * many node calls back goes (a few ms of small calls). */
 #define DEFAULT_NODE_COLD_CALLS "4096"
+/* A segment costs 60 us to set up at 2 ranks (bench/comm_toll, 2026-11-27)
+ * and the node algorithms save 0.1-2 us per call: the communicators that
+ * make a few calls only keep the previous module's.  Below the 200 calls
+ * that OSU's benchmarks (and coll_latency) make before they time the
+ * smallest messages, so that the set-up falls in their warm-up. */
+#define DEFAULT_NODE_WARMUP_CALLS "128"
 /* A task's stack: the deepest use measured over the collcheck families in
  * the nonblocking form at 3 processes, auto and forced algorithms (hier
  * on pretended hosts included), was 24 KiB (coll_bufpool_nb_stack_bytes_peak,

@@ -13,6 +13,10 @@
 #     (--expect-node=fallback);
 #   - across pretended hosts (coll_bufpool_test_host_map), where node does
 #     not apply: the previous module's barrier, still a barrier;
+#   - a row naming node (a rules file), coll_bufpool_node_warmup_calls: a
+#     communicator's first 128 such calls go to the previous module, so 100
+#     barriers set no segment up (--expect-node=none) and 300 do
+#     (--expect-node); with 0, the first call does;
 #   - negative control: without the forced algorithm bufpool serves no
 #     barrier (no default row), so --expect-bufpool must fail.
 set -u
@@ -49,6 +53,16 @@ for fail in 0 2; do
 done
 run 4 "$node --mca coll_bufpool_test_host_map 0,1" --form=all --rounds=32
 
+# Warm-up: the rows' node calls start after coll_bufpool_node_warmup_calls.
+rules=$(mktemp)
+printf 'bufpool-rules 1\nbarrier hosts=1 alg=node measured="test: every barrier on one host"\n' \
+    >"$rules"
+run 2 "--mca coll_bufpool_rules_file $rules" --form=blocking --rounds=100 --expect-node=none
+run 2 "--mca coll_bufpool_rules_file $rules" --form=blocking --rounds=300 --expect-node \
+    --expect-bufpool
+run 3 "--mca coll_bufpool_rules_file $rules --mca coll_bufpool_node_warmup_calls 0" --form=all \
+    --rounds=8 --expect-node --expect-bufpool
+
 runs=$((runs + 1))
 if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-}" sh "$runner" 3 "$program" --rounds=8 \
     --expect-bufpool </dev/null >/dev/null 2>&1; then
@@ -57,6 +71,7 @@ if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-}" sh "$runner" 3 "$program" --rounds=8
   --expect-bufpool passed a job in which no barrier was bufpool's: the check sees nothing"
 fi
 
+rm -f "$rules"
 if [ $status != 0 ]; then
     echo "coll_barrier: failed runs:$failed"
 else

@@ -18,11 +18,12 @@
  * and the even ranks (more than 2 ranks).
  *
  *   test_coll_barrier [--form=blocking|nonblocking|persistent|all]
- *                     [--rounds=N] [--expect-node[=fallback]]
+ *                     [--rounds=N] [--expect-node[=fallback|=none]]
  *                     [--expect-bufpool] [--no-even]
  * --expect-node: on every rank, node calls ran over a shared segment and
  * none fell back (coll_bufpool_node_calls, _node_fallbacks); =fallback:
- * none ran over a segment and some fell back.  --expect-bufpool: bufpool
+ * none ran over a segment and some fell back; =none: no node call at all,
+ * over a segment or not.  --expect-bufpool: bufpool
  * served barriers in every form run (coll_bufpool_[i]barrier[_init]_calls).
  * --no-even: leave the even ranks' communicator out (it has no rank 2 for
  * coll_bufpool_test_node_fail 2 to fail in).
@@ -204,6 +205,8 @@ int main(int argc, char **argv)
             expect_node = 1;
         } else if (0 == strcmp(a, "--expect-node=fallback")) {
             expect_node = 2;
+        } else if (0 == strcmp(a, "--expect-node=none")) {
+            expect_node = 3;
         } else if (0 == strcmp(a, "--expect-bufpool")) {
             expect_bufpool = 1;
         } else if (0 == strcmp(a, "--no-even")) {
@@ -263,10 +266,15 @@ int main(int argc, char **argv)
     if (expect_node) {
         const unsigned long long calls = read_pvar(pvars[0]) - before[0],
                                  fallbacks = read_pvar(pvars[1]) - before[1];
-        if (1 == expect_node ? calls == 0 || fallbacks != 0 : calls != 0 || fallbacks == 0) {
+        if (1 == expect_node   ? calls == 0 || fallbacks != 0
+            : 2 == expect_node ? calls != 0 || fallbacks == 0
+                               : calls != 0 || fallbacks != 0) {
             fail("--expect-node%s: %llu node calls over a shared segment, %llu run "
                  "point-to-point instead",
-                 1 == expect_node ? "" : "=fallback", calls, fallbacks);
+                 1 == expect_node   ? ""
+                 : 2 == expect_node ? "=fallback"
+                                    : "=none",
+                 calls, fallbacks);
         }
     }
     if (expect_bufpool) {

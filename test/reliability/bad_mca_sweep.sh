@@ -66,7 +66,7 @@ kind_of() {
             coll_bufpool_test_node_fail_chunk) echo any_integer ;;
         mpool_regpar_verbose | coll_bufpool_verbose | mpool_regpar_reg_threads | \
             coll_bufpool_max_requests | coll_bufpool_test_nbc_tag_range | \
-            coll_bufpool_node_cold_calls)
+            coll_bufpool_node_cold_calls | coll_bufpool_node_warmup_calls)
             echo integer_from_zero ;;
         coll_bufpool_pipeline_depth) echo integer_from_one ;;
         mpool_regpar_bucket_factor) echo factor ;;

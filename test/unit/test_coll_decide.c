@@ -244,8 +244,9 @@ static void test_rooted(void)
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 1 * K, true, false), BUFPOOL_GATHER_NODE);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 4 * K, true, false), BUFPOOL_GATHER_NODE);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 4 * K + 1, true, false), P);
-    /* barrier: node at 2 ranks (measured), the previous module elsewhere. */
-    UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 2, 0, true, false), BUFPOOL_BARRIER_NODE);
+    /* barrier: the previous module (no row names node: not measured from
+     * 3 ranks, too small a gain at 2 for the segment's set-up). */
+    UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 2, 0, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 3, 0, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 16, 0, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 3, 64 * K - 1, true, false), BUFPOOL_GATHER_LINEAR);
