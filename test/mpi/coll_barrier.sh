@@ -14,7 +14,8 @@
 #   - across pretended hosts (coll_bufpool_test_host_map), where node does
 #     not apply: the previous module's barrier, still a barrier;
 #   - a row naming node (a rules file), coll_bufpool_node_warmup_calls: a
-#     communicator's first 128 such calls go to the previous module, so 100
+#     communicator's first 128 such calls go to the previous module (the
+#     default; run-mpi-test.sh makes it 0 for the other tests), so 100
 #     barriers set no segment up (--expect-node=none) and 300 do
 #     (--expect-node); with 0, the first call does;
 #   - negative control: without the forced algorithm bufpool serves no
@@ -57,9 +58,9 @@ run 4 "$node --mca coll_bufpool_test_host_map 0,1" --form=all --rounds=32
 rules=$(mktemp)
 printf 'bufpool-rules 1\nbarrier hosts=1 alg=node measured="test: every barrier on one host"\n' \
     >"$rules"
-run 2 "--mca coll_bufpool_rules_file $rules" --form=blocking --rounds=100 --expect-node=none
-run 2 "--mca coll_bufpool_rules_file $rules" --form=blocking --rounds=300 --expect-node \
-    --expect-bufpool
+warm="--mca coll_bufpool_rules_file $rules --mca coll_bufpool_node_warmup_calls 128"
+run 2 "$warm" --form=blocking --rounds=100 --expect-node=none
+run 2 "$warm" --form=blocking --rounds=300 --expect-node --expect-bufpool
 run 3 "--mca coll_bufpool_rules_file $rules --mca coll_bufpool_node_warmup_calls 0" --form=all \
     --rounds=8 --expect-node --expect-bufpool
 

@@ -14,6 +14,7 @@
 #   BUFPOOL_TEST_TIMEOUT       seconds before a hung job is killed and the
 #                              test fails (default 900, 7200 with
 #                              BUFPOOL_TEST_FULL=1)
+#   OMPI_MCA_coll_bufpool_node_warmup_calls  default 0 here (see below)
 # An OMPI_MCA_mca_base_component_path already in the environment is kept.
 set -u
 
@@ -80,6 +81,14 @@ if [ $full = 1 ]; then
 else
     timeout_s=${BUFPOOL_TEST_TIMEOUT:-900}
 fi
+
+# The node algorithms' warm-up (coll_bufpool_node_warmup_calls) gives a
+# communicator's first calls to the previous module; the tests check what
+# serves from the first call, so it is off here unless the environment or
+# a test's own --mca (which comes first) says otherwise: coll_barrier.sh
+# tests the warm-up itself.
+OMPI_MCA_coll_bufpool_node_warmup_calls=${OMPI_MCA_coll_bufpool_node_warmup_calls:-0}
+export OMPI_MCA_coll_bufpool_node_warmup_calls
 
 # --mca op ^avx: Debian's op/avx saturates 8-bit MPI_SUM at counts >= 16
 # (upstream open-mpi/ompi#8045).  That is not our bug; the 8-bit sums are
