@@ -84,10 +84,10 @@ fi
 
 # The node algorithms' warm-up (coll_bufpool_node_warmup_calls) gives a
 # communicator's first calls to the previous module; the tests check what
-# serves from the first call, so it is off here unless the environment or
-# a test's own --mca (which comes first) says otherwise: coll_barrier.sh
-# tests the warm-up itself.
-OMPI_MCA_coll_bufpool_node_warmup_calls=${OMPI_MCA_coll_bufpool_node_warmup_calls:-0}
+# serves from the first call, so it is off here unless the environment
+# sets it (even empty: bad_mca_sweep.sh tries that) or a test's own --mca
+# (which comes first) says otherwise: coll_barrier.sh tests the warm-up.
+OMPI_MCA_coll_bufpool_node_warmup_calls=${OMPI_MCA_coll_bufpool_node_warmup_calls-0}
 export OMPI_MCA_coll_bufpool_node_warmup_calls
 
 # --mca op ^avx: Debian's op/avx saturates 8-bit MPI_SUM at counts >= 16
