@@ -301,8 +301,8 @@ static const coll_param_t coll_params[] = {
      "rank) is unmapped after this many node calls of the communicator in a row "
      "without a large allreduce, on every rank at the same call, and made again by "
      "the next one (0: kept for the communicator's life)"},
-    {"node_warmup_calls", DEFAULT_NODE_WARMUP_CALLS, OPAL_INFO_LVL_6,
-     MCA_BASE_VAR_SCOPE_READONLY, offsetof(mca_coll_bufpool_component_t, node_warmup_calls_text),
+    {"node_warmup_calls", DEFAULT_NODE_WARMUP_CALLS, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+     offsetof(mca_coll_bufpool_component_t, node_warmup_calls_text),
      "The first this many calls of a communicator that the rules give to a node "
      "algorithm go to the previous module instead, so that a communicator making "
      "few calls never pays the set-up of its shared segment (some 60 us at 2 ranks); "
