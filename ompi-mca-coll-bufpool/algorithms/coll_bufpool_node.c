@@ -196,7 +196,7 @@ typedef struct node_offer {
 } node_offer_t;
 
 /* A rank's own refusal of a segment past coll_bufpool_node_max_bytes
- * (reported as this errno; said by node_say_cap, not again). */
+ * (reported as this errno; said by node_cap_check, not again). */
 #define NODE_OVER_CAP EDQUOT
 
 static void node_say_unavailable(const char *what, int err, struct ompi_communicator_t *comm)

@@ -220,6 +220,15 @@ bool bufpool_choice_equal(const bufpool_choice_t *a, const bufpool_choice_t *b)
            a->depth == b->depth && a->rule == b->rule && a->note == b->note;
 }
 
+/* No memory to resolve the rows: one range, every call to the previous
+ * module, which is always correct.  Its number of ranges. */
+static size_t map_all_previous(bufpool_range_t *out)
+{
+    out[0] = (bufpool_range_t){SIZE_MAX,
+                               {.alg = BUFPOOL_ALG_PREVIOUS, .source = BUFPOOL_SOURCE_MIN_SIZE}};
+    return 1;
+}
+
 /* The first of rows[0..n) whose byte range holds bytes, or NULL. */
 static const bufpool_rule_t *first_holding(const bufpool_rule_t *const *rows, size_t n,
                                            size_t bytes)
@@ -251,11 +260,7 @@ size_t bufpool_sizemap_build(const bufpool_rules_t *rules, bufpool_coll_id_t col
     const size_t nrows = NULL != rules ? rules->n : 0;
     const bufpool_rule_t **rows = malloc((nrows ? nrows : 1) * sizeof(*rows));
     if (NULL == rows) {
-        /* No memory to resolve the rows: every call to the previous module,
-         * which is always correct. */
-        out[0] = (bufpool_range_t){
-            SIZE_MAX, {.alg = BUFPOOL_ALG_PREVIOUS, .source = BUFPOOL_SOURCE_MIN_SIZE}};
-        return 1;
+        return map_all_previous(out);
     }
     const size_t n = bufpool_rules_of_coll(rules, coll, rows);
     const size_t ranges =
@@ -282,9 +287,7 @@ size_t bufpool_sizemap_build_rows(const bufpool_rule_t *const *rows, size_t nrow
     size_t *starts = malloc((2 * nrows + 2) * sizeof(*starts) + nrows * sizeof(bufpool_rule_t *));
     size_t n = 0, nstarts = 0, nfit = 0;
     if (NULL == starts) {
-        out[0] = (bufpool_range_t){
-            SIZE_MAX, {.alg = BUFPOOL_ALG_PREVIOUS, .source = BUFPOOL_SOURCE_MIN_SIZE}};
-        return 1;
+        return map_all_previous(out);
     }
     const bufpool_rule_t **fit = (const bufpool_rule_t **)(starts + 2 * nrows + 2);
     starts[nstarts++] = 0;
