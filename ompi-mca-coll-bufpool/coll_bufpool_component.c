@@ -297,10 +297,11 @@ static const coll_param_t coll_params[] = {
      "once; 0: no node segment at all (and no message)"},
     {"node_cold_calls", DEFAULT_NODE_COLD_CALLS, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, node_cold_calls_text),
-     "A communicator's chunk segment (allreduce node_rsag above 4 KiB: 128 KiB per "
-     "rank) is unmapped after this many node calls of the communicator in a row "
-     "without a large allreduce, on every rank at the same call, and made again by "
-     "the next one (0: kept for the communicator's life)"},
+     "A communicator's chunk segment (allreduce node_rsag above 4 KiB: a ring of "
+     "pipeline_depth x segment_size per rank, or the rules row's) is unmapped after "
+     "this many node calls of the communicator in a row without a large allreduce, "
+     "on every rank at the same call, and made again by the next one (0: kept for "
+     "the communicator's life)"},
     {"node_warmup_calls", DEFAULT_NODE_WARMUP_CALLS, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, node_warmup_calls_text),
      "The first this many calls of a communicator that the rules give to a node "

@@ -90,10 +90,14 @@ struct bufpool_node {
     uint64_t peers_done;
     /* The chunks of large allreduces (node_allreduce_big): mapped by the
      * first such call, NULL before; big_state says whether it was tried;
-     * big_seq numbers its rounds (the same on every rank). */
+     * big_seq numbers its rounds (the same on every rank); big_cap is the
+     * payload bytes per rank it holds, big_chunk and big_depth the
+     * geometry of the last call (0: none yet in this segment). */
     bufpool_shm_t big;
     int big_state;
     uint64_t big_seq;
+    size_t big_cap, big_chunk;
+    int big_depth;
 };
 typedef struct bufpool_node bufpool_node_t;
 
@@ -111,39 +115,53 @@ static inline uint64_t *node_slot_seq(const bufpool_node_t *n, int r, uint64_t s
                         (size_t)(s % NODE_SLOTS) * NODE_SLOT_STRIDE);
 }
 
-/* Where rank r's slot of call (or round) s starts: its posted word, then
- * its result word (node_rsag), then the payload at NODE_PAYLOAD_OFF. */
-typedef uint64_t *(*node_slot_fn)(const bufpool_node_t *n, int r, uint64_t s);
-
-static inline char *slot_payload(node_slot_fn slot, const bufpool_node_t *n, int r, uint64_t s)
-{
-    return (char *)slot(n, r, s) + NODE_PAYLOAD_OFF;
-}
-
 /* Rank r's payload in the slot of call s. */
 static inline char *node_payload(const bufpool_node_t *n, int r, uint64_t s)
 {
-    return slot_payload(node_slot_seq, n, r, s);
+    return (char *)node_slot_seq(n, r, s) + NODE_PAYLOAD_OFF;
 }
+
+/* The slots of one segment: rank r's words of call (or round) s (its
+ * posted word, then its result word, node_rsag) and its payload. */
+typedef struct node_slots {
+    uint64_t *(*word)(const bufpool_node_t *n, int r, uint64_t s);
+    char *(*payload)(const bufpool_node_t *n, int r, uint64_t s);
+} node_slots_t;
+
+static const node_slots_t node_call_slots = {node_slot_seq, node_payload};
 
 /* The chunks of large allreduces (node_allreduce_big), a segment of their
- * own made by the first such call: per rank, page-aligned, NODE_BIG_BUFS
- * slots of NODE_CHUNK bytes of payload, used round after round in turn. */
-#define NODE_BIG_BUFS 2
-#define NODE_BIG_SLOT_STRIDE                                                                       \
-    (((NODE_PAYLOAD_OFF + BUFPOOL_NODE_CHUNK) + NODE_LINE - 1) / NODE_LINE * NODE_LINE)
-#define NODE_BIG_RANK_STRIDE (((NODE_BIG_BUFS * NODE_BIG_SLOT_STRIDE) + 4095) / 4096 * 4096)
+ * own made by the first such call.  Per rank, page-aligned: NODE_BIG_WORDS
+ * lines of round words (round q's at q % NODE_BIG_WORDS), then big_cap
+ * bytes of payload, cut by each call's geometry into big_depth slots of
+ * big_chunk bytes used round after round in turn.  The words live apart
+ * from the payload, so that a call cutting the payload differently never
+ * reads payload bytes as a word. */
+#define NODE_BIG_WORDS 64
+_Static_assert(NODE_BIG_WORDS >= BUFPOOL_MAX_DEPTH, "a word per slot of the deepest ring");
 
-static inline uint64_t *node_big_slot(const bufpool_node_t *n, int r, uint64_t q)
+static size_t node_big_rank_stride(size_t cap)
 {
-    return (uint64_t *)((char *)n->big.base + NODE_HEADER + (size_t)r * NODE_BIG_RANK_STRIDE +
-                        (size_t)(q % NODE_BIG_BUFS) * NODE_BIG_SLOT_STRIDE);
+    return NODE_BIG_WORDS * NODE_LINE + (cap + 4095) / 4096 * 4096;
 }
 
-static size_t node_big_bytes(int p)
+static inline char *node_big_rank(const bufpool_node_t *n, int r)
 {
-    return NODE_HEADER + (size_t)p * NODE_BIG_RANK_STRIDE;
+    return (char *)n->big.base + NODE_HEADER + (size_t)r * node_big_rank_stride(n->big_cap);
 }
+
+static inline uint64_t *node_big_word(const bufpool_node_t *n, int r, uint64_t q)
+{
+    return (uint64_t *)(node_big_rank(n, r) + (size_t)(q % NODE_BIG_WORDS) * NODE_LINE);
+}
+
+static inline char *node_big_payload(const bufpool_node_t *n, int r, uint64_t q)
+{
+    return node_big_rank(n, r) + NODE_BIG_WORDS * NODE_LINE +
+           (size_t)(q % (uint64_t)n->big_depth) * n->big_chunk;
+}
+
+static const node_slots_t node_big_slots = {node_big_word, node_big_payload};
 
 static size_t node_bytes(int p)
 {
@@ -486,7 +504,7 @@ static void node_wait_all_posts(bufpool_node_t *n, uint64_t s)
 /* buf = slot(0) op (slot(1) op (... op slot(p-1))) of call s for count
  * elements of dtype in buf's own layout, read at byte off of every slot
  * (their signature bytes from element first on: buf is that element). */
-static int node_reduce_range(bufpool_node_t *n, node_slot_fn slot, uint64_t s, void *buf,
+static int node_reduce_range(bufpool_node_t *n, const node_slots_t *slot, uint64_t s, void *buf,
                              size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                              size_t off)
 {
@@ -497,14 +515,14 @@ static int node_reduce_range(bufpool_node_t *n, node_slot_fn slot, uint64_t s, v
          * last two at once into buf (one pass fewer than copying the last
          * one in first). */
         const ptrdiff_t shift = v.contig - (char *)buf;
-        bufpool_reduce3(op, slot_payload(slot, n, n->p - 2, s) + off - shift,
-                        slot_payload(slot, n, n->p - 1, s) + off - shift, buf, count, dtype);
+        bufpool_reduce3(op, slot->payload(n, n->p - 2, s) + off - shift,
+                        slot->payload(n, n->p - 1, s) + off - shift, buf, count, dtype);
         for (int j = n->p - 3; j >= 0; j--) {
-            bufpool_reduce(op, slot_payload(slot, n, j, s) + off - shift, buf, count, dtype);
+            bufpool_reduce(op, slot->payload(n, j, s) + off - shift, buf, count, dtype);
         }
         return OMPI_SUCCESS;
     }
-    int rc = bufpool_view_unpack(&v, 0, v.bytes, slot_payload(slot, n, n->p - 1, s) + off);
+    int rc = bufpool_view_unpack(&v, 0, v.bytes, slot->payload(n, n->p - 1, s) + off);
     if (OMPI_SUCCESS != rc || n->p < 2 || 0 == count) {
         return rc;
     }
@@ -518,7 +536,7 @@ static int node_reduce_range(bufpool_node_t *n, node_slot_fn slot, uint64_t s, v
     bufpool_view_t t;
     bufpool_view_init(&t, mem - gap, count, dtype);
     for (int j = n->p - 2; j >= 0 && OMPI_SUCCESS == rc; j--) {
-        rc = bufpool_view_unpack(&t, 0, t.bytes, slot_payload(slot, n, j, s) + off);
+        rc = bufpool_view_unpack(&t, 0, t.bytes, slot->payload(n, j, s) + off);
         if (OMPI_SUCCESS == rc) {
             bufpool_reduce(op, mem - gap, buf, count, dtype);
         }
@@ -535,7 +553,7 @@ static int node_allreduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a
     const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     int rc = node_post(n, s, src, a->count, a->dtype);
     node_wait_all_posts(n, s);
-    int rc2 = node_reduce_range(n, node_slot_seq, s, a->rbuf, a->count, a->dtype, a->op, 0);
+    int rc2 = node_reduce_range(n, &node_call_slots, s, a->rbuf, a->count, a->dtype, a->op, 0);
     node_end(n, s);
     return OMPI_SUCCESS != rc ? rc : rc2;
 }
@@ -554,8 +572,10 @@ static size_t node_slice(size_t count, int p, int r, size_t *first)
  * rank's layout), writes the result over its own slice of its own slot (no
  * other rank reads that range of it before the result is posted), posts it
  * in the slot's second word, and copies the others' slices out: each rank
- * reads 2 n bytes of the slots instead of p n. */
-static int node_rsag_round(bufpool_node_t *n, node_slot_fn slot, uint64_t q, char *buf,
+ * reads 2 n bytes of the slots instead of p n.  (Leaving the rank's own
+ * slice of its input out of the slot saves a copy of n / p; at 2 ranks on
+ * the 2-core machine it measured no faster, 2026-11-27: not done.) */
+static int node_rsag_round(bufpool_node_t *n, const node_slots_t *slot, uint64_t q, char *buf,
                            size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
     const size_t type_size = dtype->super.size;
@@ -567,16 +587,15 @@ static int node_rsag_round(bufpool_node_t *n, node_slot_fn slot, uint64_t q, cha
     int rc = node_reduce_range(n, slot, q, slice, mine, dtype, op, first * type_size);
     bufpool_view_t v;
     bufpool_view_init(&v, slice, mine, dtype);
-    int rc2 =
-        bufpool_view_pack(&v, 0, v.bytes, slot_payload(slot, n, n->me, q) + first * type_size);
+    int rc2 = bufpool_view_pack(&v, 0, v.bytes, slot->payload(n, n->me, q) + first * type_size);
     rc = OMPI_SUCCESS != rc ? rc : rc2;
-    __atomic_store_n(slot(n, n->me, q) + 1, q, __ATOMIC_RELEASE);
+    __atomic_store_n(slot->word(n, n->me, q) + 1, q, __ATOMIC_RELEASE);
     for (int k = 1; k < n->p; k++) {
         const int j = (n->me + k) % n->p;
         const size_t theirs = node_slice(count, n->p, j, &first);
-        bufpool_wait_word(slot(n, j, q) + 1, q);
+        bufpool_wait_word(slot->word(n, j, q) + 1, q);
         bufpool_view_init(&v, buf + (ptrdiff_t)first * extent, theirs, dtype);
-        rc2 = bufpool_view_unpack(&v, 0, v.bytes, slot_payload(slot, n, j, q) + first * type_size);
+        rc2 = bufpool_view_unpack(&v, 0, v.bytes, slot->payload(n, j, q) + first * type_size);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     return rc;
@@ -592,59 +611,99 @@ static int node_allreduce_rsag(bufpool_node_t *n, uint64_t s, const bufpool_args
     const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     int rc = node_post(n, s, src, a->count, a->dtype);
     node_wait_all_posts(n, s);
-    int rc2 = node_rsag_round(n, node_slot_seq, s, a->rbuf, a->count, a->dtype, a->op);
+    int rc2 = node_rsag_round(n, &node_call_slots, s, a->rbuf, a->count, a->dtype, a->op);
     node_end(n, s);
     return OMPI_SUCCESS != rc ? rc : rc2;
 }
 
-/* allreduce node_rsag above BUFPOOL_NODE_MAX_BYTES: rounds of up to
- * BUFPOOL_NODE_CHUNK bytes per rank through the communicator's chunk
- * segment, two slots per rank in turn.  A rank posts round q only once it
- * has finished round q - 1, so the post of round q by every rank (which
- * every rank waits for) says that nobody reads the slots of round q - 1
- * any more: the slots of round q + 1 are free without a word more, and a
- * rank that is done copying out round q packs round q + 1 while the others
- * still copy.  BUFPOOL_NODE_UNAVAILABLE (after ending the call) when the
- * chunk segment could not be had, on every rank alike. */
-static int node_allreduce_big(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
-                              struct ompi_communicator_t *comm)
+/* The chunk segment, cut for a call of the plan's geometry: a round of
+ * chunk bytes per rank (the plan's segment, at least BUFPOOL_NODE_CHUNK,
+ * which the decision's bound on elements assumes), a ring of depth slots
+ * (at least 2).  The plan is the same on every rank, and so is what
+ * follows: a segment too small for it goes, and one is agreed anew;
+ * BUFPOOL_NODE_UNAVAILABLE when none can be had.  Why a deeper ring: a
+ * rank that writes lines a peer read moments ago pays for taking them back
+ * from the peer's cache (on a 2-core EPYC, a 64 KiB pack took 8 us with 2
+ * slots and 2.5 us with 16); slots that come round later find them gone. */
+static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan,
+                        struct ompi_communicator_t *comm)
 {
-    n->big_last = s;
+    size_t chunk = plan->seg_bytes > BUFPOOL_NODE_CHUNK ? plan->seg_bytes : BUFPOOL_NODE_CHUNK;
+    chunk = (chunk + 4095) / 4096 * 4096;
+    const int depth = plan->depth < 2                ? 2
+                      : plan->depth > NODE_BIG_WORDS ? NODE_BIG_WORDS
+                                                     : plan->depth;
+    const size_t need = chunk * (size_t)depth;
+    if (n->big_state > 0 && need > n->big_cap) {
+        node_unshare(&n->big);
+        n->big_state = 0;
+    }
     if (0 == n->big_state) {
         const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
-        int rc = node_share(comm, my_error, node_big_bytes(n->p), n->max_bytes, "chunk segment",
-                            &n->big);
+        int rc = node_share(comm, my_error, NODE_HEADER + (size_t)n->p * node_big_rank_stride(need),
+                            n->max_bytes, "chunk segment", &n->big);
         if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
-            node_end(n, s);
             return rc; /* a point-to-point error: tried again next time */
         }
         n->big_state = OMPI_SUCCESS == rc ? 1 : -1;
+        n->big_cap = need;
+        n->big_chunk = 0;
     }
     if (n->big_state < 0) {
-        node_end(n, s);
         return BUFPOOL_NODE_UNAVAILABLE;
+    }
+    if (chunk != n->big_chunk || depth != n->big_depth) {
+        if (0 != n->big_chunk) {
+            /* The slots of earlier calls move: every rank must be done
+             * reading them (the words stay where they are). */
+            for (int j = 0; j < n->p; j++) {
+                bufpool_wait_word(node_done(n, j), s - 1);
+            }
+        }
+        n->big_chunk = chunk;
+        n->big_depth = depth;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* allreduce node_rsag above BUFPOOL_NODE_MAX_BYTES: rounds of big_chunk
+ * bytes per rank through the communicator's chunk segment, big_depth slots
+ * per rank in turn.  A rank posts round q only once it has finished round
+ * q - 1, so the post of round q by every rank (which every rank waits for)
+ * says that nobody reads the slots of round q - 1 any more: the slots of
+ * round q + 1 are free without a word more, and a rank that is done
+ * copying out round q packs round q + 1 while the others still copy.
+ * BUFPOOL_NODE_UNAVAILABLE (after ending the call) when the chunk segment
+ * could not be had, on every rank alike. */
+static int node_allreduce_big(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
+                              const bufpool_plan_t *plan, struct ompi_communicator_t *comm)
+{
+    n->big_last = s;
+    int rc = node_big_cut(n, s, plan, comm);
+    if (OMPI_SUCCESS != rc) {
+        node_end(n, s);
+        return rc;
     }
     const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     const size_t type_size = a->dtype->super.size;
     /* Whole elements per round, at least p of them (the decision sees to
      * it: the element's size is the same on every rank). */
-    const size_t per = BUFPOOL_NODE_CHUNK / type_size;
+    const size_t per = n->big_chunk / type_size;
     ptrdiff_t lb, extent;
     ompi_datatype_get_extent(a->dtype, &lb, &extent);
     bufpool_view_t sv;
     bufpool_view_init(&sv, src, a->count, a->dtype);
-    int rc = OMPI_SUCCESS;
     for (size_t done = 0; done < a->count; done += per) {
         const size_t count = a->count - done < per ? a->count - done : per;
         const uint64_t q = ++n->big_seq;
         int rc2 = bufpool_view_pack(&sv, done * type_size, count * type_size,
-                                    slot_payload(node_big_slot, n, n->me, q));
+                                    node_big_payload(n, n->me, q));
         rc = OMPI_SUCCESS != rc ? rc : rc2;
-        __atomic_store_n(node_big_slot(n, n->me, q), q, __ATOMIC_RELEASE);
+        __atomic_store_n(node_big_word(n, n->me, q), q, __ATOMIC_RELEASE);
         for (int j = 0; j < n->p; j++) {
-            bufpool_wait_word(node_big_slot(n, j, q), q);
+            bufpool_wait_word(node_big_word(n, j, q), q);
         }
-        rc2 = node_rsag_round(n, node_big_slot, q, (char *)a->rbuf + (ptrdiff_t)done * extent,
+        rc2 = node_rsag_round(n, &node_big_slots, q, (char *)a->rbuf + (ptrdiff_t)done * extent,
                               count, a->dtype, a->op);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
@@ -661,7 +720,7 @@ static int node_reduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
     int rc = node_post(n, s, src, a->count, a->dtype);
     if (root) {
         node_wait_all_posts(n, s);
-        int rc2 = node_reduce_range(n, node_slot_seq, s, a->rbuf, a->count, a->dtype, a->op, 0);
+        int rc2 = node_reduce_range(n, &node_call_slots, s, a->rbuf, a->count, a->dtype, a->op, 0);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     node_end(n, s);
@@ -730,7 +789,7 @@ static int node_reduce_scatter(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t 
     const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     int rc = node_post(n, s, src, total, a->dtype);
     node_wait_all_posts(n, s);
-    int rc2 = node_reduce_range(n, node_slot_seq, s, a->rbuf, mine, a->dtype, a->op,
+    int rc2 = node_reduce_range(n, &node_call_slots, s, a->rbuf, mine, a->dtype, a->op,
                                 first * a->dtype->super.size);
     node_end(n, s);
     return OMPI_SUCCESS != rc ? rc : rc2;
@@ -797,14 +856,16 @@ static int node_barrier(bufpool_node_t *n, uint64_t s)
     return OMPI_SUCCESS;
 }
 
-static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, int alg,
-                         const bufpool_args_t *a, struct ompi_communicator_t *comm)
+static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
+                         const bufpool_plan_t *plan, const bufpool_args_t *a,
+                         struct ompi_communicator_t *comm)
 {
+    const int alg = plan->alg;
     switch (id) {
         case BUFPOOL_COLL_allreduce:
             if (BUFPOOL_ALLREDUCE_NODE != alg &&
                 a->dtype->super.size * a->count > BUFPOOL_NODE_MAX_BYTES) {
-                return node_allreduce_big(n, s, a, comm);
+                return node_allreduce_big(n, s, a, plan, comm);
             }
             return BUFPOOL_ALLREDUCE_NODE_RSAG == alg ? node_allreduce_rsag(n, s, a)
                                                       : node_allreduce(n, s, a);
@@ -829,14 +890,14 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, in
     }
 }
 
-int bufpool_node_run(bufpool_coll_id_t id, int alg, const bufpool_args_t *a,
+int bufpool_node_run(bufpool_coll_id_t id, const bufpool_plan_t *plan, const bufpool_args_t *a,
                      struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
 {
     bufpool_node_t *n;
     uint64_t s;
     int rc = node_begin(state, comm, &n, &s);
     if (OMPI_SUCCESS == rc) {
-        rc = node_dispatch(n, s, id, alg, a, comm);
+        rc = node_dispatch(n, s, id, plan, a, comm);
     }
     count(BUFPOOL_NODE_UNAVAILABLE == rc ? &bufpool_node_counters.fallbacks
                                          : &bufpool_node_counters.calls,

@@ -45,7 +45,7 @@ int bufpool_run(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_cal
 {
     bufpool_plan_t fallback;
     if (OPAL_UNLIKELY(bufpool_is_node_alg(id, plan->alg))) {
-        int rc = bufpool_node_run(id, plan->alg, a, comm, state);
+        int rc = bufpool_node_run(id, plan, a, comm, state);
         if (BUFPOOL_NODE_UNAVAILABLE != rc) {
             return rc;
         }

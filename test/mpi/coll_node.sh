@@ -18,6 +18,9 @@
 #   - coll_bufpool_node_cold_calls 1: the chunk segment goes after every
 #     large allreduce followed by another node call and comes back with the
 #     next; results right, and the finalize report counts the releases;
+#   - the chunk segment's geometry from the rules rows' seg and depth, odd
+#     ones changing from call to call on one communicator: a ring cut anew
+#     within the segment, and a segment too small for a row made anew;
 #   - /dev/shm: no segment name is left behind by a job, nor by one that is
 #     killed (SIGKILL) in the middle of its collectives.
 set -u
@@ -127,6 +130,27 @@ node_rsag --mca coll_bufpool_node_cold_calls 1 --mca coll_bufpool_verbose 1" sh 
   node_cold_calls 1, $form: exit $rc, ${released:-no} chunk segments released (expected 2 or more)"
     fi
 done
+# Geometry: the test's sizes (around 128 KiB, type after type, and 3 MiB
+# beyond --smoke) go through rows of different rounds and rings: the first
+# (128 KiB + 4 bytes) makes a segment for 96K x 2, the next (80 KiB) needs
+# 200K x 5 and has a bigger one agreed, and the ones after cut it anew
+# (64 KiB: 64K x 3 within it, after every rank is done with the calls before).
+geometry=$(mktemp "${TMPDIR:-/tmp}/bufpool-geometry.XXXXXX")
+cat >"$geometry" <<'RULES'
+bufpool-rules 1
+allreduce hosts=1 bytes=4K+1..70K op=commutative alg=node_rsag seg=64K depth=3
+allreduce hosts=1 bytes=70K+1..100K op=commutative alg=node_rsag seg=200K depth=5
+allreduce hosts=1 bytes=100K+1.. op=commutative alg=node_rsag seg=96K depth=2
+RULES
+for np in 2 3; do
+    for form in blocking nonblocking persistent; do
+        run $np test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm auto \
+--mca coll_bufpool_rules_file $geometry" --colls=allreduce --form=$form --expect-bufpool \
+            --expect-node --smoke --comms=world,dup,reversed
+    done
+done
+rm -f "$geometry"
+
 runs=$((runs + 1))
 if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node --mca coll_bufpool_test_node_fail 1" \
     sh "$runner" 2 "$top_builddir/test/mpi/test_coll_reduce_family" --colls=allreduce --smoke \
