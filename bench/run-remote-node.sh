@@ -16,6 +16,10 @@
 # node algorithms built after the first runs (reduce_scatter(_block),
 # gather, scatter, barrier), correctness then against tuned and libnbc at
 # NP, NP/2 and NP/4 ranks, 4 B to 4 KiB (barrier: one point), three forms.
+# ONLY=ring: allreduce node_rsag's chunk geometry (rounds x ring slots per
+# rank: 64K x 2 as the rows of 3-16 ranks, 64K x 16, 256K x 4 as the row of
+# 2 ranks) against tuned and the copy floor, 8 KiB to 16 MiB, blocking and
+# nonblocking, at NP, NP/2 and NP/4 ranks, after the same correctness runs.
 set -u
 out=$1
 np=${2:-16}
@@ -91,6 +95,22 @@ if [ "$only" = defaults ]; then
             $mpirun -np "$n" /tmp/b/coll_latency -C default,bufpool -c reduce,bcast,allgather \
                 -m 4:64K --size-factor 4 -r 3 -F $form -o "$out/defaults.csv" \
                 -t "defaults np=$n $form"
+        done
+    done
+    ls /dev/shm
+    exit 0
+fi
+if [ "$only" = ring ]; then
+    for n in "$np" $((np / 2)) $((np / 4)); do
+        for form in blocking nonblocking; do
+            for g in 64K:2 64K:16 256K:4; do
+                cfgs=default,bufpool
+                [ $form != blocking ] || cfgs=default,bufpool,floor
+                $mpirun -np "$n" $rsag --mca coll_bufpool_segment_size "${g%:*}" \
+                    --mca coll_bufpool_pipeline_depth "${g#*:}" /tmp/b/coll_latency -C $cfgs \
+                    -c allreduce -m 8K:16M --size-factor 4 -r 3 -b 512M -F $form \
+                    -o "$out/ring.csv" -t "ring $g np=$n $form"
+            done
         done
     done
     ls /dev/shm

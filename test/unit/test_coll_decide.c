@@ -45,14 +45,30 @@ static void test_plan_geometry(void)
     UNIT_CHECK_EQ_U64(plan.depth, 4);
     UNIT_CHECK_EQ_U64(plan.scratch_bound, 512 * K);
 
-    /* The 2-rank pairwise stream out of place needs no scratch: 8 x segments. */
-    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 2, 1 * M, true, false);
+    /* The 2-rank pairwise stream out of place needs no scratch: 8 x segments
+     * (above the node rows: 2 MiB at 2 ranks, 8 MiB at 3). */
+    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 2, 4 * M, true, false);
     UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RSAG);
     UNIT_CHECK_EQ_U64(plan.seg_bytes, 1 * M);
-    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 2, 1 * M, true, true);
+    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 2, 4 * M, true, true);
     UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
-    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 3, 1 * M, true, false);
+    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 3, 16 * M, true, false);
     UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
+    /* node_rsag's rounds and ring are the rows' seg and depth: 256 KiB x 4
+     * at 2 ranks, 64 KiB x 2 from 3 to 16 (as measured); forced, the
+     * parameters'. */
+    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 2, 1 * M, true, false);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 256 * K);
+    UNIT_CHECK_EQ_U64(plan.depth, 4);
+    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALG_AUTO, 16, 1 * M, true, true);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 64 * K);
+    UNIT_CHECK_EQ_U64(plan.depth, 2);
+    plan = decide(BUFPOOL_COLL_allreduce, BUFPOOL_ALLREDUCE_NODE_RSAG, 5, 64 * M, true, false);
+    UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
+    UNIT_CHECK_EQ_U64(plan.depth, 4);
     plan = decide(BUFPOOL_COLL_reduce_scatter, BUFPOOL_ALG_AUTO, 2, 64 * K, true, false);
     UNIT_CHECK_EQ_U64(plan.seg_bytes, 1 * M);
     plan = decide(BUFPOOL_COLL_bcast, BUFPOOL_ALG_AUTO, 2, 64 * M, true, false);
@@ -62,18 +78,22 @@ static void test_plan_geometry(void)
 static void test_allreduce(void)
 {
     const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
-    /* 2 ranks, one host (no node rows: not a robust gain at 2 ranks):
-     * handed back up to 8 KiB and at 32-64 KiB (2 cores, 2026-11-26),
-     * recursive doubling at 8-16 KiB, rsag from 64 KiB. */
+    /* 2 ranks, one host: handed back up to 4 KiB (2 cores, 2026-11-26);
+     * commutative node_rsag from 4 KiB + 1 to 2 MiB (its chunk ring), rsag
+     * above; non-commutative: previous at 4-8 KiB and 32-64 KiB, recursive
+     * doubling at 8-16 KiB, rsag's row from 64 KiB does not serve it. */
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4 * K - 4, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4 * K, true, false), P);
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 8 * K, true, false),
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4 * K + 4, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 32 * K, true, true), BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 2 * M, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 2 * M + 4, true, false), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 4 * K + 4, false, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 8 * K, false, false),
                       BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 32 * K - 4, true, false), BUFPOOL_ALLREDUCE_RSAG);
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 32 * K, true, false), P);
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 64 * K - 4, true, false), P);
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 64 * K, true, false), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 32 * K, false, false), P);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 64 * K - 4, false, false), P);
     /* 2 hosts x 1 rank (emulated, TCP): rsag from 64 KiB (a row); below,
      * the model (recursive doubling), measured 0.49-0.61 x at 4-32 KiB. */
     bufpool_call_t two_hosts = {.comm_size = 2,
@@ -136,9 +156,10 @@ static void test_allreduce(void)
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K + 4, true, false), BUFPOOL_ALLREDUCE_NODE_RSAG);
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 4 * K + 4, false, false),
                       BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 8 * K, true, false),
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 8 * K, false, false),
                       BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
-    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 16 * K + 4, true, false), BUFPOOL_ALLREDUCE_RSAG);
+    UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 2, 16 * K + 4, true, false),
+                      BUFPOOL_ALLREDUCE_NODE_RSAG);
     /* Non-commutative: recursive doubling within the bound, else hand over. */
     UNIT_CHECK_EQ_U64(ALG(allreduce, AUTO, 4, 512 * K, false, false),
                       BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
@@ -385,6 +406,9 @@ static void test_hier(void)
     UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), BUFPOOL_ALG_PREVIOUS);
     call.commute = true;
     call.hosts = 1;
+    /* (above the 2-rank node row, which ends at 2 MiB) */
+    call.bytes = 4 * M;
+    call.count = M;
     UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), BUFPOOL_ALLREDUCE_RSAG);
     UNIT_CHECK(NULL != strstr(plan.why, "one host"));
     UNIT_CHECK_EQ_U64(plan.seg_bytes, 1 * M); /* rsag's 2-rank segments, as auto */
