@@ -188,7 +188,11 @@ static void test_reduce(void)
 static void test_bcast(void)
 {
     const int AUTO = BUFPOOL_ALG_AUTO;
-    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 1 * K, true, false), BUFPOOL_ALG_PREVIOUS);
+    /* 2 ranks, one host: node from 1 to 4 KiB only (2026-11-27). */
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 1 * K - 1, true, false), BUFPOOL_ALG_PREVIOUS);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 1 * K, true, false), BUFPOOL_BCAST_NODE);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 4 * K, true, false), BUFPOOL_BCAST_NODE);
+    UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 4 * K + 1, true, false), BUFPOOL_ALG_PREVIOUS);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 3, 1 * K, true, false), BUFPOOL_BCAST_NODE);
     UNIT_CHECK_EQ_U64(ALG(bcast, AUTO, 2, 32 * K, true, false), BUFPOOL_ALG_PREVIOUS);
     /* 2 ranks, one host: the whole bcast (bufpool's linear is tuned's one
