@@ -94,6 +94,12 @@ typedef struct mca_coll_bufpool_component {
      * its live modules and keeps the counts of those destroyed. */
     opal_mutex_t modules_lock;
     struct mca_coll_bufpool_module *modules;
+    /* The size maps resolved so far, shared by the communicators of one
+     * shape (coll_bufpool_resolve.c, bufpool_mapset): a communicator made
+     * again (MPI_Comm_dup, a split into pieces of one size) finds its maps
+     * made instead of resolving the rules again. */
+    opal_mutex_t mapsets_lock;
+    struct bufpool_mapset *mapsets;
     uint64_t retired_calls[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
     uint64_t retired_fallbacks[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
 
@@ -153,7 +159,7 @@ typedef struct mca_coll_bufpool_module {
      * byte ranges and their choices (bufpool_sizemap_find).  A call whose
      * range says "previous" goes there at once. */
     const bufpool_range_t *map[BUFPOOL_NFORMS][BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
-    bufpool_range_t *map_mem;
+    struct bufpool_mapset *mapset; /* where they live, shared by shape */
     /* The algorithm forced per collective on this communicator
      * (coll_bufpool_<coll>_algorithm, or its info key), or auto. */
     int forced[BUFPOOL_NCOLLS];
@@ -245,10 +251,15 @@ bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, int 
                                    bufpool_coll_id_t id);
 
 /* Resolve a module's size maps for comm (at enable) from the component's
- * rules and settings; OMPI_ERR_OUT_OF_RESOURCE when memory is short.
- * Prints them at coll_bufpool_verbose >= 3. */
+ * rules and settings, or take those of an earlier communicator of the same
+ * shape; OMPI_ERR_OUT_OF_RESOURCE when memory is short.  Prints them at
+ * coll_bufpool_verbose >= 3. */
 int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm,
-                           const struct mca_coll_bufpool_component *component);
+                           struct mca_coll_bufpool_component *component);
+/* A module's hold on its maps, when it goes (NULL: none). */
+void bufpool_mapset_release(struct bufpool_mapset *set);
+/* At component close: the maps no communicator holds. */
+void bufpool_mapsets_close(struct mca_coll_bufpool_component *component);
 
 /* ---------------------------------------------------------------------- */
 /* The entry points (coll_bufpool_entry.c and, for the nonblocking and

@@ -466,6 +466,8 @@ static int bufpool_open(void)
     OBJ_CONSTRUCT(&COMPONENT->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&COMPONENT->modules_lock, opal_mutex_t);
     COMPONENT->modules = NULL;
+    OBJ_CONSTRUCT(&COMPONENT->mapsets_lock, opal_mutex_t);
+    COMPONENT->mapsets = NULL;
     memset(COMPONENT->retired_calls, 0, sizeof(COMPONENT->retired_calls));
     memset(COMPONENT->retired_fallbacks, 0, sizeof(COMPONENT->retired_fallbacks));
     bufpool_settings_check(COMPONENT);
@@ -520,6 +522,8 @@ static int bufpool_close(void)
     bufpool_scratch_close();
     OBJ_DESTRUCT(&COMPONENT->lock);
     OBJ_DESTRUCT(&COMPONENT->modules_lock);
+    bufpool_mapsets_close(COMPONENT);
+    OBJ_DESTRUCT(&COMPONENT->mapsets_lock);
     bufpool_settings_free(COMPONENT);
     return OMPI_SUCCESS;
 }

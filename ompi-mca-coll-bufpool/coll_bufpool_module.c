@@ -19,7 +19,7 @@
 static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
 {
     memset(module->map, 0, sizeof(module->map));
-    module->map_mem = NULL;
+    module->mapset = NULL;
     module->explain = false;
     memset(module->calls, 0, sizeof(module->calls));
     memset(module->fallbacks, 0, sizeof(module->fallbacks));
@@ -59,7 +59,7 @@ static void bufpool_module_destruct(mca_coll_bufpool_module_t *module)
     bufpool_nb_module_destruct(module);
     bufpool_comm_state_fini(&module->state);
     bufpool_tag_blocks_free(&module->persist_tags);
-    free(module->map_mem);
+    bufpool_mapset_release(module->mapset);
     /* Its counts stay in the totals MPI_T reads. */
     OPAL_THREAD_LOCK(&COMPONENT->modules_lock);
     if (NULL != module->next_module) {

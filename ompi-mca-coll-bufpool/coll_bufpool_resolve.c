@@ -226,19 +226,104 @@ bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, int 
     return true;
 }
 
-int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm,
-                           const mca_coll_bufpool_component_t *component)
+/* ---------------------------------------------------------------------- */
+/* Size maps shared by shape.
+ *
+ * A communicator's maps follow from the rules and settings (fixed once the
+ * component is open: only the priority changes at run time, and it plays
+ * no part here) and from its shape: its size, hosts, most ranks per host
+ * and forced algorithms.  Resolving them costs some 12 us (2 ranks, the
+ * default rules); a program that makes communicators by the thousand, most
+ * of them of a shape it made before, takes them from here instead.
+ * Every mapset in the list holds one reference for the list and one per
+ * module using it; the list keeps up to BUFPOOL_MAPSETS_IDLE that no module
+ * uses (the most recently made first), so a shape made and freed over and
+ * over keeps its maps, and the memory kept stays a few tens of KiB. */
+#define BUFPOOL_MAPSETS_IDLE 8
+
+typedef struct bufpool_mapset {
+    struct bufpool_mapset *next;
+    int32_t refs;
+    /* The shape. */
+    int ranks, hosts, max_ppn;
+    int forced[BUFPOOL_NCOLLS];
+    /* The maps: mem + offset[form][coll][class] (of the class it uses). */
+    bufpool_range_t *mem;
+    size_t offset[BUFPOOL_NFORMS][BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
+} bufpool_mapset_t;
+
+static bool mapset_fits(const bufpool_mapset_t *set, const mca_coll_bufpool_module_t *module)
+{
+    return set->ranks == module->ranks && set->hosts == module->hosts &&
+           set->max_ppn == module->max_ppn &&
+           0 == memcmp(set->forced, module->forced, sizeof(set->forced));
+}
+
+static void mapset_free(bufpool_mapset_t *set)
+{
+    free(set->mem);
+    free(set);
+}
+
+void bufpool_mapset_release(bufpool_mapset_t *set)
+{
+    /* The list's own reference keeps a listed one alive: a module's
+     * release never frees it under a lookup.  One trimmed from the list
+     * goes with its last module. */
+    if (NULL != set && 1 == __atomic_fetch_sub(&set->refs, 1, __ATOMIC_ACQ_REL)) {
+        mapset_free(set);
+    }
+}
+
+/* Under the lock: drop the list's reference of the idle mapsets past the
+ * first BUFPOOL_MAPSETS_IDLE. */
+static void mapsets_trim(mca_coll_bufpool_component_t *component)
+{
+    int idle = 0;
+    for (bufpool_mapset_t **at = &component->mapsets; NULL != *at;) {
+        bufpool_mapset_t *set = *at;
+        if (1 == __atomic_load_n(&set->refs, __ATOMIC_ACQUIRE) && ++idle > BUFPOOL_MAPSETS_IDLE) {
+            *at = set->next;
+            bufpool_mapset_release(set);
+            continue;
+        }
+        at = &set->next;
+    }
+}
+
+void bufpool_mapsets_close(mca_coll_bufpool_component_t *component)
+{
+    OPAL_THREAD_LOCK(&component->mapsets_lock);
+    while (NULL != component->mapsets) {
+        bufpool_mapset_t *set = component->mapsets;
+        component->mapsets = set->next;
+        bufpool_mapset_release(set);
+    }
+    OPAL_THREAD_UNLOCK(&component->mapsets_lock);
+}
+
+/* The maps of the module's shape, made from the rules: NULL when memory is
+ * short. */
+static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
+                                     const mca_coll_bufpool_component_t *component)
 {
     const bufpool_rules_t *rules = &component->rules;
     const bufpool_tuning_t *tuning = &component->tuning;
+    bufpool_mapset_t *set = calloc(1, sizeof(*set));
     /* Each collective's rows, picked out once for all its maps (the rows
      * of one collective are a tenth of the table or less). */
     const bufpool_rule_t **rows = malloc((rules->n ? rules->n : 1) * sizeof(*rows));
     const bufpool_rule_t **rows_of[BUFPOOL_NCOLLS];
     size_t nrows_of[BUFPOOL_NCOLLS], most = 0;
-    if (NULL == rows) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    if (NULL == set || NULL == rows) {
+        free(set);
+        free(rows);
+        return NULL;
     }
+    set->ranks = module->ranks;
+    set->hosts = module->hosts;
+    set->max_ppn = module->max_ppn;
+    memcpy(set->forced, module->forced, sizeof(set->forced));
     for (int id = 0, picked = 0; id < BUFPOOL_NCOLLS; id++) {
         rows_of[id] = rows + picked;
         nrows_of[id] = bufpool_rules_of_coll(rules, (bufpool_coll_id_t)id, rows_of[id]);
@@ -250,12 +335,10 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
      * the end of all, which grows: the maps of a communicator are a few
      * KiB, which a first guess of every map's largest size would make
      * megabytes to map and unmap at every communicator. */
-    size_t used = 0, room = 256, offset[BUFPOOL_NFORMS][BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
+    size_t used = 0, room = 256;
     bufpool_range_t *map = malloc((BUFPOOL_MAP_RANGES(most) + 1) * sizeof(*map));
     bufpool_range_t *all = malloc(room * sizeof(*all));
     int rc = NULL == map || NULL == all ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
-    module->ranks = ompi_comm_size(comm);
-    read_info_keys(module, comm, component);
     for (int form = 0; form < BUFPOOL_NFORMS && OMPI_SUCCESS == rc; form++) {
         for (int id = 0; id < BUFPOOL_NCOLLS && OMPI_SUCCESS == rc; id++) {
             const char *note;
@@ -263,7 +346,7 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
                                                   module->hosts, tuning, &note);
             for (int cls = 0; cls < BUFPOOL_NCLASSES && OMPI_SUCCESS == rc; cls++) {
                 if (class_used(id, cls) != cls) {
-                    offset[form][id][cls] = SIZE_MAX; /* the map of the class it uses */
+                    set->offset[form][id][cls] = SIZE_MAX; /* the map of the class it uses */
                     continue;
                 }
                 const bufpool_shape_t shape = shape_of(module, form, cls);
@@ -273,9 +356,9 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
                 n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, map, n);
                 /* Rows rarely name a form: the other forms mostly share the
                  * blocking form's map. */
-                const size_t blocking = offset[BUFPOOL_FORM_BLOCKING][id][cls];
+                const size_t blocking = set->offset[BUFPOOL_FORM_BLOCKING][id][cls];
                 if (form > 0 && same_map(all + blocking, map)) {
-                    offset[form][id][cls] = blocking;
+                    set->offset[form][id][cls] = blocking;
                     continue;
                 }
                 if (used + n > room) {
@@ -288,7 +371,7 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
                     all = more;
                 }
                 memcpy(all + used, map, n * sizeof(*map));
-                offset[form][id][cls] = used;
+                set->offset[form][id][cls] = used;
                 used += n;
             }
         }
@@ -297,14 +380,53 @@ int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_commun
     free(map);
     if (OMPI_SUCCESS != rc) {
         free(all);
-        return rc;
+        free(set);
+        return NULL;
     }
-    module->map_mem = all;
+    set->mem = all;
+    return set;
+}
+
+/* The module's maps, from the list or made and listed; a reference for
+ * the module.  NULL when memory is short. */
+static bufpool_mapset_t *mapset_get(const mca_coll_bufpool_module_t *module,
+                                    mca_coll_bufpool_component_t *component)
+{
+    OPAL_THREAD_LOCK(&component->mapsets_lock);
+    bufpool_mapset_t *set = component->mapsets;
+    while (NULL != set && !mapset_fits(set, module)) {
+        set = set->next;
+    }
+    if (NULL == set) {
+        set = mapset_make(module, component);
+        if (NULL != set) {
+            set->refs = 1; /* the list's */
+            set->next = component->mapsets;
+            component->mapsets = set;
+        }
+    }
+    if (NULL != set) {
+        __atomic_fetch_add(&set->refs, 1, __ATOMIC_ACQ_REL);
+        mapsets_trim(component);
+    }
+    OPAL_THREAD_UNLOCK(&component->mapsets_lock);
+    return set;
+}
+
+int bufpool_module_resolve(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm,
+                           mca_coll_bufpool_component_t *component)
+{
+    module->ranks = ompi_comm_size(comm);
+    read_info_keys(module, comm, component);
+    bufpool_mapset_t *set = mapset_get(module, component);
+    if (NULL == set) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    module->mapset = set;
     for (int form = 0; form < BUFPOOL_NFORMS; form++) {
         for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
             for (int cls = 0; cls < BUFPOOL_NCLASSES; cls++) {
-                module->map[form][id][cls] =
-                    module->map_mem + offset[form][id][class_used(id, cls)];
+                module->map[form][id][cls] = set->mem + set->offset[form][id][class_used(id, cls)];
             }
         }
     }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Rules end to end in 2-rank jobs (test_coll_rules_job.c): a rules file
 # alone (coll_bufpool_rules_default off), the same file under min_size,
-# per-communicator info keys, and a malformed file, which must be reported
+# per-communicator info keys (a plain duplicate made after the one with the
+# keys shares world's size maps, not its), and a malformed file, which must be reported
 # with its line while the default rules decide.  A collective the rows give
 # wholly to the previous module on a communicator (allgather in mine.rules,
 # reduce at 2 ranks in the default rules) is not installed there: neither
@@ -34,7 +35,8 @@ BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/mine.rules --mca coll_bufpo
     bcast:8:previous bcast:1024:previous bcast:1028:served bcast:65536:served \
     allreduce:60:previous allreduce:64:served reduce:4096:served allgather:4096:none \
     alltoall:64:served bcast:2048:previous:info allreduce:64:served:info \
-    allreduce:60:served:info || status=1
+    allreduce:60:served:info bcast:2048:served:dup allreduce:60:previous:dup \
+    allgather:4096:none:dup || status=1
 
 echo "== the same under coll_bufpool_min_size 4K"
 BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/mine.rules --mca coll_bufpool_rules_default off --mca coll_bufpool_min_size 4K ${BUFPOOL_TEST_MCA:-}" \

@@ -14,8 +14,9 @@
  * alltoall; a multiple of 4); WHO served, previous (handed back through
  * bufpool's entry) or none (bufpool did not install the collective on that
  * communicator because the rules give all of it to the previous module:
- * neither counter moves); COMM world (default) or info (the duplicate with
- * the --info keys).
+ * neither counter moves); COMM world (default), info (the duplicate with
+ * the --info keys) or dup (a plain duplicate made after that one: the same
+ * shape as world, whose size maps it shares, and not the info one's).
  */
 #include <mpi.h>
 
@@ -127,9 +128,10 @@ int main(int argc, char **argv)
             MPI_Info_set(info, kv, eq + 1);
         }
     }
-    MPI_Comm with_info;
+    MPI_Comm with_info, dup;
     MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &with_info);
     MPI_Info_free(&info);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
 
     for (int i = 1; i < argc; i++) {
         if (0 == strcmp(argv[i], "--info")) {
@@ -143,10 +145,13 @@ int main(int argc, char **argv)
             (0 != strcmp(who, "served") && 0 != strcmp(who, "previous") &&
              0 != strcmp(who, "none"))) {
             fail(argv[i],
-                 "not COLL:BYTES:served|previous|none[:world|info] with BYTES a multiple of 4");
+                 "not COLL:BYTES:served|previous|none[:world|info|dup] with BYTES a multiple of "
+                 "4");
             continue;
         }
-        MPI_Comm comm = 0 == strcmp(comm_name, "info") ? with_info : MPI_COMM_WORLD;
+        MPI_Comm comm = 0 == strcmp(comm_name, "info")  ? with_info
+                        : 0 == strcmp(comm_name, "dup") ? dup
+                                                        : MPI_COMM_WORLD;
         unsigned long long calls0, fb0, calls1, fb1;
         if (read_counter(coll, "calls", &calls0) || read_counter(coll, "fallbacks", &fb0)) {
             continue;
@@ -168,6 +173,7 @@ int main(int argc, char **argv)
         ncases++;
     }
     MPI_Comm_free(&with_info);
+    MPI_Comm_free(&dup);
     pvar_util_finalize();
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
