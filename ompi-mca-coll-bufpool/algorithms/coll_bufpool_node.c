@@ -163,11 +163,6 @@ static inline char *node_big_payload(const bufpool_node_t *n, int r, uint64_t q)
 
 static const node_slots_t node_big_slots = {node_big_word, node_big_payload};
 
-static size_t node_bytes(int p)
-{
-    return NODE_HEADER + (size_t)p * NODE_RANK_STRIDE;
-}
-
 int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
                           const bufpool_plan_t *plan)
 {
@@ -261,18 +256,23 @@ static uint64_t node_nonce(void)
     return x | 1;
 }
 
-/* One agreement of every rank of comm on a segment of bytes: rank 0
- * creates it and sends its name, every rank maps it and reports, rank 0
- * removes the name and sends the verdict.  0 and *shm mapped on every rank,
+/* One agreement of every rank of comm on a segment of a header page and a
+ * block of rank_stride bytes per rank: rank 0 creates it and sends its
+ * name, every rank maps it, reserves its own block (rank 0 the header too:
+ * each block's pages on its owner's NUMA node) and reports, rank 0 removes
+ * the name and sends the verdict.  0 and *shm mapped on every rank,
  * BUFPOOL_NODE_UNAVAILABLE when one rank could not (on all ranks alike:
  * nothing mapped), else a point-to-point error.  my_error: this rank's
  * failure known beforehand (an errno value, or 0), which it reports instead
  * of creating or mapping, as it does when the segment would take it past
  * max_bytes; what names the segment in the messages. */
-static int node_share(struct ompi_communicator_t *comm, int my_error, size_t bytes,
+static int node_share(struct ompi_communicator_t *comm, int my_error, size_t rank_stride,
                       size_t max_bytes, const char *what, bufpool_shm_t *shm)
 {
     const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    const size_t bytes = NODE_HEADER + (size_t)p * rank_stride;
+    const bufpool_shm_range_t own = {.offset = 0 == me ? 0 : NODE_HEADER + (size_t)me * rank_stride,
+                                     .bytes = 0 == me ? NODE_HEADER + rank_stride : rank_stride};
     const int tag = MCA_COLL_BASE_TAG_BCAST;
     node_offer_t offer;
     int32_t mine = 0, verdict = 0;
@@ -288,13 +288,13 @@ static int node_share(struct ompi_communicator_t *comm, int my_error, size_t byt
         offer.nonce = node_nonce();
         offer.ranks = p;
         offer.bytes = bytes;
-        offer.status = 0 != my_error ? my_error : bufpool_shm_create(shm, bytes, offer.nonce);
+        offer.status = 0 != my_error ? my_error : bufpool_shm_create(shm, bytes, offer.nonce, own);
         if (0 == offer.status) {
             /* The pages are zero: every sequence word starts at 0. */
             node_header_t *h = shm->base;
             h->nonce = offer.nonce;
             h->ranks = (uint64_t)p;
-            h->rank_stride = bytes;
+            h->rank_stride = rank_stride;
             __atomic_store_n(&h->magic, NODE_MAGIC, __ATOMIC_RELEASE);
             snprintf(offer.name, sizeof(offer.name), "%s", shm->name);
         } else {
@@ -323,7 +323,7 @@ static int node_share(struct ompi_communicator_t *comm, int my_error, size_t byt
                                                               : 0;
             if (0 == mine) {
                 offer.name[sizeof(offer.name) - 1] = '\0';
-                mine = 0 != my_error ? my_error : bufpool_shm_attach(shm, offer.name, bytes);
+                mine = 0 != my_error ? my_error : bufpool_shm_attach(shm, offer.name, bytes, own);
                 shm->name[0] = '\0'; /* rank 0 unlinks it */
                 if (0 == mine) {
                     /* The same segment as rank 0's, not a namesake. */
@@ -334,7 +334,8 @@ static int node_share(struct ompi_communicator_t *comm, int my_error, size_t byt
                     }
                 }
                 if (0 != mine) {
-                    snprintf(step, sizeof(step), "mapping rank 0's %s (%zu bytes)", what, bytes);
+                    snprintf(step, sizeof(step),
+                             "mapping rank 0's %s (%zu bytes) and reserving its part", what, bytes);
                     node_say_unavailable(step, mine, comm);
                 }
             }
@@ -378,8 +379,7 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_comm_state
     const int my_error = NULL == n                                       ? ENOMEM
                          : ompi_comm_rank(comm) == state->node_fail_rank ? ENOSPC /* testing */
                                                                          : 0;
-    int rc = node_share(comm, my_error, node_bytes(ompi_comm_size(comm)), state->node_max_bytes,
-                        "segment", &shm);
+    int rc = node_share(comm, my_error, NODE_RANK_STRIDE, state->node_max_bytes, "segment", &shm);
     if (OMPI_SUCCESS != rc) {
         free(n);
         return rc;
@@ -640,8 +640,8 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
     }
     if (0 == n->big_state) {
         const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
-        int rc = node_share(comm, my_error, NODE_HEADER + (size_t)n->p * node_big_rank_stride(need),
-                            n->max_bytes, "chunk segment", &n->big);
+        int rc = node_share(comm, my_error, node_big_rank_stride(need), n->max_bytes,
+                            "chunk segment", &n->big);
         if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
             return rc; /* a point-to-point error: tried again next time */
         }

@@ -36,7 +36,19 @@ static int map_and_close(int fd, int rc, size_t size, const char *name, bufpool_
     return rc;
 }
 
-int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonce)
+/* Reserve own's pages of fd (a segment of size bytes): allocated here, by
+ * this process, on its NUMA node.  0 or posix_fallocate's error. */
+static int reserve(int fd, size_t size, bufpool_shm_range_t own)
+{
+    if (own.offset >= size || 0 == own.bytes) {
+        return 0;
+    }
+    const size_t bytes = own.bytes < size - own.offset ? own.bytes : size - own.offset;
+    return posix_fallocate(fd, (off_t)own.offset, (off_t)bytes);
+}
+
+int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonce,
+                       bufpool_shm_range_t own)
 {
     static unsigned counter;
     const size_t size = page_round(bytes);
@@ -47,16 +59,18 @@ int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonc
     if (fd < 0) {
         return errno;
     }
-    /* Reserve every page now: tmpfs would otherwise hand out a mapping
-     * that raises SIGBUS at the first touch past its free space. */
-    int rc = map_and_close(fd, posix_fallocate(fd, 0, (off_t)size), size, name, shm);
+    /* The size now, the pages by their owners: tmpfs would otherwise hand
+     * out a mapping that raises SIGBUS at the first touch past its free
+     * space. */
+    int rc = 0 == ftruncate(fd, (off_t)size) ? reserve(fd, size, own) : errno;
+    rc = map_and_close(fd, rc, size, name, shm);
     if (0 != rc) {
         shm_unlink(name);
     }
     return rc;
 }
 
-int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, size_t bytes)
+int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, size_t bytes, bufpool_shm_range_t own)
 {
     const size_t size = page_round(bytes);
     int fd = shm_open(name, O_RDWR, 0);
@@ -67,6 +81,9 @@ int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, size_t bytes)
     int rc = 0 == fstat(fd, &st) ? 0 : errno;
     if (0 == rc && (size_t)st.st_size != size) {
         rc = EINVAL;
+    }
+    if (0 == rc) {
+        rc = reserve(fd, size, own);
     }
     return map_and_close(fd, rc, size, name, shm);
 }

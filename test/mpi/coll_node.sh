@@ -21,6 +21,11 @@
 #   - the chunk segment's geometry from the rules rows' seg and depth, odd
 #     ones changing from call to call on one communicator: a ring cut anew
 #     within the segment, and a segment too small for a row made anew;
+#   - a /dev/shm too small (a tmpfs of 48 or 96 KiB in a mount namespace of
+#     the job's own, where unshare -m and mount are allowed; else a note):
+#     whichever rank cannot reserve its part of a segment, every rank falls
+#     back alike (48 KiB: no segment at all; 96 KiB: the small one, not the
+#     chunk segment), results right, the message names /dev/shm;
 #   - /dev/shm: no segment name is left behind by a job, nor by one that is
 #     killed (SIGKILL) in the middle of its collectives.
 set -u
@@ -150,6 +155,32 @@ for np in 2 3; do
     done
 done
 rm -f "$geometry"
+
+# A real ENOSPC: /dev/shm as small as a container's.  3 ranks: the small
+# segment takes 4 KiB + 3 x 20 KiB, each rank reserving its own part, the
+# chunk segment of node_rsag 128K x 4 over 1.5 MiB.  vader keeps its own
+# files in /tmp meanwhile.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    for case in 48k:fallback 96k:both; do
+        runs=$((runs + 1))
+        size=${case%:*} expect=${case#*:}
+        out=$(unshare -m sh -c "mount -t tmpfs -o size=$size tmpfs /dev/shm && \
+BUFPOOL_TEST_MCA=\"${BUFPOOL_TEST_MCA:-} $others --mca btl_vader_backing_directory /tmp \
+--mca coll_bufpool_allreduce_algorithm node_rsag\" sh \"$runner\" 3 \
+\"$top_builddir/test/mpi/test_coll_reduce_family\" --colls=allreduce,reduce --smoke \
+--expect-bufpool --expect-node=$expect --comms=world,dup" </dev/null 2>&1)
+        rc=$?
+        if [ $rc != 0 ] || ! printf '%s\n' "$out" | grep -q 'No space left on device' ||
+            ! printf '%s\n' "$out" | grep -q '/dev/shm'; then
+            printf '%s\n' "$out" | tail -n 20
+            status=1
+            failed="$failed
+  /dev/shm of $size: exit $rc, or no message naming the lack of space and /dev/shm"
+        fi
+    done
+else
+    echo "coll_node: note: not root or no mount namespace (unshare -m): the small /dev/shm is not tested"
+fi
 
 runs=$((runs + 1))
 if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node --mca coll_bufpool_test_node_fail 1" \
