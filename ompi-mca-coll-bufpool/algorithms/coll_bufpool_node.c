@@ -54,7 +54,8 @@
 #include <unistd.h>
 
 #include "ompi/mca/coll/base/coll_tags.h"
-#include "opal/util/show_help.h"
+
+#include "bufpool_params.h"
 
 #define NODE_MAGIC 0x627566706e6f6465ULL /* "bufpnode" */
 /* Two lines: no false sharing through the adjacent-line prefetcher. */
@@ -82,10 +83,11 @@ struct bufpool_node {
     bufpool_shm_t shm;
     char *base;
     int p, me;
-    int fail_chunk_rank; /* coll_bufpool_test_node_fail_chunk */
-    size_t max_bytes;    /* coll_bufpool_node_max_bytes        */
-    uint64_t cold_calls; /* coll_bufpool_node_cold_calls       */
-    uint64_t big_last;   /* the last call that wanted the chunk segment */
+    int fail_chunk_rank;            /* coll_bufpool_test_node_fail_chunk */
+    size_t max_bytes;               /* coll_bufpool_node_max_bytes        */
+    const bufpool_params_t *params; /* for messages            */
+    uint64_t cold_calls;            /* coll_bufpool_node_cold_calls       */
+    uint64_t big_last;              /* the last call that wanted the chunk segment */
     /* A lower bound of every rank's done word, from what this rank saw. */
     uint64_t peers_done;
     /* The chunks of large allreduces (node_allreduce_big): mapped by the
@@ -212,22 +214,25 @@ typedef struct node_offer {
  * (reported as this errno; said by node_cap_check, not again). */
 #define NODE_OVER_CAP EDQUOT
 
-static void node_say_unavailable(const char *what, int err, struct ompi_communicator_t *comm)
+static void node_say_unavailable(const bufpool_params_t *params, const char *what, int err,
+                                 struct ompi_communicator_t *comm)
 {
     static int said;
     if (NODE_OVER_CAP != err && 0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
         char host[64] = "";
         (void)gethostname(host, sizeof(host) - 1);
-        opal_show_help("help-coll-bufpool.txt", "node-shm", true, host, (int)getpid(), what,
-                       strerror(err), comm->c_name);
+        bufpool_params_show(params, "node-shm",
+                            "coll_bufpool: on host %s (pid %d), %s failed: %s; the node "
+                            "algorithms of communicator %s run point-to-point (/dev/shm)",
+                            host, (int)getpid(), what, strerror(err), comm->c_name);
     }
 }
 
 /* NODE_OVER_CAP, said once, when bytes more would take the segments this
  * process maps past max_bytes; else 0.  max_bytes 0 asks for no segment at
  * all: refused without a word. */
-static int node_cap_check(size_t bytes, size_t max_bytes, const char *what,
-                          struct ompi_communicator_t *comm)
+static int node_cap_check(const bufpool_params_t *params, size_t bytes, size_t max_bytes,
+                          const char *what, struct ompi_communicator_t *comm)
 {
     static int said;
     const size_t mapped =
@@ -238,8 +243,11 @@ static int node_cap_check(size_t bytes, size_t max_bytes, const char *what,
     if (0 != max_bytes && 0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
         char host[64] = "";
         (void)gethostname(host, sizeof(host) - 1);
-        opal_show_help("help-coll-bufpool.txt", "node-cap", true, host, (int)getpid(), what,
-                       comm->c_name, bytes, max_bytes, mapped);
+        bufpool_params_show(params, "node-cap",
+                            "coll_bufpool: on host %s (pid %d), the %s of communicator %s (%zu "
+                            "bytes) would pass coll_bufpool_node_max_bytes (%zu; %zu mapped): "
+                            "point-to-point instead",
+                            host, (int)getpid(), what, comm->c_name, bytes, max_bytes, mapped);
     }
     return NODE_OVER_CAP;
 }
@@ -267,7 +275,8 @@ static uint64_t node_nonce(void)
  * of creating or mapping, as it does when the segment would take it past
  * max_bytes; what names the segment in the messages. */
 static int node_share(struct ompi_communicator_t *comm, int my_error, size_t rank_stride,
-                      size_t max_bytes, const char *what, bufpool_shm_t *shm)
+                      size_t max_bytes, const char *what, const bufpool_params_t *params,
+                      bufpool_shm_t *shm)
 {
     const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
     const size_t bytes = NODE_HEADER + (size_t)p * rank_stride;
@@ -282,7 +291,7 @@ static int node_share(struct ompi_communicator_t *comm, int my_error, size_t ran
     memset(shm, 0, sizeof(*shm));
     memset(&offer, 0, sizeof(offer));
     if (0 == my_error) {
-        my_error = node_cap_check(bytes, max_bytes, what, comm);
+        my_error = node_cap_check(params, bytes, max_bytes, what, comm);
     }
     if (0 == me) {
         offer.nonce = node_nonce();
@@ -299,7 +308,7 @@ static int node_share(struct ompi_communicator_t *comm, int my_error, size_t ran
             snprintf(offer.name, sizeof(offer.name), "%s", shm->name);
         } else {
             snprintf(step, sizeof(step), "creating the %s (%zu bytes)", what, bytes);
-            node_say_unavailable(step, offer.status, comm);
+            node_say_unavailable(params, step, offer.status, comm);
         }
         verdict = 0 == offer.status;
         for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
@@ -336,7 +345,7 @@ static int node_share(struct ompi_communicator_t *comm, int my_error, size_t ran
                 if (0 != mine) {
                     snprintf(step, sizeof(step),
                              "mapping rank 0's %s (%zu bytes) and reserving its part", what, bytes);
-                    node_say_unavailable(step, mine, comm);
+                    node_say_unavailable(params, step, mine, comm);
                 }
             }
             rc = bufpool_send(&mine, 1, MPI_INT32_T, 0, tag, comm);
@@ -379,7 +388,8 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_comm_state
     const int my_error = NULL == n                                       ? ENOMEM
                          : ompi_comm_rank(comm) == state->node_fail_rank ? ENOSPC /* testing */
                                                                          : 0;
-    int rc = node_share(comm, my_error, NODE_RANK_STRIDE, state->node_max_bytes, "segment", &shm);
+    int rc = node_share(comm, my_error, NODE_RANK_STRIDE, state->node_max_bytes, "segment",
+                        state->params, &shm);
     if (OMPI_SUCCESS != rc) {
         free(n);
         return rc;
@@ -390,6 +400,7 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_comm_state
     n->me = ompi_comm_rank(comm);
     n->fail_chunk_rank = state->node_fail_chunk_rank;
     n->max_bytes = state->node_max_bytes;
+    n->params = state->params;
     n->cold_calls = state->node_cold_calls;
     *out = n;
     return OMPI_SUCCESS;
@@ -641,7 +652,7 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
     if (0 == n->big_state) {
         const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
         int rc = node_share(comm, my_error, node_big_rank_stride(need), n->max_bytes,
-                            "chunk segment", &n->big);
+                            "chunk segment", n->params, &n->big);
         if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
             return rc; /* a point-to-point error: tried again next time */
         }

@@ -18,6 +18,7 @@
 BEGIN_C_DECLS
 
 struct bufpool_hier_topo;
+struct bufpool_params;
 
 typedef struct bufpool_comm_state {
     /* Requests of one blocking call.  MPI forbids two blocking collectives
@@ -50,6 +51,9 @@ typedef struct bufpool_comm_state {
      * fails to have the segment; -1: none. */
     int node_fail_rank;
     int node_fail_chunk_rank; /* the same for the chunk segment */
+    /* The component's parameters, for its messages (bufpool_params_show:
+     * its help file on every Open MPI, 6.0 included). */
+    const struct bufpool_params *params;
 } bufpool_comm_state_t;
 
 void bufpool_comm_state_init(bufpool_comm_state_t *state,
