@@ -85,9 +85,13 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, int form, mca_coll_bufpool_m
     bufpool_plan[id](&call, &COMPONENT->tuning, choice, plan);
     /* A communicator's first node calls from the rules go to the previous
      * module (coll_bufpool_node_warmup_calls): its segment is set up only
-     * once it has made that many. */
+     * once it has made that many.  Not a persistent request's: it is made
+     * to be started many times (and libnbc, the module before us there,
+     * keeps a freed request's scratch: 512 KiB per init and free at 512
+     * KiB).  The form is the same on every rank: MPI matches an init only
+     * with inits. */
     if (OPAL_UNLIKELY(bufpool_is_node_alg(id, plan->alg)) && BUFPOOL_SOURCE_ROW == choice->source &&
-        module->node_row_calls < COMPONENT->node_warmup_calls) {
+        BUFPOOL_FORM_PERSISTENT != form && module->node_row_calls < COMPONENT->node_warmup_calls) {
         module->node_row_calls++;
         plan->alg = BUFPOOL_ALG_PREVIOUS;
         plan->why = "node: one of the communicator's first calls "

@@ -17,7 +17,8 @@
 #     communicator's first 128 such calls go to the previous module (the
 #     default; run-mpi-test.sh makes it 0 for the other tests), so 100
 #     barriers set no segment up (--expect-node=none) and 300 do
-#     (--expect-node); with 0, the first call does;
+#     (--expect-node); a persistent init is not held back (10 starts do);
+#     with 0, the first call does;
 #   - negative control: without the forced algorithm bufpool serves no
 #     barrier (no default row), so --expect-bufpool must fail.
 set -u
@@ -61,6 +62,9 @@ printf 'bufpool-rules 1\nbarrier hosts=1 alg=node measured="test: every barrier 
 warm="--mca coll_bufpool_rules_file $rules --mca coll_bufpool_node_warmup_calls 128"
 run 2 "$warm" --form=blocking --rounds=100 --expect-node=none
 run 2 "$warm" --form=blocking --rounds=300 --expect-node --expect-bufpool
+# A persistent request is not held back: 10 starts of one init serve over
+# the segment.
+run 2 "$warm" --form=persistent --rounds=10 --expect-node --expect-bufpool
 run 3 "--mca coll_bufpool_rules_file $rules --mca coll_bufpool_node_warmup_calls 0" --form=all \
     --rounds=8 --expect-node --expect-bufpool
 
