@@ -85,7 +85,7 @@ struct bufpool_node {
     int p, me;
     int fail_chunk_rank;            /* coll_bufpool_test_node_fail_chunk */
     size_t max_bytes;               /* coll_bufpool_node_max_bytes        */
-    const bufpool_params_t *params; /* for messages            */
+    const bufpool_params_t *params; /* whose help file speaks     */
     uint64_t cold_calls;            /* coll_bufpool_node_cold_calls       */
     uint64_t big_last;              /* the last call that wanted the chunk segment */
     /* A lower bound of every rank's done word, from what this rank saw. */
