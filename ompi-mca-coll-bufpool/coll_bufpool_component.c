@@ -59,8 +59,9 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
                             "messages), binary (pipelined binary tree; commutative operations; "
                             "many processes), rsg (pipelined pairwise reduce-scatter then gather "
                             "to the root; commutative operations; spreads the reduction work), "
-                            "node (one host, up to 4 KiB, through a shared segment; any "
-                            "operation)",
+                            "node (one host, through a shared segment: up to 4 KiB any "
+                            "operation, above in rounds of segment_size per rank, every rank "
+                            "reducing a slice, commutative operations)",
     [BUFPOOL_COLL_bcast] =
         "binomial (small messages), chain (pipelined chain, large "
         "messages), scatter_allgather (large messages, many processes), "
@@ -297,9 +298,9 @@ static const coll_param_t coll_params[] = {
      "once; 0: no node segment at all (and no message)"},
     {"node_cold_calls", DEFAULT_NODE_COLD_CALLS, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, node_cold_calls_text),
-     "A communicator's chunk segment (allreduce node_rsag above 4 KiB: a ring of "
-     "pipeline_depth x segment_size per rank, or the rules row's) is unmapped after "
-     "this many node calls of the communicator in a row without a large allreduce, "
+     "A communicator's chunk segment (allreduce node_rsag and reduce node above 4 KiB: "
+     "a ring of pipeline_depth x segment_size per rank, or the rules row's) is unmapped "
+     "after this many node calls of the communicator in a row without such a call, "
      "on every rank at the same call, and made again by the next one (0: kept for "
      "the communicator's life)"},
     {"node_warmup_calls", DEFAULT_NODE_WARMUP_CALLS, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
@@ -331,7 +332,7 @@ static const coll_param_t coll_params[] = {
      offsetof(mca_coll_bufpool_component_t, test_node_fail_chunk_text),
      "For testing only: the rank (of each communicator) that fails to create or map "
      "the second segment of the node algorithms, the chunks of allreduce node_rsag "
-     "above 4 KiB, so that a test sees every rank fall back alike there; -1, the "
+     "and reduce node above 4 KiB, so that a test sees every rank fall back alike there; -1, the "
      "default: none"},
     {"nonblocking", "on", OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, nonblocking_text),
@@ -391,7 +392,7 @@ static const coll_pvar_t coll_pvars[] = {
     {"node_segments", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_node_counters.segments,
      "Shared segments of the node algorithms mapped now (one per communicator that "
      "ran one, unmapped when it is freed, and its chunk segment while a large "
-     "allreduce ran within coll_bufpool_node_cold_calls)"},
+     "allreduce or reduce ran within coll_bufpool_node_cold_calls)"},
     {"node_segment_bytes", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_node_counters.segment_bytes,
      "Bytes of the shared segments mapped now"},
     {"node_cold_releases", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.cold_releases,

@@ -90,7 +90,7 @@ struct bufpool_node {
     uint64_t big_last;              /* the last call that wanted the chunk segment */
     /* A lower bound of every rank's done word, from what this rank saw. */
     uint64_t peers_done;
-    /* The chunks of large allreduces (node_allreduce_big): mapped by the
+    /* The chunks of large allreduces and reduces (node_rounds): mapped by the
      * first such call, NULL before; big_state says whether it was tried;
      * big_seq numbers its rounds (the same on every rank); big_cap is the
      * payload bytes per rank it holds, big_chunk and big_depth the
@@ -124,15 +124,17 @@ static inline char *node_payload(const bufpool_node_t *n, int r, uint64_t s)
 }
 
 /* The slots of one segment: rank r's words of call (or round) s (its
- * posted word, then its result word, node_rsag) and its payload. */
+ * posted word, then its result word, node_rsag; where the slots have room,
+ * a third: s when the rank could not reduce its slice) and its payload. */
 typedef struct node_slots {
     uint64_t *(*word)(const bufpool_node_t *n, int r, uint64_t s);
     char *(*payload)(const bufpool_node_t *n, int r, uint64_t s);
+    bool has_error_word;
 } node_slots_t;
 
-static const node_slots_t node_call_slots = {node_slot_seq, node_payload};
+static const node_slots_t node_call_slots = {node_slot_seq, node_payload, false};
 
-/* The chunks of large allreduces (node_allreduce_big), a segment of their
+/* The chunks of large allreduces and reduces (node_rounds), a segment of their
  * own made by the first such call.  Per rank, page-aligned: NODE_BIG_WORDS
  * lines of round words (round q's at q % NODE_BIG_WORDS), then big_cap
  * bytes of payload, cut by each call's geometry into big_depth slots of
@@ -163,7 +165,7 @@ static inline char *node_big_payload(const bufpool_node_t *n, int r, uint64_t q)
            (size_t)(q % (uint64_t)n->big_depth) * n->big_chunk;
 }
 
-static const node_slots_t node_big_slots = {node_big_word, node_big_payload};
+static const node_slots_t node_big_slots = {node_big_word, node_big_payload, true};
 
 int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
                           const bufpool_plan_t *plan)
@@ -579,32 +581,49 @@ static size_t node_slice(size_t count, int p, int r, size_t *first)
 /* The second half of node_rsag, once every rank has posted count elements
  * of dtype in its slot of round q: this rank reduces its slice of every slot
  * (elements cut alike on every rank: the count and the signature are the
- * same everywhere) into buf (the count elements of the result, in this
- * rank's layout), writes the result over its own slice of its own slot (no
- * other rank reads that range of it before the result is posted), posts it
- * in the slot's second word, and copies the others' slices out: each rank
- * reads 2 n bytes of the slots instead of p n.  (Leaving the rank's own
- * slice of its input out of the slot saves a copy of n / p; at 2 ranks on
- * the 2-core machine it measured no faster, 2026-11-27: not done.) */
+ * same everywhere) into out (the slice's first element, typed) or, when out
+ * is NULL, into buf (the count elements of the result, in this rank's
+ * layout), writes the result over its own slice of its own slot (no other
+ * rank reads that range of it before the result is posted), posts it in the
+ * slot's second word, and, when copy_out, copies the others' slices out
+ * into buf: each rank reads 2 n bytes of the slots instead of p n.  (Leaving
+ * the rank's own slice of its input out of the slot saves a copy of n / p;
+ * at 2 ranks on the 2-core machine it measured no faster, 2026-11-27: not
+ * done.)  Neither out nor buf: this rank could not reduce (no scratch); it
+ * still posts, and where the slots have an error word it says so there, so
+ * that the ranks that copy its slice return the error too instead of a
+ * wrong result. */
 static int node_rsag_round(bufpool_node_t *n, const node_slots_t *slot, uint64_t q, char *buf,
-                           size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+                           size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           char *out, bool copy_out)
 {
     const size_t type_size = dtype->super.size;
     ptrdiff_t lb, extent;
     ompi_datatype_get_extent(dtype, &lb, &extent);
     size_t first;
     const size_t mine = node_slice(count, n->p, n->me, &first);
-    char *slice = buf + (ptrdiff_t)first * extent;
-    int rc = node_reduce_range(n, slot, q, slice, mine, dtype, op, first * type_size);
+    char *slice = NULL != out ? out : NULL != buf ? buf + (ptrdiff_t)first * extent : NULL;
+    int rc = OMPI_ERR_OUT_OF_RESOURCE, rc2;
     bufpool_view_t v;
-    bufpool_view_init(&v, slice, mine, dtype);
-    int rc2 = bufpool_view_pack(&v, 0, v.bytes, slot->payload(n, n->me, q) + first * type_size);
-    rc = OMPI_SUCCESS != rc ? rc : rc2;
+    if (NULL != slice) {
+        rc = node_reduce_range(n, slot, q, slice, mine, dtype, op, first * type_size);
+        bufpool_view_init(&v, slice, mine, dtype);
+        rc2 = bufpool_view_pack(&v, 0, v.bytes, slot->payload(n, n->me, q) + first * type_size);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    if (OMPI_SUCCESS != rc && slot->has_error_word) {
+        __atomic_store_n(slot->word(n, n->me, q) + 2, q, __ATOMIC_RELAXED);
+    }
     __atomic_store_n(slot->word(n, n->me, q) + 1, q, __ATOMIC_RELEASE);
-    for (int k = 1; k < n->p; k++) {
+    for (int k = 1; copy_out && k < n->p; k++) {
         const int j = (n->me + k) % n->p;
         const size_t theirs = node_slice(count, n->p, j, &first);
         bufpool_wait_word(slot->word(n, j, q) + 1, q);
+        if (slot->has_error_word &&
+            q == __atomic_load_n(slot->word(n, j, q) + 2, __ATOMIC_RELAXED)) {
+            rc = OMPI_SUCCESS != rc ? rc : OMPI_ERR_OUT_OF_RESOURCE;
+            continue;
+        }
         bufpool_view_init(&v, buf + (ptrdiff_t)first * extent, theirs, dtype);
         rc2 = bufpool_view_unpack(&v, 0, v.bytes, slot->payload(n, j, q) + first * type_size);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
@@ -622,7 +641,8 @@ static int node_allreduce_rsag(bufpool_node_t *n, uint64_t s, const bufpool_args
     const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     int rc = node_post(n, s, src, a->count, a->dtype);
     node_wait_all_posts(n, s);
-    int rc2 = node_rsag_round(n, &node_call_slots, s, a->rbuf, a->count, a->dtype, a->op);
+    int rc2 =
+        node_rsag_round(n, &node_call_slots, s, a->rbuf, a->count, a->dtype, a->op, NULL, true);
     node_end(n, s);
     return OMPI_SUCCESS != rc ? rc : rc2;
 }
@@ -677,17 +697,19 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
     return OMPI_SUCCESS;
 }
 
-/* allreduce node_rsag above BUFPOOL_NODE_MAX_BYTES: rounds of big_chunk
- * bytes per rank through the communicator's chunk segment, big_depth slots
- * per rank in turn.  A rank posts round q only once it has finished round
- * q - 1, so the post of round q by every rank (which every rank waits for)
- * says that nobody reads the slots of round q - 1 any more: the slots of
- * round q + 1 are free without a word more, and a rank that is done
- * copying out round q packs round q + 1 while the others still copy.
- * BUFPOOL_NODE_UNAVAILABLE (after ending the call) when the chunk segment
- * could not be had, on every rank alike. */
-static int node_allreduce_big(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
-                              const bufpool_plan_t *plan, struct ompi_communicator_t *comm)
+/* allreduce node_rsag and reduce node above BUFPOOL_NODE_MAX_BYTES: rounds
+ * of big_chunk bytes per rank through the communicator's chunk segment,
+ * big_depth slots per rank in turn; every rank reduces its slice of each
+ * round, and every rank (allreduce: root < 0) or the root alone (reduce)
+ * copies the slices out.  A rank posts round q only once it has finished
+ * round q - 1, so the post of round q by every rank (which every rank waits
+ * for) says that nobody reads the slots of round q - 1 any more, the root's
+ * copy-out included: the slots of round q + 1 are free without a word
+ * more, and a rank that is done with round q packs round q + 1 while the
+ * others still copy.  BUFPOOL_NODE_UNAVAILABLE (after ending the call)
+ * when the chunk segment could not be had, on every rank alike. */
+static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
+                       const bufpool_plan_t *plan, struct ompi_communicator_t *comm, int root)
 {
     n->big_last = s;
     int rc = node_big_cut(n, s, plan, comm);
@@ -695,7 +717,9 @@ static int node_allreduce_big(bufpool_node_t *n, uint64_t s, const bufpool_args_
         node_end(n, s);
         return rc;
     }
-    const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
+    /* Whether this rank takes the result (into rbuf, its input in place). */
+    const bool result = root < 0 || n->me == root;
+    const void *src = result && MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     const size_t type_size = a->dtype->super.size;
     /* Whole elements per round, at least p of them (the decision sees to
      * it: the element's size is the same on every rank). */
@@ -704,6 +728,15 @@ static int node_allreduce_big(bufpool_node_t *n, uint64_t s, const bufpool_args_
     ompi_datatype_get_extent(a->dtype, &lb, &extent);
     bufpool_view_t sv;
     bufpool_view_init(&sv, src, a->count, a->dtype);
+    /* reduce's other ranks have no rbuf for their slice: scratch of the
+     * largest one (NULL: they post an error instead, node_rsag_round). */
+    char *scratch = NULL;
+    ptrdiff_t gap = 0;
+    size_t span = 0;
+    if (!result) {
+        span = bufpool_span(a->dtype, (per + (size_t)n->p - 1) / (size_t)n->p, &gap);
+        scratch = bufpool_scratch_get(span);
+    }
     for (size_t done = 0; done < a->count; done += per) {
         const size_t count = a->count - done < per ? a->count - done : per;
         const uint64_t q = ++n->big_seq;
@@ -714,9 +747,13 @@ static int node_allreduce_big(bufpool_node_t *n, uint64_t s, const bufpool_args_
         for (int j = 0; j < n->p; j++) {
             bufpool_wait_word(node_big_word(n, j, q), q);
         }
-        rc2 = node_rsag_round(n, &node_big_slots, q, (char *)a->rbuf + (ptrdiff_t)done * extent,
-                              count, a->dtype, a->op);
+        rc2 = node_rsag_round(n, &node_big_slots, q,
+                              result ? (char *)a->rbuf + (ptrdiff_t)done * extent : NULL, count,
+                              a->dtype, a->op, NULL != scratch ? scratch - gap : NULL, result);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    if (NULL != scratch) {
+        bufpool_scratch_put(scratch, span);
     }
     node_end(n, s);
     return rc;
@@ -876,11 +913,14 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
         case BUFPOOL_COLL_allreduce:
             if (BUFPOOL_ALLREDUCE_NODE != alg &&
                 a->dtype->super.size * a->count > BUFPOOL_NODE_MAX_BYTES) {
-                return node_allreduce_big(n, s, a, plan, comm);
+                return node_rounds(n, s, a, plan, comm, -1);
             }
             return BUFPOOL_ALLREDUCE_NODE_RSAG == alg ? node_allreduce_rsag(n, s, a)
                                                       : node_allreduce(n, s, a);
         case BUFPOOL_COLL_reduce:
+            if (a->dtype->super.size * a->count > BUFPOOL_NODE_MAX_BYTES) {
+                return node_rounds(n, s, a, plan, comm, a->root);
+            }
             return node_reduce(n, s, a);
         case BUFPOOL_COLL_bcast:
             return node_bcast(n, s, a);

@@ -206,9 +206,17 @@ bool bufpool_is_node_alg(int id, int alg)
             (BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg));
 }
 
+/* The node algorithms that go on above BUFPOOL_NODE_MAX_BYTES, in rounds
+ * through the chunk segment: allreduce node_rsag and reduce node. */
+static bool node_chunked(int id, int alg)
+{
+    return (BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg) ||
+           (BUFPOOL_COLL_reduce == id && BUFPOOL_REDUCE_NODE == alg);
+}
+
 size_t bufpool_node_alg_max_bytes(int id, int alg, int p)
 {
-    if (BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg) {
+    if (node_chunked(id, alg)) {
         return SIZE_MAX;
     }
     /* scatter's bytes are one block; the root posts all p of them. */
@@ -232,12 +240,14 @@ static const bufpool_choice_t *node_fit(bufpool_coll_id_t id, const bufpool_call
     const char *why = NULL;
     if (call->hosts > 1) {
         why = "node on a communicator across hosts: auto's choice";
-    } else if (rsag) {
+    } else if (node_chunked(id, choice->alg)) {
         if (call->bytes > BUFPOOL_NODE_MAX_BYTES &&
             (!call->commute || call->count < (size_t)call->comm_size ||
              call->bytes / call->count > BUFPOOL_NODE_CHUNK / (size_t)call->comm_size)) {
-            why = "node_rsag above 4 KiB needs a commutative operation, at least p elements and "
-                  "elements within 64 KiB / p: auto's choice";
+            why = rsag ? "node_rsag above 4 KiB needs a commutative operation, at least p elements "
+                         "and elements within 64 KiB / p: auto's choice"
+                       : "node above 4 KiB needs a commutative operation, at least p elements and "
+                         "elements within 64 KiB / p: auto's choice";
         }
     } else if (call->bytes > bufpool_node_alg_max_bytes(id, node_alg, call->comm_size)) {
         why = BUFPOOL_COLL_scatter == id

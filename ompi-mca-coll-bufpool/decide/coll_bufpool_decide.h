@@ -105,16 +105,17 @@ enum { BUFPOOL_BARRIER_NODE = 1 };
  * (the whole input of reduce_scatter(_block)), allgather's and gather's
  * block, and all p blocks of scatter (the root posts them at once). */
 #define BUFPOOL_NODE_MAX_BYTES ((size_t)4096)
-/* Above it allreduce node_rsag alone serves, commutative operations of at
- * least p elements only (its fallback when no segment can be had is rsag),
- * in rounds of this many bytes per rank through a second segment
- * (p x 2 x 64 KiB), so an element must be at most BUFPOOL_NODE_CHUNK / p
+/* Above it allreduce node_rsag and reduce node alone serve, commutative
+ * operations of at least p elements only (their fallbacks when no segment
+ * can be had are rsag and binary), in rounds of at least this many bytes
+ * per rank (the plan's segment) through a second segment, a ring of the
+ * plan's depth, so an element must be at most BUFPOOL_NODE_CHUNK / p
  * bytes. */
 #define BUFPOOL_NODE_CHUNK ((size_t)64 << 10)
 
 /* Whether alg is one of the node algorithms of collective id; the most
  * bytes (as the call's bytes count them) it serves on p ranks (SIZE_MAX:
- * allreduce node_rsag, within the conditions above). */
+ * allreduce node_rsag and reduce node, within the conditions above). */
 bool bufpool_is_node_alg(int id, int alg);
 size_t bufpool_node_alg_max_bytes(int id, int alg, int p);
 

@@ -695,7 +695,6 @@ static void test_node(void)
         int node;
         bool any_op;
     } colls[] = {{BUFPOOL_COLL_allreduce, BUFPOOL_ALLREDUCE_NODE, true},
-                 {BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, true},
                  {BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE, true},
                  {BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE, true},
                  {BUFPOOL_COLL_reduce_scatter, BUFPOOL_REDUCE_SCATTER_NODE, false},
@@ -729,6 +728,21 @@ static void test_node(void)
         /* (A row that hands the call back keeps its own reason.) */
         UNIT_CHECK(plan.alg < 0 || NULL != strstr(plan.why, "across hosts"));
     }
+    /* reduce node, like allreduce node_rsag, goes on above 4 KiB in rounds
+     * of the chunk segment: commutative operations of at least p elements
+     * of at most 64 KiB / p bytes. */
+    UNIT_CHECK_EQ_U64(bufpool_node_alg_max_bytes(BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, 16),
+                      SIZE_MAX);
+    UNIT_CHECK_EQ_U64(decide(BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, 16, 8, false, false).alg,
+                      BUFPOOL_REDUCE_NODE);
+    UNIT_CHECK_EQ_U64(decide(BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, 16, 4 * K, false, false).alg,
+                      BUFPOOL_REDUCE_NODE);
+    UNIT_CHECK_EQ_U64(decide(BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, 16, 64 * M, true, false).alg,
+                      BUFPOOL_REDUCE_NODE);
+    const bufpool_plan_t reduce_other_op =
+        decide(BUFPOOL_COLL_reduce, BUFPOOL_REDUCE_NODE, 16, 4 * K + 4, false, false);
+    UNIT_CHECK(BUFPOOL_REDUCE_NODE != reduce_other_op.alg);
+    UNIT_CHECK(NULL != strstr(reduce_other_op.why, "node above 4 KiB needs a commutative"));
     /* auto takes node only from a row that names it. */
     bufpool_tuning_t bare = dflt;
     bare.rules = NULL;
