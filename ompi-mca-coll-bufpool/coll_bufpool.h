@@ -131,7 +131,7 @@ typedef struct mca_coll_bufpool_component {
     char *test_node_fail_text;
     int test_node_fail;
     /* coll_bufpool_test_node_fail_chunk (testing only): the same for the
-     * chunk segment of allreduce node_rsag above 4 KiB. */
+     * chunk segment (the node algorithms above 4 KiB). */
     char *test_node_fail_chunk_text;
     int test_node_fail_chunk;
     bool nonblocking;

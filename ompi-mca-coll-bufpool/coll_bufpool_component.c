@@ -66,10 +66,12 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
         "binomial (small messages), chain (pipelined chain, large "
         "messages), scatter_allgather (large messages, many processes), "
         "linear (root sends to every rank at once; 2 processes, and small messages "
-        "on up to 7), node (one host, up to 4 KiB, through a shared segment)",
+        "on up to 7), node (one host, through a shared segment: up to 4 KiB in one "
+        "slot, above in rounds of segment_size through a ring of pipeline_depth)",
     [BUFPOOL_COLL_allgather] = "ring, recursive_doubling (power-of-two sizes), direct (every "
-                               "block sent to every rank at once), node (one host, blocks up "
-                               "to 4 KiB, through a shared segment)",
+                               "block sent to every rank at once), node (one host, through a "
+                               "shared segment: blocks up to 4 KiB in one slot, above in "
+                               "rounds of segment_size through a ring of pipeline_depth)",
     [BUFPOOL_COLL_reduce_scatter] = "pairwise (pipelined; commutative operations; scratch = "
                                     "depth segments), ring (p - 1 neighbour steps per round of "
                                     "depth/2 segments; many processes; commutative operations), "
@@ -298,7 +300,8 @@ static const coll_param_t coll_params[] = {
      "once; 0: no node segment at all (and no message)"},
     {"node_cold_calls", DEFAULT_NODE_COLD_CALLS, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, node_cold_calls_text),
-     "A communicator's chunk segment (allreduce node_rsag and reduce node above 4 KiB: "
+     "A communicator's chunk segment (allreduce node_rsag, reduce, bcast and allgather node "
+     "above 4 KiB: "
      "a ring of pipeline_depth x segment_size per rank, or the rules row's) is unmapped "
      "after this many node calls of the communicator in a row without such a call, "
      "on every rank at the same call, and made again by the next one (0: kept for "
@@ -332,8 +335,8 @@ static const coll_param_t coll_params[] = {
      offsetof(mca_coll_bufpool_component_t, test_node_fail_chunk_text),
      "For testing only: the rank (of each communicator) that fails to create or map "
      "the second segment of the node algorithms, the chunks of allreduce node_rsag "
-     "and reduce node above 4 KiB, so that a test sees every rank fall back alike there; -1, the "
-     "default: none"},
+     "and reduce, bcast and allgather node above 4 KiB, so that a test sees every rank fall "
+     "back alike there; -1, the default: none"},
     {"nonblocking", "on", OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, nonblocking_text),
      "Let bufpool run the nonblocking collectives (MPI_Iallreduce, ...) of the "

@@ -34,13 +34,16 @@
  * end the call, so that the other ranks never wait for it; the call
  * returns the error.
  *
+ * Above BUFPOOL_NODE_MAX_BYTES, allreduce node_rsag and reduce, bcast and
+ * allgather node go in rounds through a second segment, the chunk segment
+ * (node_big_*, below).
+ *
  * Memory: a segment is set up only within coll_bufpool_node_max_bytes of
  * segments per process (a rank past it reports a failure in the agreement,
- * so every rank falls back alike), and the chunk segment of large
- * allreduces goes when cold: after coll_bufpool_node_cold_calls node calls
- * of the communicator without a chunk round, counted in sequence numbers,
- * so every rank unmaps it at the same call and the next large allreduce
- * agrees on a new one.  Unmapping is each rank's own: the pages live on
+ * so every rank falls back alike), and the chunk segment goes when cold:
+ * after coll_bufpool_node_cold_calls node calls of the communicator without
+ * a chunk round, counted in sequence numbers, so every rank unmaps it at
+ * the same call and the next large call agrees on a new one.  Unmapping is each rank's own: the pages live on
  * while a peer still maps them.
  */
 #include "coll_bufpool_node.h"
@@ -98,6 +101,9 @@ struct bufpool_node {
     bufpool_shm_t big;
     int big_state;
     uint64_t big_seq;
+    /* A lower bound of the last round every rank has posted, from what
+     * this rank saw (posted r: done reading every round before r). */
+    uint64_t big_posted;
     size_t big_cap, big_chunk;
     int big_depth;
 };
@@ -134,13 +140,21 @@ typedef struct node_slots {
 
 static const node_slots_t node_call_slots = {node_slot_seq, node_payload, false};
 
-/* The chunks of large allreduces and reduces (node_rounds), a segment of their
- * own made by the first such call.  Per rank, page-aligned: NODE_BIG_WORDS
- * lines of round words (round q's at q % NODE_BIG_WORDS), then big_cap
- * bytes of payload, cut by each call's geometry into big_depth slots of
- * big_chunk bytes used round after round in turn.  The words live apart
- * from the payload, so that a call cutting the payload differently never
- * reads payload bytes as a word. */
+/* The chunks of large messages (allreduce node_rsag, reduce, bcast and
+ * allgather node above BUFPOOL_NODE_MAX_BYTES), a segment of their own made
+ * by the first such call.  Per rank, page-aligned: NODE_BIG_WORDS lines of
+ * round words (round q's at q % NODE_BIG_WORDS), then big_cap bytes of
+ * payload, cut by each call's geometry into big_depth slots of big_chunk
+ * bytes used round after round in turn.  The words live apart from the
+ * payload, so that a call cutting the payload differently never reads
+ * payload bytes as a word.
+ *
+ * Rounds are numbered alike on every rank (big_seq), and every rank posts
+ * every round, in order, in the first word of its line: posting round r
+ * says that it is done reading every round before r.  So a rank may write
+ * its slot of round q once every rank has posted round q - depth + 1
+ * (node_big_claim): nobody reads the round that slot held any more,
+ * whichever collective it was. */
 #define NODE_BIG_WORDS 64
 _Static_assert(NODE_BIG_WORDS >= BUFPOOL_MAX_DEPTH, "a word per slot of the deepest ring");
 
@@ -166,6 +180,25 @@ static inline char *node_big_payload(const bufpool_node_t *n, int r, uint64_t q)
 }
 
 static const node_slots_t node_big_slots = {node_big_word, node_big_payload, true};
+
+/* Until nobody reads what this rank's slot of round q holds.  The reductions'
+ * rounds wait for every post of the round before anyway (big_posted), so
+ * they wait here only after another collective's rounds. */
+static void node_big_claim(bufpool_node_t *n, uint64_t q)
+{
+    const uint64_t depth = (uint64_t)n->big_depth;
+    if (q < depth || n->big_posted >= q - depth + 1) {
+        return;
+    }
+    const uint64_t need = q - depth + 1;
+    uint64_t low = UINT64_MAX;
+    for (int j = 0; j < n->p; j++) {
+        bufpool_wait_word(node_big_word(n, j, need), need);
+        uint64_t v = __atomic_load_n(node_big_word(n, j, need), __ATOMIC_ACQUIRE);
+        low = v < low ? v : low;
+    }
+    n->big_posted = low;
+}
 
 int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
                           const bufpool_plan_t *plan)
@@ -648,18 +681,19 @@ static int node_allreduce_rsag(bufpool_node_t *n, uint64_t s, const bufpool_args
 }
 
 /* The chunk segment, cut for a call of the plan's geometry: a round of
- * chunk bytes per rank (the plan's segment, at least BUFPOOL_NODE_CHUNK,
- * which the decision's bound on elements assumes), a ring of depth slots
- * (at least 2).  The plan is the same on every rank, and so is what
- * follows: a segment too small for it goes, and one is agreed anew;
- * BUFPOOL_NODE_UNAVAILABLE when none can be had.  Why a deeper ring: a
- * rank that writes lines a peer read moments ago pays for taking them back
- * from the peer's cache (on a 2-core EPYC, a 64 KiB pack took 8 us with 2
- * slots and 2.5 us with 16); slots that come round later find them gone. */
-static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan,
+ * chunk bytes per rank (the plan's segment, at least min_chunk: the
+ * reductions' BUFPOOL_NODE_CHUNK, which the decision's bound on elements
+ * assumes, else a page), a ring of depth slots (at least 2).  The plan is
+ * the same on every rank, and so is what follows: a segment too small for
+ * it goes, and one is agreed anew; BUFPOOL_NODE_UNAVAILABLE when none can
+ * be had.  Why a deeper ring: a rank that writes lines a peer read moments
+ * ago pays for taking them back from the peer's cache (on a 2-core EPYC, a
+ * 64 KiB pack took 8 us with 2 slots and 2.5 us with 16); slots that come
+ * round later find them gone. */
+static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan, size_t min_chunk,
                         struct ompi_communicator_t *comm)
 {
-    size_t chunk = plan->seg_bytes > BUFPOOL_NODE_CHUNK ? plan->seg_bytes : BUFPOOL_NODE_CHUNK;
+    size_t chunk = plan->seg_bytes > min_chunk ? plan->seg_bytes : min_chunk;
     chunk = (chunk + 4095) / 4096 * 4096;
     const int depth = plan->depth < 2                ? 2
                       : plan->depth > NODE_BIG_WORDS ? NODE_BIG_WORDS
@@ -679,6 +713,8 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
         n->big_state = OMPI_SUCCESS == rc ? 1 : -1;
         n->big_cap = need;
         n->big_chunk = 0;
+        /* Nobody reads a round of a segment before it was made. */
+        n->big_posted = n->big_seq;
     }
     if (n->big_state < 0) {
         return BUFPOOL_NODE_UNAVAILABLE;
@@ -690,6 +726,7 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
             for (int j = 0; j < n->p; j++) {
                 bufpool_wait_word(node_done(n, j), s - 1);
             }
+            n->big_posted = n->big_seq;
         }
         n->big_chunk = chunk;
         n->big_depth = depth;
@@ -705,14 +742,15 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
  * round q - 1, so the post of round q by every rank (which every rank waits
  * for) says that nobody reads the slots of round q - 1 any more, the root's
  * copy-out included: the slots of round q + 1 are free without a word
- * more, and a rank that is done with round q packs round q + 1 while the
- * others still copy.  BUFPOOL_NODE_UNAVAILABLE (after ending the call)
+ * more (node_big_claim waits only after another collective's rounds), and
+ * a rank that is done with round q packs round q + 1 while the others
+ * still copy.  BUFPOOL_NODE_UNAVAILABLE (after ending the call)
  * when the chunk segment could not be had, on every rank alike. */
 static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
                        const bufpool_plan_t *plan, struct ompi_communicator_t *comm, int root)
 {
     n->big_last = s;
-    int rc = node_big_cut(n, s, plan, comm);
+    int rc = node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
     if (OMPI_SUCCESS != rc) {
         node_end(n, s);
         return rc;
@@ -740,6 +778,7 @@ static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
     for (size_t done = 0; done < a->count; done += per) {
         const size_t count = a->count - done < per ? a->count - done : per;
         const uint64_t q = ++n->big_seq;
+        node_big_claim(n, q);
         int rc2 = bufpool_view_pack(&sv, done * type_size, count * type_size,
                                     node_big_payload(n, n->me, q));
         rc = OMPI_SUCCESS != rc ? rc : rc2;
@@ -747,6 +786,7 @@ static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
         for (int j = 0; j < n->p; j++) {
             bufpool_wait_word(node_big_word(n, j, q), q);
         }
+        n->big_posted = q;
         rc2 = node_rsag_round(n, &node_big_slots, q,
                               result ? (char *)a->rbuf + (ptrdiff_t)done * extent : NULL, count,
                               a->dtype, a->op, NULL != scratch ? scratch - gap : NULL, result);
@@ -754,6 +794,107 @@ static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
     }
     if (NULL != scratch) {
         bufpool_scratch_put(scratch, span);
+    }
+    node_end(n, s);
+    return rc;
+}
+
+/* Post round q of this rank's chunk (rc: whether packing it failed, said in
+ * the error word first so that its readers return the error too). */
+static void node_big_post(bufpool_node_t *n, uint64_t q, int rc)
+{
+    if (OMPI_SUCCESS != rc) {
+        __atomic_store_n(node_big_word(n, n->me, q) + 2, q, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(node_big_word(n, n->me, q), q, __ATOMIC_RELEASE);
+}
+
+/* Unpack rank j's chunk of round q (posted) into bytes [off, off + len) of
+ * v, or return the error that rank j posted instead. */
+static int node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpool_view_t *v,
+                         size_t off, size_t len)
+{
+    if (q == __atomic_load_n(node_big_word(n, j, q) + 2, __ATOMIC_RELAXED)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return bufpool_view_unpack(v, off, len, node_big_payload(n, j, q));
+}
+
+/* bcast and allgather node above BUFPOOL_NODE_MAX_BYTES: the message (each
+ * rank's block) in rounds of big_chunk bytes, big_depth slots in turn.  A
+ * round of bcast: the root packs its chunk and posts; the others post (done
+ * with the round before), wait for the root's post and copy the chunk out,
+ * while the root packs the next ones.  A round of allgather: every rank
+ * packs its block's chunk and posts, waits for every post and copies the
+ * others' chunks out.  Cut at any byte: no operation reads the elements.
+ * BUFPOOL_NODE_UNAVAILABLE (after ending the call) when the chunk segment
+ * could not be had, on every rank alike. */
+static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
+                            const bufpool_args_t *a, const bufpool_plan_t *plan,
+                            struct ompi_communicator_t *comm)
+{
+    n->big_last = s;
+    int rc = node_big_cut(n, s, plan, 4096, comm);
+    if (OMPI_SUCCESS != rc) {
+        node_end(n, s);
+        return rc;
+    }
+    const bool bcast = BUFPOOL_COLL_bcast == id;
+    /* What this rank posts (NULL: nothing, a bcast's other ranks) and where
+     * rank j's chunks go (the block at j * stride of rbuf; bcast: rbuf). */
+    bufpool_view_t mine, *from = NULL;
+    ptrdiff_t stride = 0;
+    size_t bytes;
+    if (bcast) {
+        bufpool_view_init(&mine, a->rbuf, a->count, a->dtype);
+        from = n->me == a->root ? &mine : NULL;
+        bytes = mine.bytes;
+    } else {
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_extent(a->rdtype, &lb, &extent);
+        stride = extent * (ptrdiff_t)a->rcount;
+        if (MPI_IN_PLACE == a->sbuf) {
+            bufpool_view_init(&mine, (char *)a->rbuf + (ptrdiff_t)n->me * stride, (size_t)a->rcount,
+                              a->rdtype);
+        } else {
+            bufpool_view_init(&mine, a->sbuf, (size_t)a->scount, a->sdtype);
+        }
+        from = &mine;
+        bytes = mine.bytes;
+    }
+    for (size_t off = 0; off < bytes; off += n->big_chunk) {
+        const size_t len = bytes - off < n->big_chunk ? bytes - off : n->big_chunk;
+        const uint64_t q = ++n->big_seq;
+        int rc2 = OMPI_SUCCESS;
+        if (NULL != from) {
+            node_big_claim(n, q);
+            rc2 = bufpool_view_pack(from, off, len, node_big_payload(n, n->me, q));
+        }
+        node_big_post(n, q, rc2);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+        if (bcast) {
+            if (NULL == from) {
+                bufpool_wait_word(node_big_word(n, a->root, q), q);
+                rc2 = node_big_read(n, a->root, q, &mine, off, len);
+                rc = OMPI_SUCCESS != rc ? rc : rc2;
+            }
+            continue;
+        }
+        for (int j = 0; j < n->p; j++) {
+            bufpool_wait_word(node_big_word(n, j, q), q);
+        }
+        n->big_posted = q;
+        for (int k = 0; k < n->p; k++) {
+            const int j = (n->me + k) % n->p;
+            if (j == n->me && MPI_IN_PLACE == a->sbuf) {
+                continue;
+            }
+            bufpool_view_t v;
+            bufpool_view_init(&v, (char *)a->rbuf + (ptrdiff_t)j * stride, (size_t)a->rcount,
+                              a->rdtype);
+            rc2 = node_big_read(n, j, q, &v, off, len);
+            rc = OMPI_SUCCESS != rc ? rc : rc2;
+        }
     }
     node_end(n, s);
     return rc;
@@ -923,8 +1064,14 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
             }
             return node_reduce(n, s, a);
         case BUFPOOL_COLL_bcast:
+            if (a->dtype->super.size * a->count > BUFPOOL_NODE_MAX_BYTES) {
+                return node_move_rounds(n, s, id, a, plan, comm);
+            }
             return node_bcast(n, s, a);
         case BUFPOOL_COLL_allgather:
+            if (a->rdtype->super.size * (size_t)a->rcount > BUFPOOL_NODE_MAX_BYTES) {
+                return node_move_rounds(n, s, id, a, plan, comm);
+            }
             return node_allgather(n, s, a);
         case BUFPOOL_COLL_reduce_scatter:
         case BUFPOOL_COLL_reduce_scatter_block:

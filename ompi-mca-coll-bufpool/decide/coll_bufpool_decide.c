@@ -207,16 +207,24 @@ bool bufpool_is_node_alg(int id, int alg)
 }
 
 /* The node algorithms that go on above BUFPOOL_NODE_MAX_BYTES, in rounds
- * through the chunk segment: allreduce node_rsag and reduce node. */
+ * through the chunk segment: allreduce node_rsag and reduce node, whose
+ * rounds cut whole elements (node_chunked), and bcast and allgather node,
+ * cut at any byte. */
 static bool node_chunked(int id, int alg)
 {
     return (BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg) ||
            (BUFPOOL_COLL_reduce == id && BUFPOOL_REDUCE_NODE == alg);
 }
 
+static bool node_moves_rounds(int id, int alg)
+{
+    return (BUFPOOL_COLL_bcast == id && BUFPOOL_BCAST_NODE == alg) ||
+           (BUFPOOL_COLL_allgather == id && BUFPOOL_ALLGATHER_NODE == alg);
+}
+
 size_t bufpool_node_alg_max_bytes(int id, int alg, int p)
 {
-    if (node_chunked(id, alg)) {
+    if (node_chunked(id, alg) || node_moves_rounds(id, alg)) {
         return SIZE_MAX;
     }
     /* scatter's bytes are one block; the root posts all p of them. */
@@ -252,7 +260,7 @@ static const bufpool_choice_t *node_fit(bufpool_coll_id_t id, const bufpool_call
     } else if (call->bytes > bufpool_node_alg_max_bytes(id, node_alg, call->comm_size)) {
         why = BUFPOOL_COLL_scatter == id
                   ? "node scatter serves p blocks of up to 4 KiB together: auto's choice"
-                  : "node serves messages up to 4 KiB: auto's choice";
+                  : "node serves messages up to 4 KiB (bcast and allgather: any): auto's choice";
     }
     if (NULL == why) {
         return choice;

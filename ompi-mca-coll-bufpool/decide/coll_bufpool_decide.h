@@ -105,17 +105,20 @@ enum { BUFPOOL_BARRIER_NODE = 1 };
  * (the whole input of reduce_scatter(_block)), allgather's and gather's
  * block, and all p blocks of scatter (the root posts them at once). */
 #define BUFPOOL_NODE_MAX_BYTES ((size_t)4096)
-/* Above it allreduce node_rsag and reduce node alone serve, commutative
+/* Above it allreduce node_rsag and reduce node serve commutative
  * operations of at least p elements only (their fallbacks when no segment
  * can be had are rsag and binary), in rounds of at least this many bytes
  * per rank (the plan's segment) through a second segment, a ring of the
  * plan's depth, so an element must be at most BUFPOOL_NODE_CHUNK / p
- * bytes. */
+ * bytes.  bcast and allgather node go on through the same segment at any
+ * size, in rounds of the plan's segment (at least a page), cut at any
+ * byte. */
 #define BUFPOOL_NODE_CHUNK ((size_t)64 << 10)
 
 /* Whether alg is one of the node algorithms of collective id; the most
  * bytes (as the call's bytes count them) it serves on p ranks (SIZE_MAX:
- * allreduce node_rsag and reduce node, within the conditions above). */
+ * bcast and allgather node, and allreduce node_rsag and reduce node within
+ * the conditions above). */
 bool bufpool_is_node_alg(int id, int alg);
 size_t bufpool_node_alg_max_bytes(int id, int alg, int p);
 

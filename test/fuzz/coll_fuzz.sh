@@ -45,7 +45,8 @@
 #            the flat node below p elements), reduce, bcast, allgather,
 #            reduce_scatter(_block), gather, scatter and barrier: they
 #            serve every call on one host up to 4 KiB (scatter: p blocks
-#            together)
+#            together), and node_rsag (commutative operations), reduce,
+#            bcast and allgather above, in rounds of a second segment
 #   stock    --mca coll ^bufpool (Open MPI alone: what classification uses)
 # Every job runs with --mca op ^avx (through run-mpi-test.sh): Debian's
 # op/avx saturates 8-bit MPI_SUM (open-mpi/ompi#8045), and coll_fuzz checks

@@ -2,16 +2,18 @@
 # The node algorithms (allreduce "node" and "node_rsag"; reduce, bcast,
 # allgather, reduce_scatter(_block), gather and scatter "node": one shared
 # segment per communicator, no point-to-point once it is set up), forced for
-# every call up to 4 KiB, against the serial reference:
+# every call up to 4 KiB (allreduce node_rsag, reduce, bcast and allgather:
+# above too, in rounds of a second segment), against the serial reference:
 #   - both families, in the blocking, nonblocking and persistent forms, at
 #     2-5 processes (8 oversubscribed, smoke), with --expect-node: the
 #     counters prove that the calls ran over a segment and none fell back;
 #   - no segment (coll_bufpool_test_node_fail: rank 0 cannot create it, or
 #     another rank cannot map it): every rank falls back alike, results
 #     still right (--expect-node=fallback), and --expect-node must then fail
-#     (the check can fail); no chunk segment for node_rsag above 4 KiB
-#     (coll_bufpool_test_node_fail_chunk): those calls fall back, the small
-#     ones do not (--expect-node=both);
+#     (the check can fail); no chunk segment for node_rsag, bcast and
+#     allgather above 4 KiB (coll_bufpool_test_node_fail_chunk): those calls
+#     fall back, the small ones do not (--expect-node=both);
+#   - bcast and allgather in rounds of a page through a ring of 2;
 #   - coll_bufpool_node_max_bytes: 0 (no segment at all: every call falls
 #     back) and 64K (the segment of 3 ranks fits, the chunk segment not:
 #     --expect-node=both), every rank alike;
@@ -101,13 +103,29 @@ for fail in 0 2; do
             --comms=world,dup,reversed
     done
 done
-# No chunk segment (allreduce node_rsag above 4 KiB): those calls fall back
-# to rsag on every rank alike, the small ones still run over the segment.
+# No chunk segment (allreduce node_rsag, bcast and allgather node above 4
+# KiB): those calls fall back (rsag, binomial, direct) on every rank alike,
+# the small ones still run over the segment.
 for fail in 0 2; do
     for form in blocking nonblocking; do
         run 3 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm node_rsag \
 --mca coll_bufpool_test_node_fail_chunk $fail" --colls=allreduce --form=$form --expect-bufpool \
             --expect-node=both --smoke --comms=world,dup,reversed
+        run 3 test_coll_move_family "--mca coll_bufpool_test_node_fail_chunk $fail" \
+            --colls=bcast,allgather --form=$form --expect-bufpool --expect-node=both --smoke \
+            --comms=world,dup,reversed
+    done
+done
+# bcast and allgather above 4 KiB in rounds of the chunk segment at its
+# finest (a page a round, a ring of 2), so that a rank writing a slot
+# before every reader is done with the round it held shows (checked: with
+# node_big_claim made a no-op these fail at 2, 3 and 4 ranks); the
+# fuzzer's node configuration mixes them with the reductions' rounds.
+for np in 2 3 4; do
+    for form in blocking nonblocking persistent; do
+        run $np test_coll_move_family "--mca coll_bufpool_segment_size 4K \
+--mca coll_bufpool_pipeline_depth 2" --colls=bcast,allgather --form=$form --expect-bufpool \
+            --expect-node
     done
 done
 # The bound on the bytes of segments a process maps.
