@@ -20,6 +20,10 @@
 # rank: 64K x 2 as the rows of 3-16 ranks, 64K x 16, 256K x 4 as the row of
 # 2 ranks) against tuned and the copy floor, 8 KiB to 16 MiB, blocking and
 # nonblocking, at NP, NP/2 and NP/4 ranks, after the same correctness runs.
+# ONLY=moves: bcast and allgather node above 4 KiB (rounds through the
+# chunk segment; 64K x 16 and 256K x 4) against tuned with vader's single
+# copy on (CMA, as installed) and libnbc, 8 KiB to 16 MiB, blocking and
+# nonblocking, at NP, NP/2 and NP/4 ranks, after the same correctness runs.
 set -u
 out=$1
 np=${2:-16}
@@ -110,6 +114,28 @@ if [ "$only" = ring ]; then
                     --mca coll_bufpool_pipeline_depth "${g#*:}" /tmp/b/coll_latency -C $cfgs \
                     -c allreduce -m 8K:16M --size-factor 4 -r 3 -b 512M -F $form \
                     -o "$out/ring.csv" -t "ring $g np=$n $form"
+            done
+        done
+    done
+    ls /dev/shm
+    exit 0
+fi
+if [ "$only" = moves ]; then
+    cma=$(printf '%s\n' "$mpirun" | sed 's/--mca btl_vader_single_copy_mechanism none//')
+    for form in blocking nonblocking persistent; do
+        $cma -np "$np" $others --mca coll_bufpool_segment_size 4K \
+            --mca coll_bufpool_pipeline_depth 2 /tmp/b/test_coll_move_family \
+            --colls=bcast,allgather --form=$form --expect-bufpool --expect-node
+    done
+    for n in "$np" $((np / 2)) $((np / 4)); do
+        for form in blocking nonblocking; do
+            for g in 64K:16 256K:4; do
+                cfgs=default,bufpool
+                [ $form != blocking ] || cfgs=default,bufpool,floor
+                $cma -np "$n" $others --mca coll_bufpool_segment_size "${g%:*}" \
+                    --mca coll_bufpool_pipeline_depth "${g#*:}" /tmp/b/coll_latency -C $cfgs \
+                    -c bcast,allgather -m 8K:16M --size-factor 4 -r 3 -b 512M -F $form \
+                    -o "$out/moves.csv" -t "moves $g np=$n $form"
             done
         done
     done
