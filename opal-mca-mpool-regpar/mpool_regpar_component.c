@@ -113,6 +113,10 @@ static const regpar_pvar_t regpar_pvars[] = {
      MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(bytes_collected)},
     {"alloc_failures", "Requests that failed because the system was out of memory",
      MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(alloc_failures)},
+    {"bytes_outside",
+     "Bytes mapped outside the pool that count against max_capacity (coll/bufpool's node-shared "
+     "segments)",
+     MCA_BASE_PVAR_CLASS_SIZE, POOL_STAT(bytes_outside)},
     {"reg_regions", "Slabs registered with the network", MCA_BASE_PVAR_CLASS_COUNTER,
      REG_STAT(regions_registered)},
     {"dereg_regions", "Slabs deregistered", MCA_BASE_PVAR_CLASS_COUNTER,
@@ -197,9 +201,10 @@ static const regpar_param_t regpar_params[] = {
      "slabs start at 2M (or one buffer) and double up to this",
      offsetof(mca_mpool_regpar_params_t, slab_size)},
     {"max_capacity", DEFAULT_MAX_CAPACITY,
-     "Bytes the pool keeps while idle (suffixes K, M, G). Above it, wholly free slabs are "
-     "released; requests beyond it are still served. At least one slab of the smallest bucket (2M "
-     "with the defaults)",
+     "Bytes the pool keeps while idle (suffixes K, M, G), less what coll/bufpool's node-shared "
+     "segments map (pvar bytes_outside). Above it, wholly free slabs are released; requests "
+     "beyond it are still served. At least one slab of the smallest bucket (2M with the "
+     "defaults)",
      offsetof(mca_mpool_regpar_params_t, max_capacity)},
     {"gc_age", DEFAULT_GC_AGE,
      "Idle time after which a wholly free slab is released (units ns, us, ms, s, m, h; a bare "

@@ -20,8 +20,9 @@
 
 #include "regpar_pool.h"
 
-/* Bumped whenever mca_mpool_regpar_ext_t changes incompatibly. */
-#define MCA_MPOOL_REGPAR_EXT_VERSION 1
+/* Bumped whenever mca_mpool_regpar_ext_t changes incompatibly (2:
+ * count_outside). */
+#define MCA_MPOOL_REGPAR_EXT_VERSION 2
 
 typedef struct mca_mpool_regpar_ext {
     uint32_t version;
@@ -33,6 +34,10 @@ typedef struct mca_mpool_regpar_ext {
     void (*get_stats)(mca_mpool_base_module_t *mpool, regpar_pool_stats_t *stats);
     /* Bytes a request of size would really occupy (0 = direct mapping). */
     size_t (*bucket_size)(mca_mpool_base_module_t *mpool, size_t size);
+    /* Count memory the caller maps outside the pool (coll/bufpool's node
+     * segments) against max_capacity: delta bytes mapped (> 0) or unmapped
+     * again (< 0); regpar_pool_count_outside. */
+    void (*count_outside)(mca_mpool_base_module_t *mpool, int64_t delta);
 } mca_mpool_regpar_ext_t;
 
 /* The first members of the regpar module; the rest is private. */

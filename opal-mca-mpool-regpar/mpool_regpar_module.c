@@ -95,6 +95,11 @@ static size_t regpar_ext_bucket_size(mca_mpool_base_module_t *mpool, size_t size
     return regpar_pool_bucket_size(pool_of(mpool), size);
 }
 
+static void regpar_ext_count_outside(mca_mpool_base_module_t *mpool, int64_t delta)
+{
+    regpar_pool_count_outside(pool_of(mpool), delta);
+}
+
 /* True while the engine opens its backend: what it says then follows from
  * the parameters (an unknown provider or device), which every process has
  * alike, so one message per job is enough (see bad_mca_sweep.sh). */
@@ -158,6 +163,7 @@ int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module)
     module->head.ext.buffer_info = regpar_ext_buffer_info;
     module->head.ext.get_stats = regpar_ext_get_stats;
     module->head.ext.bucket_size = regpar_ext_bucket_size;
+    module->head.ext.count_outside = regpar_ext_count_outside;
 
     mca_mpool_regpar_registrar_init(module);
     if (COMPONENT->params.verbose >= 2) {

@@ -18,7 +18,9 @@
  *   - Capacity: max_capacity caps the bytes the pool keeps while idle.  A
  *     free that leaves the pool above the cap releases wholly free slabs
  *     until it is back under; an allocation is never refused because of the
- *     cap (it is counted as over-capacity instead).
+ *     cap (it is counted as over-capacity instead).  Memory its owner maps
+ *     outside the pool (coll/bufpool's node-shared segments) counts against
+ *     the cap too (regpar_pool_count_outside).
  *   - Collection: a slab whose buffers have all been free for longer than
  *     gc_age goes back to the system.  Collection is amortised on the
  *     alloc/free path and can be driven from outside (regpar_pool_collect).
@@ -159,6 +161,16 @@ size_t regpar_pool_deregister_live(regpar_pool_t *pool);
  */
 size_t regpar_pool_collect(regpar_pool_t *pool, bool force);
 
+/*
+ * Count delta bytes (positive: mapped, negative: unmapped again) of memory
+ * mapped outside the pool against max_capacity: while they are mapped the
+ * pool keeps that much less idle, and a positive delta that takes it above
+ * the cap releases wholly free slabs at once, coldest first.  Never
+ * refuses: the cap bounds what the pool keeps, not what others map.  Every
+ * decrement must match an earlier increment.
+ */
+void regpar_pool_count_outside(regpar_pool_t *pool, int64_t delta);
+
 typedef struct regpar_pool_stats {
     uint64_t allocs;            /* successful allocations                     */
     uint64_t frees;             /* successful frees                           */
@@ -173,6 +185,7 @@ typedef struct regpar_pool_stats {
     uint64_t bytes_peak;        /* high-water mark of bytes_held              */
     uint64_t bytes_in_use_peak; /* high-water mark of bytes_in_use            */
     uint64_t bytes_collected;   /* bytes released by age or capacity          */
+    uint64_t bytes_outside;     /* mapped outside, counted against the cap    */
     uint64_t alloc_failures;    /* requests that failed (out of memory)       */
     regpar_reg_stats_t reg;     /* registration engine counters               */
 } regpar_pool_stats_t;

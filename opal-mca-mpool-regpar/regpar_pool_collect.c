@@ -67,13 +67,16 @@ static regpar_slab_t *pool_detach_coldest(regpar_pool_t *pool, bool blocking)
     return NULL;
 }
 
-/* Release wholly free slabs, coldest first, until bytes_held + incoming fits
- * under max_capacity.  Returns the bytes released. */
+/* Release wholly free slabs, coldest first, until bytes_held + incoming
+ * (and what is counted outside the pool) fits under max_capacity.  Returns
+ * the bytes released. */
 size_t pool_fit_capacity(regpar_pool_t *pool, size_t incoming, bool blocking)
 {
     size_t released = 0;
     uint64_t cap = pool->cfg.max_capacity;
-    while (atomic_load_explicit(&pool->bytes_held, memory_order_relaxed) + incoming > cap) {
+    while (atomic_load_explicit(&pool->bytes_held, memory_order_relaxed) +
+               atomic_load_explicit(&pool->bytes_outside, memory_order_relaxed) + incoming >
+           cap) {
         regpar_slab_t *victim = pool_detach_coldest(pool, blocking);
         if (!victim) {
             break;
@@ -86,6 +89,16 @@ size_t pool_fit_capacity(regpar_pool_t *pool, size_t incoming, bool blocking)
                  released, pool->cfg.max_capacity);
     }
     return released;
+}
+
+void regpar_pool_count_outside(regpar_pool_t *pool, int64_t delta)
+{
+    if (delta < 0) {
+        atomic_fetch_sub_explicit(&pool->bytes_outside, (uint64_t)-delta, memory_order_relaxed);
+        return;
+    }
+    atomic_fetch_add_explicit(&pool->bytes_outside, (uint64_t)delta, memory_order_relaxed);
+    (void)pool_fit_capacity(pool, 0, true);
 }
 
 size_t regpar_pool_collect(regpar_pool_t *pool, bool force)

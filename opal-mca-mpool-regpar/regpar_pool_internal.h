@@ -146,6 +146,8 @@ struct regpar_pool {
 
     _Atomic uint64_t over_capacity, slabs_mapped, slabs_released, bytes_held, bytes_in_use,
         bytes_peak, bytes_in_use_peak, bytes_collected, alloc_failures;
+    /* regpar_pool_count_outside: counted with bytes_held against the cap. */
+    _Atomic uint64_t bytes_outside;
     _Atomic uint64_t last_collect;
 };
 

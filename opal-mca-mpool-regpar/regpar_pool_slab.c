@@ -314,7 +314,8 @@ regpar_slab_t *slab_create(regpar_pool_t *pool, regpar_bucket_t *b, size_t buf_s
     counter_add(&pool->slabs_mapped, 1);
     uint64_t held = atomic_fetch_add_explicit(&pool->bytes_held, len, memory_order_relaxed) + len;
     peak_raise(&pool->bytes_peak, held);
-    if (held > pool->cfg.max_capacity) {
+    if (held + atomic_load_explicit(&pool->bytes_outside, memory_order_relaxed) >
+        pool->cfg.max_capacity) {
         counter_add(&pool->over_capacity, 1);
     }
     pool_log(pool, 3, "mapped a slab of %zu bytes (%" PRIu32 " buffers of %zu) at %p%s", len, nbufs,

@@ -33,6 +33,7 @@ void regpar_pool_get_stats(const regpar_pool_t *pool, regpar_pool_stats_t *st)
     st->bytes_in_use_peak = counter_get(&pool->bytes_in_use_peak);
     st->bytes_collected = counter_get(&pool->bytes_collected);
     st->alloc_failures = counter_get(&pool->alloc_failures);
+    st->bytes_outside = counter_get(&pool->bytes_outside);
     if (pool->cfg.reg) {
         regpar_reg_get_stats(pool->cfg.reg, &st->reg);
     }
@@ -63,7 +64,7 @@ int regpar_pool_report(const regpar_pool_t *pool, char *buf, size_t len)
     regpar_pool_stats_t st;
     regpar_pool_get_stats(pool, &st);
     size_t pos = 0;
-    char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32];
+    char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], s7[32];
     if (buf && len) {
         buf[0] = '\0';
     } else {
@@ -76,11 +77,12 @@ int regpar_pool_report(const regpar_pool_t *pool, char *buf, size_t len)
                st.allocs, st.hits, st.misses, st.direct_allocs, st.frees, st.alloc_failures,
                st.over_capacity);
     report_add(buf, len, &pos,
-               "held %s (peak %s, cap %s), in use %s (peak %s), collected %s, slabs mapped "
-               "%" PRIu64 " released %" PRIu64 "\n",
+               "held %s (peak %s, cap %s less %s outside), in use %s (peak %s), collected %s, "
+               "slabs mapped %" PRIu64 " released %" PRIu64 "\n",
                regpar_pool_fmt_size(st.bytes_held, s1, sizeof(s1)),
                regpar_pool_fmt_size(st.bytes_peak, s2, sizeof(s2)),
                regpar_pool_fmt_size(pool->cfg.max_capacity, s3, sizeof(s3)),
+               regpar_pool_fmt_size(st.bytes_outside, s7, sizeof(s7)),
                regpar_pool_fmt_size(st.bytes_in_use, s4, sizeof(s4)),
                regpar_pool_fmt_size(st.bytes_in_use_peak, s5, sizeof(s5)),
                regpar_pool_fmt_size(st.bytes_collected, s6, sizeof(s6)), st.slabs_mapped,

@@ -399,6 +399,8 @@ static int node_share(struct ompi_communicator_t *comm, int my_error, size_t ran
     }
     count(&bufpool_node_counters.segments, 1);
     count(&bufpool_node_counters.segment_bytes, (int64_t)shm->bytes);
+    /* The pool keeps that much less idle memory while it is mapped. */
+    shm->counted = bufpool_scratch_count_outside((int64_t)shm->bytes);
     return OMPI_SUCCESS;
 }
 
@@ -407,6 +409,10 @@ static void node_unshare(bufpool_shm_t *shm)
     if (NULL != shm->base) {
         count(&bufpool_node_counters.segments, -1);
         count(&bufpool_node_counters.segment_bytes, -(int64_t)shm->bytes);
+        if (shm->counted) {
+            (void)bufpool_scratch_count_outside(-(int64_t)shm->bytes);
+            shm->counted = false;
+        }
     }
     bufpool_shm_unlink(shm);
     bufpool_shm_detach(shm);

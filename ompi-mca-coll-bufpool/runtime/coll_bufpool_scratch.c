@@ -70,6 +70,16 @@ bool bufpool_scratch_from_pool(void)
     return NULL != scratch.mpool;
 }
 
+bool bufpool_scratch_count_outside(int64_t delta)
+{
+    bufpool_scratch_lookup();
+    if (NULL == scratch.ext) {
+        return false;
+    }
+    scratch.ext->count_outside(scratch.mpool, delta);
+    return true;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Scratch kept by a persistent task between its starts: a buffer put back
  * stays with the task, a later get of at most its size takes it again.

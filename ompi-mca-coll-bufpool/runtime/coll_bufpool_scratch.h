@@ -41,6 +41,11 @@ bool bufpool_scratch_from_pool(void);
 void *bufpool_scratch_get(size_t bytes);
 void bufpool_scratch_put(void *buf, size_t bytes);
 
+/* Count bytes mapped (> 0) or unmapped again (< 0) outside the pool, the
+ * node-shared segments, against its max_capacity; whether the pool counted
+ * them (false without it: then nothing is to be given back either). */
+bool bufpool_scratch_count_outside(int64_t delta);
+
 /* The buffers a persistent task kept between its starts, back to the
  * pool (when its request is freed). */
 struct bufpool_task;

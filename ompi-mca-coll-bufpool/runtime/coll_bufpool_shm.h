@@ -15,6 +15,7 @@
 #ifndef MCA_COLL_BUFPOOL_SHM_H
 #define MCA_COLL_BUFPOOL_SHM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -26,6 +27,7 @@ extern "C" {
 typedef struct bufpool_shm {
     void *base;   /* NULL: not mapped */
     size_t bytes; /* page multiple */
+    bool counted; /* its owner counted it against the pool's capacity */
     char name[BUFPOOL_SHM_NAME_MAX];
 } bufpool_shm_t;
 

@@ -853,7 +853,8 @@ void cc_check_requests_peak(void)
 /* --expect-node: on every rank, the node algorithms served over their
  * shared segment at least once and never ran point-to-point for want of
  * one; =fallback: never over a segment, at least once point-to-point;
- * =both: at least once each. */
+ * =both: at least once each.  And the regpar pool counts the segments
+ * mapped now against its capacity, where it is loaded. */
 void cc_check_node(void)
 {
     if (!cc_opts.expect_node) {
@@ -876,6 +877,22 @@ void cc_check_node(void)
                 cc_world_rank, calls, fallbacks);
     } else if (cc_opts.verbose) {
         printf("coll_bufpool_node_calls on rank %d: %llu\n", cc_world_rank, calls);
+    }
+    /* The segments mapped now count against the regpar pool's capacity,
+     * byte for byte (where regpar is loaded: its pvar is there). */
+    unsigned long long mapped = 0, outside = 0;
+    if (cc_opts.expect_node != 2 &&
+        PVAR_OK == pvar_util_read("mpool_regpar_bytes_outside", &outside)) {
+        st = pvar_util_read("coll_bufpool_node_segment_bytes", &mapped);
+        if (st != PVAR_OK || mapped != outside) {
+            cc_fail(NULL,
+                    "--expect-node: rank %d: coll_bufpool_node_segment_bytes %llu (%s), regpar "
+                    "counts %llu bytes outside the pool",
+                    cc_world_rank, mapped, pvar_util_status_string(st), outside);
+        } else if (cc_opts.verbose) {
+            printf("node segments on rank %d: %llu bytes, counted by regpar\n", cc_world_rank,
+                   mapped);
+        }
     }
 }
 

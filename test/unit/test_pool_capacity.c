@@ -1,6 +1,7 @@
 /*
  * max_capacity (over-capacity service, release down to the cap, coldest
- * slab first) and collection by age with a fake clock.
+ * slab first, memory counted from outside the pool) and collection by age
+ * with a fake clock.
  */
 #include "test_pool_common.h"
 
@@ -212,10 +213,77 @@ static void test_collect_by_age(void)
     regpar_pool_destroy(pool);
 }
 
+/* Memory mapped outside the pool (coll/bufpool's node segments) counts
+ * against the cap: the pool keeps that much less idle, releases at once
+ * what no longer fits, and counts a slab mapped past the shared cap as
+ * over capacity; given back, the cap is whole again. */
+static void test_count_outside(void)
+{
+    uint64_t now = 1;
+    regpar_pool_config_t cfg;
+    test_pool_config(&cfg, NULL, &now);
+    cfg.slab_size = 2 * MIB;
+    cfg.max_capacity = 4 * MIB;
+    cfg.gc_age_ns = 0;
+    regpar_pool_t *pool = test_pool_create(&cfg);
+    regpar_pool_stats_t st;
+    void *buf[4];
+    for (int i = 0; i < 4; i++) {
+        now++;
+        buf[i] = regpar_pool_alloc(pool, MIB);
+        UNIT_REQUIRE(buf[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        now++;
+        UNIT_CHECK(0 == regpar_pool_free(pool, buf[i]));
+    }
+    regpar_pool_get_stats(pool, &st);
+    UNIT_CHECK_EQ_U64(st.bytes_held, 4 * MIB);
+    UNIT_CHECK_EQ_U64(st.over_capacity, 0);
+
+    regpar_pool_count_outside(pool, 2 * (int64_t)MIB);
+    regpar_pool_get_stats(pool, &st);
+    UNIT_CHECK_EQ_U64(st.bytes_outside, 2 * MIB);
+    UNIT_CHECK_EQ_U64(st.bytes_held, 2 * MIB);
+    UNIT_CHECK_EQ_U64(st.bytes_collected, 2 * MIB);
+    regpar_pool_count_outside(pool, 3 * (int64_t)MIB);
+    regpar_pool_get_stats(pool, &st);
+    UNIT_CHECK_EQ_U64(st.bytes_outside, 5 * MIB);
+    UNIT_CHECK_EQ_U64(st.bytes_held, 0);
+
+    /* Still served; the slab takes the pool (with what is outside) over
+     * the cap, and goes when freed. */
+    void *again = regpar_pool_alloc(pool, MIB);
+    UNIT_REQUIRE(again);
+    regpar_pool_get_stats(pool, &st);
+    UNIT_CHECK_EQ_U64(st.over_capacity, 1);
+    UNIT_CHECK(0 == regpar_pool_free(pool, again));
+    regpar_pool_get_stats(pool, &st);
+    UNIT_CHECK_EQ_U64(st.bytes_held, 0);
+
+    /* Unmapped again: the pool keeps up to the whole cap once more. */
+    regpar_pool_count_outside(pool, -5 * (int64_t)MIB);
+    for (int i = 0; i < 4; i++) {
+        now++;
+        buf[i] = regpar_pool_alloc(pool, MIB);
+        UNIT_REQUIRE(buf[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        UNIT_CHECK(0 == regpar_pool_free(pool, buf[i]));
+    }
+    regpar_pool_get_stats(pool, &st);
+    UNIT_CHECK_EQ_U64(st.bytes_outside, 0);
+    UNIT_CHECK_EQ_U64(st.bytes_held, 4 * MIB);
+    UNIT_CHECK_EQ_U64(st.over_capacity, 1);
+    test_check_consistent(pool);
+    regpar_pool_destroy(pool);
+}
+
 int main(void)
 {
     test_capacity();
     test_tiny_capacity();
     test_collect_by_age();
+    test_count_outside();
     return unit_finish("test_pool_capacity");
 }
