@@ -54,7 +54,9 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
         "segment; commutative operations; on one host auto's choice runs), node (one host, up "
         "to 4 KiB: every rank reduces every rank's slot of a shared segment, any operation), "
         "node_rsag (one host: each rank reduces a slice of the shared slots; above 4 KiB "
-        "commutative operations in 64 KiB rounds)",
+        "commutative operations in 64 KiB rounds), hier_node (hier with each host's phases "
+        "through a segment its ranks share: reduce to the host's first rank, every rank "
+        "reducing a slice, then bcast; a host where that cannot serve runs hier's own)",
     [BUFPOOL_COLL_reduce] = "chain (pipelined chain in rank order; any operation; large "
                             "messages), binary (pipelined binary tree; commutative operations; "
                             "many processes), rsg (pipelined pairwise reduce-scatter then gather "

@@ -47,6 +47,7 @@
  * module.
  */
 #include "coll_bufpool_hier.h"
+#include "coll_bufpool_node.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,35 @@ static int hier_member(const void *sbuf, void *rbuf, const bufpool_segs_t *segs,
     return bufpool_reqs_finish(reqs, rc);
 }
 
+/* The leaders' allreduce of segments j0 .. j0 + nb - 1 of rbuf, in flight
+ * together, each with scratch slot first + b of slots: the same calls on
+ * every leader, whichever way its host reduced (hier, hier_node). */
+static int leaders_batch(char *rbuf, const bufpool_segs_t *segs, size_t j0, int nb,
+                         bufpool_slots_t *slots, int first, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, const bufpool_hier_topo_t *topo,
+                         struct ompi_communicator_t *comm)
+{
+    char *bufs[BUFPOOL_MAX_DEPTH], *tmps[BUFPOOL_MAX_DEPTH];
+    size_t counts[BUFPOOL_MAX_DEPTH];
+    for (int b = 0; b < nb; b++) {
+        const size_t j = j0 + (size_t)b;
+        bufs[b] = rbuf + bufpool_segs_offset(segs, j);
+        counts[b] = bufpool_segs_count(segs, j);
+        tmps[b] = bufpool_slot(slots, first + b);
+    }
+    const bufpool_rd_parts_t parts = {.n = nb, .buf = bufs, .tmp = tmps, .count = counts};
+    return bufpool_allreduce_rd_group(&parts, dtype, op, &topo->leaders,
+                                      MCA_COLL_BASE_TAG_ALLREDUCE, comm);
+}
+
+/* The batches of the leaders' exchange: depth - 1 segments (at least 1, at
+ * most all). */
+static int leaders_batch_size(int depth, const bufpool_segs_t *segs)
+{
+    int batch = depth > 1 ? depth - 1 : 1;
+    return (size_t)batch < segs->nseg ? batch : (int)segs->nseg;
+}
+
 static int hier_leader(const void *sbuf, void *rbuf, const bufpool_segs_t *segs,
                        struct ompi_datatype_t *dtype, struct ompi_op_t *op, int depth,
                        const bufpool_hier_topo_t *topo, bufpool_reqs_t *reqs,
@@ -170,14 +200,11 @@ static int hier_leader(const void *sbuf, void *rbuf, const bufpool_segs_t *segs,
      * for the leaders' exchange of a batch of segments: depth in all (depth
      * 1: two half segments).  Every leader cuts the same batches. */
     const int wdepth = others > 0 ? 1 : 0;
-    int batch = depth > 1 ? depth - 1 : 1;
-    batch = (size_t)batch < segs->nseg ? batch : (int)segs->nseg;
+    const int batch = leaders_batch_size(depth, segs);
     const int nslots = wdepth + (inter ? batch : 0);
     bufpool_slots_t slots = {0}, wslots;
     bufpool_rwin_t win;
     local_units_t units = {.local = &topo->local, .segs = segs, .dtype = dtype};
-    char *bufs[BUFPOOL_MAX_DEPTH], *tmps[BUFPOOL_MAX_DEPTH];
-    size_t counts[BUFPOOL_MAX_DEPTH];
     int rc = OMPI_SUCCESS;
 
     if (nslots > 0) {
@@ -200,18 +227,16 @@ static int hier_leader(const void *sbuf, void *rbuf, const bufpool_segs_t *segs,
         for (int b = 0; b < nb && OMPI_SUCCESS == rc; b++) {
             const size_t j = j0 + (size_t)b;
             const ptrdiff_t off = bufpool_segs_offset(segs, j);
-            counts[b] = bufpool_segs_count(segs, j);
-            bufs[b] = (char *)rbuf + off;
-            tmps[b] = inter ? bufpool_slot(&slots, wdepth + b) : NULL;
+            const size_t count = bufpool_segs_count(segs, j);
             if (!in_place) {
-                rc = bufpool_copy(bufs[b], (const char *)sbuf + off, counts[b], dtype);
+                rc = bufpool_copy((char *)rbuf + off, (const char *)sbuf + off, count, dtype);
             }
             for (int k = 0; k < others && OMPI_SUCCESS == rc; k++) {
                 const size_t u = j * (size_t)others + (size_t)k;
                 void *in;
                 rc = bufpool_rwin_wait(&win, u, &in);
                 if (OMPI_SUCCESS == rc) {
-                    bufpool_reduce(op, in, bufs[b], counts[b], dtype);
+                    bufpool_reduce(op, in, (char *)rbuf + off, count, dtype);
                     rc = bufpool_rwin_release(&win, u);
                 }
             }
@@ -219,16 +244,15 @@ static int hier_leader(const void *sbuf, void *rbuf, const bufpool_segs_t *segs,
         /* 2. The leaders' allreduce of the batch, its segments in flight
          * together. */
         if (OMPI_SUCCESS == rc && inter) {
-            const bufpool_rd_parts_t parts = {.n = nb, .buf = bufs, .tmp = tmps, .count = counts};
-            rc = bufpool_allreduce_rd_group(&parts, dtype, op, &topo->leaders,
-                                            MCA_COLL_BASE_TAG_ALLREDUCE, comm);
+            rc = leaders_batch(rbuf, segs, j0, nb, &slots, wdepth, dtype, op, topo, comm);
         }
         /* 3. The results to this host's other ranks. */
         for (int b = 0; b < nb && OMPI_SUCCESS == rc; b++) {
+            const size_t j = j0 + (size_t)b;
             for (int k = 1; k <= others && OMPI_SUCCESS == rc; k++) {
-                rc =
-                    bufpool_reqs_send(reqs, bufs[b], counts[b], dtype,
-                                      bufpool_group_rank(&topo->local, k), MCA_COLL_BASE_TAG_BCAST);
+                rc = bufpool_reqs_send(
+                    reqs, (char *)rbuf + bufpool_segs_offset(segs, j), bufpool_segs_count(segs, j),
+                    dtype, bufpool_group_rank(&topo->local, k), MCA_COLL_BASE_TAG_BCAST);
             }
         }
     }
@@ -243,20 +267,17 @@ out:
     return rc;
 }
 
-int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
-                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                           const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                           bufpool_comm_state_t *state)
+/* The communicator's map of hosts.  Built once, without a lock: a blocking
+ * call and nonblocking ones (coll_bufpool_nb.c), on different threads, may
+ * get here at once; each builds the same map from the same data and the
+ * first published one stays.  NULL: out of memory. */
+static bufpool_hier_topo_t *hier_topo(bufpool_comm_state_t *state, struct ompi_communicator_t *comm)
 {
-    /* Built once, without a lock: a blocking call and nonblocking ones
-     * (coll_bufpool_nb.c), on different threads, may get here at once;
-     * each builds the same map from the same data and the first published
-     * one stays. */
     bufpool_hier_topo_t *topo = __atomic_load_n(&state->hier, __ATOMIC_ACQUIRE);
     if (NULL == topo) {
         bufpool_hier_topo_t *built = topo_build(state, comm);
         if (NULL == built) {
-            return OMPI_ERR_OUT_OF_RESOURCE;
+            return NULL;
         }
         if (__atomic_compare_exchange_n(&state->hier, &topo, built, false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
@@ -265,14 +286,91 @@ int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
             bufpool_hier_topo_free(built);
         }
     }
+    return topo;
+}
+
+/* Segments of hier's leaders' exchange: the same cut on every rank. */
+static void hier_segs(bufpool_segs_t *segs, size_t count, struct ompi_datatype_t *dtype,
+                      const bufpool_plan_t *plan)
+{
+    bufpool_segs_init(segs, count, dtype,
+                      bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, 2));
+}
+
+int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                           bufpool_comm_state_t *state)
+{
+    bufpool_hier_topo_t *topo = hier_topo(state, comm);
+    if (NULL == topo) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     bufpool_segs_t segs;
     bufpool_reqs_t reqs;
 
-    bufpool_segs_init(&segs, count, dtype,
-                      bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, 2));
+    hier_segs(&segs, count, dtype, plan);
     bufpool_reqs_init(&reqs, state, comm);
     if (0 != topo->local.me) {
         return hier_member(sbuf, rbuf, &segs, dtype, &topo->local, &reqs);
     }
     return hier_leader(sbuf, rbuf, &segs, dtype, op, plan->depth, topo, &reqs, comm);
+}
+
+/* ---------------------------------------------------------------------- */
+/* hier_node: the host's phases through a segment of its ranks. */
+
+/* A leader's part between the host's phases: the leaders' allreduce of the
+ * host's result in rbuf, batch after batch as hier's leaders do it. */
+static int hier_node_leaders(void *rbuf, size_t count, struct ompi_datatype_t *dtype,
+                             struct ompi_op_t *op, const bufpool_plan_t *plan,
+                             const bufpool_hier_topo_t *topo, struct ompi_communicator_t *comm)
+{
+    bufpool_segs_t segs;
+    hier_segs(&segs, count, dtype, plan);
+    if (topo->leaders.n < 2 || 0 == segs.nseg) {
+        return OMPI_SUCCESS;
+    }
+    const int batch = leaders_batch_size(plan->depth, &segs);
+    bufpool_slots_t slots = {0};
+    /* (Without scratch, as hier's leader: the error, no exchange.) */
+    int rc = bufpool_slots_get(&slots, batch, segs.seg_span, segs.gap);
+    for (size_t j0 = 0; j0 < segs.nseg && OMPI_SUCCESS == rc; j0 += (size_t)batch) {
+        const int nb = segs.nseg - j0 < (size_t)batch ? (int)(segs.nseg - j0) : batch;
+        rc = leaders_batch(rbuf, &segs, j0, nb, &slots, 0, dtype, op, topo, comm);
+    }
+    bufpool_slots_put(&slots);
+    return rc;
+}
+
+int bufpool_allreduce_hier_node(const void *sbuf, void *rbuf, size_t count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                                bufpool_comm_state_t *state)
+{
+    bufpool_hier_topo_t *topo = hier_topo(state, comm);
+    if (NULL == topo) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    const bufpool_group_t *host = &topo->local;
+    /* Where the host's rounds cannot serve, hier's own host phases do (the
+     * same on every rank of the host: its size and the call's count and
+     * type; the leaders' exchange is the same either way). */
+    if (host->n < 2 || count < (size_t)host->n ||
+        dtype->super.size > BUFPOOL_NODE_CHUNK / (size_t)host->n) {
+        return bufpool_allreduce_hier(sbuf, rbuf, count, dtype, op, plan, comm, state);
+    }
+    const bufpool_args_t a = {.sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op};
+    const uint64_t s = bufpool_node_host_reserve(state);
+    int rc = bufpool_node_host_reduce(&a, plan, host, s, comm, state);
+    if (BUFPOOL_NODE_UNAVAILABLE == rc) {
+        return bufpool_allreduce_hier(sbuf, rbuf, count, dtype, op, plan, comm, state);
+    }
+    if (0 == host->me) {
+        int rc2 = hier_node_leaders(rbuf, count, dtype, op, plan, topo, comm);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    int rc2 = bufpool_node_host_bcast(rbuf, count, dtype, plan, host, s + 1,
+                                      0 == host->me ? rc : OMPI_SUCCESS, comm, state);
+    return OMPI_SUCCESS != rc ? rc : rc2;
 }

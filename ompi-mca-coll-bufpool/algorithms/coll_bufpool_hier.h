@@ -25,6 +25,20 @@ int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                            bufpool_comm_state_t *state);
 
+/* hier_node: hier with its host phases through a shared segment of the
+ * host's ranks (coll_bufpool_node.h, bufpool_node_host_reduce and _bcast):
+ * the host's inputs reduced to its leader in node_rsag's chunk rounds
+ * (every rank of the host reducing a slice), the leaders' exchange as
+ * hier's, the result back to the host in bcast's chunk rounds.  A host
+ * where they cannot serve (one rank, fewer elements than ranks, elements
+ * above 64 KiB / ranks, no segment) runs hier's own host phases instead:
+ * each host decides for itself, alike on all its ranks, and the leaders
+ * exchange the same messages either way.  Commutative operations only. */
+int bufpool_allreduce_hier_node(const void *sbuf, void *rbuf, size_t count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                                bufpool_comm_state_t *state);
+
 END_C_DECLS
 
 #endif /* MCA_COLL_BUFPOOL_HIER_H */

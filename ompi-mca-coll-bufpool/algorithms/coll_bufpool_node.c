@@ -47,6 +47,7 @@
  * while a peer still maps them.
  */
 #include "coll_bufpool_node.h"
+#include "coll_bufpool_group.h"
 #include "coll_bufpool_pack.h"
 #include "coll_bufpool_pipeline.h"
 #include "runtime/coll_bufpool_shm.h"
@@ -85,6 +86,9 @@ typedef struct node_header {
 struct bufpool_node {
     bufpool_shm_t shm;
     char *base;
+    /* Its ranks (the whole communicator, or allreduce hier_node's host):
+     * this process is member me of p (group.me, group.n). */
+    bufpool_group_t group;
     int p, me;
     int fail_chunk_rank;            /* coll_bufpool_test_node_fail_chunk */
     size_t max_bytes;               /* coll_bufpool_node_max_bytes        */
@@ -109,7 +113,7 @@ struct bufpool_node {
 };
 typedef struct bufpool_node bufpool_node_t;
 
-/* Phases of the communicator's segment (bufpool_comm_state_t.node_phase). */
+/* Phases of a segment's set-up (bufpool_node_home_t.phase). */
 enum { NODE_NONE = 0, NODE_SETTING_UP, NODE_SETTLED };
 
 static inline uint64_t *node_done(const bufpool_node_t *n, int r)
@@ -309,11 +313,11 @@ static uint64_t node_nonce(void)
  * failure known beforehand (an errno value, or 0), which it reports instead
  * of creating or mapping, as it does when the segment would take it past
  * max_bytes; what names the segment in the messages. */
-static int node_share(struct ompi_communicator_t *comm, int my_error, size_t rank_stride,
-                      size_t max_bytes, const char *what, const bufpool_params_t *params,
-                      bufpool_shm_t *shm)
+static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
+                      size_t rank_stride, size_t max_bytes, const char *what,
+                      const bufpool_params_t *params, bufpool_shm_t *shm)
 {
-    const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    const int p = g->n, me = g->me;
     const size_t bytes = NODE_HEADER + (size_t)p * rank_stride;
     const bufpool_shm_range_t own = {.offset = 0 == me ? 0 : NODE_HEADER + (size_t)me * rank_stride,
                                      .bytes = 0 == me ? NODE_HEADER + rank_stride : rank_stride};
@@ -347,20 +351,20 @@ static int node_share(struct ompi_communicator_t *comm, int my_error, size_t ran
         }
         verdict = 0 == offer.status;
         for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
-            rc = bufpool_send(&offer, sizeof(offer), MPI_BYTE, r, tag, comm);
+            rc = bufpool_send(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, r), tag, comm);
         }
         for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
             int32_t status;
-            rc = bufpool_recv(&status, 1, MPI_INT32_T, r, tag, comm);
+            rc = bufpool_recv(&status, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
             verdict = verdict && 0 == status;
         }
         /* Everyone who will ever map it has: the name goes now. */
         bufpool_shm_unlink(shm);
         for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
-            rc = bufpool_send(&verdict, 1, MPI_INT32_T, r, tag, comm);
+            rc = bufpool_send(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
         }
     } else {
-        rc = bufpool_recv(&offer, sizeof(offer), MPI_BYTE, 0, tag, comm);
+        rc = bufpool_recv(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, 0), tag, comm);
         if (OMPI_SUCCESS == rc) {
             mine = 0 != offer.status                          ? offer.status
                    : offer.ranks != p || offer.bytes != bytes ? EINVAL
@@ -383,10 +387,10 @@ static int node_share(struct ompi_communicator_t *comm, int my_error, size_t ran
                     node_say_unavailable(params, step, mine, comm);
                 }
             }
-            rc = bufpool_send(&mine, 1, MPI_INT32_T, 0, tag, comm);
+            rc = bufpool_send(&mine, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
         }
         if (OMPI_SUCCESS == rc) {
-            rc = bufpool_recv(&verdict, 1, MPI_INT32_T, 0, tag, comm);
+            rc = bufpool_recv(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
         }
     }
     if (OMPI_SUCCESS == rc && !verdict) {
@@ -419,8 +423,8 @@ static void node_unshare(bufpool_shm_t *shm)
 }
 
 /* The communicator's segment: OMPI_SUCCESS and *out, or as node_share. */
-static int node_setup(struct ompi_communicator_t *comm, const bufpool_comm_state_t *state,
-                      bufpool_node_t **out)
+static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g,
+                      const bufpool_comm_state_t *state, bufpool_node_t **out)
 {
     bufpool_node_t *n = calloc(1, sizeof(*n));
     /* Every rank takes part in the agreement, one without memory for its
@@ -429,7 +433,7 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_comm_state
     const int my_error = NULL == n                                       ? ENOMEM
                          : ompi_comm_rank(comm) == state->node_fail_rank ? ENOSPC /* testing */
                                                                          : 0;
-    int rc = node_share(comm, my_error, NODE_RANK_STRIDE, state->node_max_bytes, "segment",
+    int rc = node_share(comm, g, my_error, NODE_RANK_STRIDE, state->node_max_bytes, "segment",
                         state->params, &shm);
     if (OMPI_SUCCESS != rc) {
         free(n);
@@ -437,8 +441,9 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_comm_state
     }
     n->shm = shm;
     n->base = n->shm.base;
-    n->p = ompi_comm_size(comm);
-    n->me = ompi_comm_rank(comm);
+    n->group = *g;
+    n->p = g->n;
+    n->me = g->me;
     n->fail_chunk_rank = state->node_fail_chunk_rank;
     n->max_bytes = state->node_max_bytes;
     n->params = state->params;
@@ -477,32 +482,40 @@ static void node_chunks_cold(bufpool_node_t *n, uint64_t s)
 /* The call's sequence number and the segment, once the set-up (this call's
  * or an earlier one's) is settled and this rank's earlier calls are done;
  * BUFPOOL_NODE_UNAVAILABLE without the segment. */
-static int node_begin(bufpool_comm_state_t *state, struct ompi_communicator_t *comm,
-                      bufpool_node_t **out, uint64_t *seq)
+static int node_begin_at(bufpool_node_home_t *home, const bufpool_group_t *g,
+                         bufpool_comm_state_t *state, struct ompi_communicator_t *comm, uint64_t s,
+                         bufpool_node_t **out)
 {
-    const uint64_t s = ++state->node_seq;
-    if (NODE_NONE == state->node_phase) {
-        state->node_phase = NODE_SETTING_UP;
+    if (NODE_NONE == home->phase) {
+        home->phase = NODE_SETTING_UP;
         bufpool_node_t *n = NULL;
-        int rc = node_setup(comm, state, &n);
-        state->node = n;
-        __atomic_store_n(&state->node_phase, NODE_SETTLED, __ATOMIC_RELEASE);
+        int rc = node_setup(comm, g, state, &n);
+        home->node = n;
+        __atomic_store_n(&home->phase, NODE_SETTLED, __ATOMIC_RELEASE);
         if (OMPI_SUCCESS != rc) {
             return rc;
         }
     } else {
         /* A nonblocking call started before it is still setting it up. */
-        bufpool_wait_word(&state->node_phase, NODE_SETTLED);
+        bufpool_wait_word(&home->phase, NODE_SETTLED);
     }
-    bufpool_node_t *n = state->node;
+    bufpool_node_t *n = home->node;
     if (NULL == n) {
         return BUFPOOL_NODE_UNAVAILABLE;
     }
     bufpool_wait_word(node_done(n, n->me), s - 1);
     node_chunks_cold(n, s);
     *out = n;
-    *seq = s;
     return OMPI_SUCCESS;
+}
+
+/* The same for the next sequence number, taken now. */
+static int node_begin(bufpool_node_home_t *home, const bufpool_group_t *g,
+                      bufpool_comm_state_t *state, struct ompi_communicator_t *comm,
+                      bufpool_node_t **out, uint64_t *seq)
+{
+    *seq = ++home->seq;
+    return node_begin_at(home, g, state, comm, *seq, out);
 }
 
 static void node_end(bufpool_node_t *n, uint64_t s)
@@ -711,7 +724,7 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
     }
     if (0 == n->big_state) {
         const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
-        int rc = node_share(comm, my_error, node_big_rank_stride(need), n->max_bytes,
+        int rc = node_share(comm, &n->group, my_error, node_big_rank_stride(need), n->max_bytes,
                             "chunk segment", n->params, &n->big);
         if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
             return rc; /* a point-to-point error: tried again next time */
@@ -833,11 +846,13 @@ static int node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpo
  * while the root packs the next ones.  A round of allgather: every rank
  * packs its block's chunk and posts, waits for every post and copies the
  * others' chunks out.  Cut at any byte: no operation reads the elements.
- * BUFPOOL_NODE_UNAVAILABLE (after ending the call) when the chunk segment
- * could not be had, on every rank alike. */
+ * A bcast root's root_error (its data is not right) goes with every round
+ * in the error word: the others return it too.  BUFPOOL_NODE_UNAVAILABLE
+ * (after ending the call) when the chunk segment could not be had, on
+ * every rank alike. */
 static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
                             const bufpool_args_t *a, const bufpool_plan_t *plan,
-                            struct ompi_communicator_t *comm)
+                            struct ompi_communicator_t *comm, int root_error)
 {
     n->big_last = s;
     int rc = node_big_cut(n, s, plan, 4096, comm);
@@ -875,6 +890,7 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
         if (NULL != from) {
             node_big_claim(n, q);
             rc2 = bufpool_view_pack(from, off, len, node_big_payload(n, n->me, q));
+            rc2 = OMPI_SUCCESS != root_error ? root_error : rc2;
         }
         node_big_post(n, q, rc2);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
@@ -1071,12 +1087,12 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
             return node_reduce(n, s, a);
         case BUFPOOL_COLL_bcast:
             if (a->dtype->super.size * a->count > BUFPOOL_NODE_MAX_BYTES) {
-                return node_move_rounds(n, s, id, a, plan, comm);
+                return node_move_rounds(n, s, id, a, plan, comm, OMPI_SUCCESS);
             }
             return node_bcast(n, s, a);
         case BUFPOOL_COLL_allgather:
             if (a->rdtype->super.size * (size_t)a->rcount > BUFPOOL_NODE_MAX_BYTES) {
-                return node_move_rounds(n, s, id, a, plan, comm);
+                return node_move_rounds(n, s, id, a, plan, comm, OMPI_SUCCESS);
             }
             return node_allgather(n, s, a);
         case BUFPOOL_COLL_reduce_scatter:
@@ -1097,14 +1113,64 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
 int bufpool_node_run(bufpool_coll_id_t id, const bufpool_plan_t *plan, const bufpool_args_t *a,
                      struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
 {
+    const bufpool_group_t all = {.n = ompi_comm_size(comm), .me = ompi_comm_rank(comm)};
     bufpool_node_t *n;
     uint64_t s;
-    int rc = node_begin(state, comm, &n, &s);
+    int rc = node_begin(&state->node, &all, state, comm, &n, &s);
     if (OMPI_SUCCESS == rc) {
         rc = node_dispatch(n, s, id, plan, a, comm);
     }
     count(BUFPOOL_NODE_UNAVAILABLE == rc ? &bufpool_node_counters.fallbacks
                                          : &bufpool_node_counters.calls,
           1);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* allreduce hier_node's phases on this rank's host. */
+
+uint64_t bufpool_node_host_reserve(bufpool_comm_state_t *state)
+{
+    const uint64_t s = state->host_node.seq + 1;
+    state->host_node.seq += 2;
+    return s;
+}
+
+int bufpool_node_host_reduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
+                             const bufpool_group_t *host, uint64_t s,
+                             struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
+{
+    bufpool_node_t *n = NULL;
+    int rc = node_begin_at(&state->host_node, host, state, comm, s, &n);
+    if (OMPI_SUCCESS == rc) {
+        /* reduce to member 0; the others' input in place is their rbuf. */
+        bufpool_args_t r = *a;
+        r.root = 0;
+        if (0 != host->me && MPI_IN_PLACE == a->sbuf) {
+            r.sbuf = a->rbuf;
+        }
+        rc = node_rounds(n, s, &r, plan, comm, 0);
+    }
+    if (BUFPOOL_NODE_UNAVAILABLE == rc && NULL != n) {
+        /* The bcast's number goes unused: ended, for the calls behind it. */
+        node_end(n, s + 1);
+    }
+    count(BUFPOOL_NODE_UNAVAILABLE == rc ? &bufpool_node_counters.fallbacks
+                                         : &bufpool_node_counters.calls,
+          1);
+    return rc;
+}
+
+int bufpool_node_host_bcast(void *buf, size_t elems, struct ompi_datatype_t *dtype,
+                            const bufpool_plan_t *plan, const bufpool_group_t *host, uint64_t s,
+                            int root_error, struct ompi_communicator_t *comm,
+                            bufpool_comm_state_t *state)
+{
+    bufpool_node_t *n = NULL;
+    int rc = node_begin_at(&state->host_node, host, state, comm, s, &n);
+    if (OMPI_SUCCESS == rc) {
+        const bufpool_args_t b = {.rbuf = buf, .count = elems, .dtype = dtype, .root = 0};
+        rc = node_move_rounds(n, s, BUFPOOL_COLL_bcast, &b, plan, comm, root_error);
+    }
     return rc;
 }

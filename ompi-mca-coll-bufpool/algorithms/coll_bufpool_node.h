@@ -48,6 +48,29 @@ int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
 int bufpool_node_run(bufpool_coll_id_t id, const bufpool_plan_t *plan, const bufpool_args_t *a,
                      struct ompi_communicator_t *comm, bufpool_comm_state_t *state);
 
+/* allreduce hier_node's phases over a segment of the ranks of one host
+ * (host: their group, member 0 leading; coll_bufpool_hier.c).  A call
+ * reserves two sequence numbers of that segment before anything can wait
+ * (bufpool_node_host_reserve: s and s + 1), so that nonblocking calls in
+ * flight together number alike on every member whatever order their
+ * phases run in.  With s the leader gets the reduction of the members'
+ * inputs (a, an allreduce's: in place a member's input is its rbuf) in its
+ * rbuf, by node_rsag's chunk rounds (commutative operations, at least
+ * host->n elements of at most BUFPOOL_NODE_CHUNK / host->n bytes); with
+ * s + 1 the leader's buf goes to every member in bcast's chunk rounds,
+ * where a leader's root_error makes every member return that error too.
+ * OMPI_SUCCESS, an error, or BUFPOOL_NODE_UNAVAILABLE (nothing done, on
+ * every member alike; the reduce then ends s + 1 too). */
+struct bufpool_group;
+uint64_t bufpool_node_host_reserve(bufpool_comm_state_t *state);
+int bufpool_node_host_reduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
+                             const struct bufpool_group *host, uint64_t s,
+                             struct ompi_communicator_t *comm, bufpool_comm_state_t *state);
+int bufpool_node_host_bcast(void *buf, size_t elems, struct ompi_datatype_t *dtype,
+                            const bufpool_plan_t *plan, const struct bufpool_group *host,
+                            uint64_t s, int root_error, struct ompi_communicator_t *comm,
+                            bufpool_comm_state_t *state);
+
 /* The communicator's segment, when it goes. */
 void bufpool_node_free(struct bufpool_node *node);
 

@@ -20,6 +20,15 @@ BEGIN_C_DECLS
 struct bufpool_hier_topo;
 struct bufpool_params;
 
+/* Where a node segment lives in the state (coll_bufpool_node.c): the
+ * segment, NULL until set up or when it could not be; the phase of its
+ * set-up; the sequence number of the last call that took one. */
+typedef struct bufpool_node_home {
+    struct bufpool_node *node;
+    uint64_t phase;
+    uint64_t seq;
+} bufpool_node_home_t;
+
 typedef struct bufpool_comm_state {
     /* Requests of one blocking call.  MPI forbids two blocking collectives
      * at once on one communicator, so they are kept from call to call
@@ -38,12 +47,12 @@ typedef struct bufpool_comm_state {
      * number of hosts (0: not known, -1: out of memory) and the most ranks
      * on one host. */
     int (*host_ids)(struct ompi_communicator_t *comm, int *host, int *max_ppn);
-    /* The node algorithms' shared segment (coll_bufpool_node.c): NULL until
-     * set up, or when it could not be; the phase of its set-up; the
-     * sequence number of the last call that took one. */
-    struct bufpool_node *node;
-    uint64_t node_phase;
-    uint64_t node_seq;
+    /* The node algorithms' shared segment, of the whole communicator
+     * (coll_bufpool_node.c). */
+    bufpool_node_home_t node;
+    /* allreduce hier_node's: of this rank's host, its ranks of the
+     * communicator (hier->local). */
+    bufpool_node_home_t host_node;
     /* coll_bufpool_node_max_bytes and _node_cold_calls (see there). */
     size_t node_max_bytes;
     uint64_t node_cold_calls;

@@ -21,7 +21,7 @@
 
 const char *const *const bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_allreduce] =
-        NAMES("recursive_doubling", "rsag", "ring", "hier", "node", "node_rsag"),
+        NAMES("recursive_doubling", "rsag", "ring", "hier", "node", "node_rsag", "hier_node"),
     [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg", "node"),
     [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear", "node"),
     [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct", "node"),
@@ -171,7 +171,8 @@ int bufpool_forced_for(bufpool_coll_id_t id, int forced, int hosts, const bufpoo
     /* hier on one host has no hierarchy to use, and under max_requests it
      * would exceed the bound (it posts every segment at once): auto's
      * choice serves, which never takes hier under a bound. */
-    if (BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_HIER == forced) {
+    if (BUFPOOL_COLL_allreduce == id &&
+        (BUFPOOL_ALLREDUCE_HIER == forced || BUFPOOL_ALLREDUCE_HIER_NODE == forced)) {
         why = hosts <= 1                 ? "hier on a communicator on one host: auto's choice"
               : tuning->max_requests > 0 ? "hier does not honour max_requests: auto's choice"
                                          : NULL;
@@ -336,7 +337,8 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
     /* hier posts every segment at once: under max_requests, whether the
      * model or a row chose it (a forced hier never gets here), rsag, bounded
      * below. */
-    if (BUFPOOL_ALLREDUCE_HIER == plan->alg && plan->max_requests > 0) {
+    if ((BUFPOOL_ALLREDUCE_HIER == plan->alg || BUFPOOL_ALLREDUCE_HIER_NODE == plan->alg) &&
+        plan->max_requests > 0) {
         plan->alg = BUFPOOL_ALLREDUCE_RSAG;
         plan->why = from_row ? "a row's hier does not honour max_requests: rsag"
                              : "auto: cost model's hier does not honour max_requests: rsag";

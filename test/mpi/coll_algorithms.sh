@@ -20,7 +20,8 @@
 # alternating over 3 hosts (2+2+1 at 5 ranks, one per host at 2), blocks
 # (0,0,1: 2+1, 3+1, 4+1 interleaved at 5), one rank per host, at 128K and
 # 4K segments, depth 1, the 64 MiB scratch-bound check, and under
-# max_requests 2 (auto's bounded choice serves; the peak is checked).
+# max_requests 2 (auto's bounded choice serves; the peak is checked);
+# hier_node (the hosts' phases through shared segments) on the same maps.
 set -u
 . "$top_srcdir/test/mpi/collcheck-sweep.sh"
 
@@ -159,6 +160,11 @@ for np in $nps; do
     for spec in 0,1,0,1,2:128K 0,1,0,1,2:4K 0,0,1:4K 0,1,2,3,4:4K; do
         # shellcheck disable=SC2086 # an empty level must vanish
         run "$np" test_coll_reduce_family "$hier ${spec%%:*} --mca coll_bufpool_segment_size ${spec#*:}" \
+            --expect-bufpool --colls=allreduce $level
+        # hier_node: the hosts' phases through their shared segments.
+        # shellcheck disable=SC2086
+        run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm hier_node \
+--mca coll_bufpool_test_host_map ${spec%%:*} --mca coll_bufpool_segment_size ${spec#*:}" \
             --expect-bufpool --colls=allreduce $level
     done
     run "$np" test_coll_reduce_family "$hier 0,0,1 --mca coll_bufpool_segment_size 4K \

@@ -102,9 +102,11 @@ rm -f "${TMPDIR:-/tmp}/coll_nb_matrix.$$"
 
 # 3. hier on pretended hosts, a request bound, the scratch bound.
 for form in $forms; do
-    run 3 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm hier \
+    for hier in hier hier_node; do
+        run 3 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm $hier \
 --mca coll_bufpool_test_host_map 0,1,0 --mca coll_bufpool_segment_size 4K" \
-        --form=$form --colls=allreduce --comms=world --smoke --expect-bufpool
+            --form=$form --colls=allreduce --comms=world --smoke --expect-bufpool
+    done
     run 4 test_coll_reduce_family "--mca coll_bufpool_reduce_algorithm chain \
 --mca coll_bufpool_reduce_scatter_algorithm pairwise --mca coll_bufpool_allreduce_algorithm ring \
 --mca coll_bufpool_segment_size 4K --mca coll_bufpool_max_requests 2" --form=$form \

@@ -153,6 +153,28 @@ node_rsag --mca coll_bufpool_node_cold_calls 1 --mca coll_bufpool_verbose 1" sh 
   node_cold_calls 1, $form: exit $rc, ${released:-no} chunk segments released (expected 2 or more)"
     fi
 done
+# allreduce hier_node: hosts pretended (coll_bufpool_test_host_map) of 2
+# and 3 ranks, their phases through a segment of each host's ranks, in
+# three forms (--expect-node: every rank ran them over its host's segment;
+# the pool counts it); one host without a segment (rank 2's: test_node_fail)
+# or without a chunk segment (rank 3's) runs hier's own host phases while
+# the other keeps its segment, the leaders exchanging alike; and the
+# fuzzer's batches, several nonblocking calls in flight (seed 20 mixed two
+# of them up before each call took both its sequence numbers at once).
+hiernode="--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map \
+0,0,1,1,1 --mca coll_bufpool_segment_size 4K"
+for form in blocking nonblocking persistent; do
+    run 5 test_coll_reduce_family "$hiernode" --colls=allreduce --form=$form --expect-bufpool \
+        --expect-node --smoke --comms=world,dup,reversed
+done
+for fail in "test_node_fail 2" "test_node_fail_chunk 3"; do
+    run 5 test_coll_reduce_family "$hiernode --mca coll_bufpool_$fail" --colls=allreduce \
+        --form=nonblocking --expect-bufpool --smoke --comms=world,dup,reversed
+done
+run 4 ../fuzz/coll_fuzz "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
+--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map 0,1" \
+    --seed 11 --seeds 10
+
 # Geometry: the test's sizes (around 128 KiB, type after type, and 3 MiB
 # beyond --smoke) go through rows of different rounds and rings: the first
 # (128 KiB + 4 bytes) makes a segment for 96K x 2, the next (80 KiB) needs

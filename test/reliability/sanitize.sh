@@ -6,8 +6,8 @@
 #      nonblocking and persistent forms, and test_coll_nb), test_coll_nb_hazards
 #      (persistent requests left at MPI_Finalize, a user operation with a
 #      large frame), rel_job's mix workload, and the node algorithms of
-#      every collective forced (test_coll_barrier too), themselves
-#      sanitized;
+#      every collective forced (test_coll_barrier too) and allreduce
+#      hier_node on two pretended hosts, themselves sanitized;
 #   b. rel_job of an ordinary build (not sanitized, like most applications)
 #      with the sanitized components: the ASan runtime must then come first
 #      in the process, so it is LD_PRELOADed into the ranks only
@@ -133,6 +133,11 @@ run node_reduce_nonblocking "$san" "$san/test/mpi/test_coll_reduce_family" --smo
     --form=nonblocking --expect-node
 run node_move "$san" "$san/test/mpi/test_coll_move_family" --smoke --expect-node
 run node_barrier "$san" "$san/test/mpi/test_coll_barrier" --form=all --rounds=16 --expect-node
+# allreduce hier_node: two pretended hosts, each through its own segment.
+run_mca="--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map 0,0,1,1 \
+--mca coll_bufpool_segment_size 4K"
+run hier_node_nonblocking "$san" "$san/test/mpi/test_coll_reduce_family" --smoke \
+    --form=nonblocking --colls=allreduce --expect-node
 run_mca=
 if [ "$san" != "$top_builddir" ]; then
     run plain_rel_job_preload "$top_builddir" "$top_builddir/test/reliability/rel_job" \

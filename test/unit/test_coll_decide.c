@@ -401,6 +401,26 @@ static void test_hier(void)
     const int H = BUFPOOL_ALLREDUCE_HIER;
     bufpool_call_t call = {.comm_size = 4, .hosts = 2, .count = M / 4, .bytes = M, .commute = true};
     bufpool_plan_t plan;
+    /* hier_node the same way: forced across hosts, commutative operations
+     * only, auto's choice on one host and under max_requests. */
+    {
+        const int HN = BUFPOOL_ALLREDUCE_HIER_NODE;
+        bufpool_call_t c = call;
+        UNIT_CHECK_EQ_U64(allreduce_alg(&c, &dflt, HN, &plan), HN);
+        UNIT_CHECK(!bufpool_is_node_alg(BUFPOOL_COLL_allreduce, HN));
+        c.commute = false;
+        UNIT_CHECK_EQ_U64(allreduce_alg(&c, &dflt, HN, &plan), BUFPOOL_ALG_PREVIOUS);
+        c.commute = true;
+        bufpool_tuning_t bounded = dflt;
+        bounded.max_requests = 2;
+        UNIT_CHECK(HN != allreduce_alg(&c, &bounded, HN, &plan));
+        UNIT_CHECK(NULL != strstr(plan.why, "max_requests"));
+        c.hosts = 1;
+        c.bytes = 4 * M;
+        c.count = M;
+        UNIT_CHECK(HN != allreduce_alg(&c, &dflt, HN, &plan));
+        UNIT_CHECK(NULL != strstr(plan.why, "one host"));
+    }
     UNIT_CHECK_EQ_U64(allreduce_alg(&call, &dflt, H, &plan), H);
     UNIT_CHECK_EQ_U64(plan.seg_bytes, 128 * K);
     /* One rank per host: hier is the leaders' allreduce, still served. */
