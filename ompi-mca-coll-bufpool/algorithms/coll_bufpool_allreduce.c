@@ -155,13 +155,9 @@ int bufpool_run_allreduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg) {
         return allreduce_recursive_doubling(a->sbuf, a->rbuf, a->count, a->dtype, a->op, comm);
     }
-    if (BUFPOOL_ALLREDUCE_HIER == plan->alg) {
+    if (BUFPOOL_ALLREDUCE_HIER == plan->alg || BUFPOOL_ALLREDUCE_HIER_NODE == plan->alg) {
         return bufpool_allreduce_hier(a->sbuf, a->rbuf, a->count, a->dtype, a->op, plan, comm,
                                       state);
-    }
-    if (BUFPOOL_ALLREDUCE_HIER_NODE == plan->alg) {
-        return bufpool_allreduce_hier_node(a->sbuf, a->rbuf, a->count, a->dtype, a->op, plan, comm,
-                                           state);
     }
     /* rsag and ring share the reduce-scatter stream's description. */
     return allreduce_rsag(a->sbuf, a->rbuf, a->count, a->dtype, a->op, plan, comm, state);

@@ -297,15 +297,12 @@ static void hier_segs(bufpool_segs_t *segs, size_t count, struct ompi_datatype_t
                       bufpool_segment_bytes_for(plan->seg_bytes, plan->depth, 2));
 }
 
-int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
-                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                           const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                           bufpool_comm_state_t *state)
+/* hier's own host phases (point to point). */
+static int hier_p2p(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
+                    struct ompi_op_t *op, const bufpool_plan_t *plan,
+                    const bufpool_hier_topo_t *topo, struct ompi_communicator_t *comm,
+                    bufpool_comm_state_t *state)
 {
-    bufpool_hier_topo_t *topo = hier_topo(state, comm);
-    if (NULL == topo) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     bufpool_segs_t segs;
     bufpool_reqs_t reqs;
 
@@ -343,28 +340,24 @@ static int hier_node_leaders(void *rbuf, size_t count, struct ompi_datatype_t *d
     return rc;
 }
 
-int bufpool_allreduce_hier_node(const void *sbuf, void *rbuf, size_t count,
-                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                                bufpool_comm_state_t *state)
+static int hier_node(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
+                     struct ompi_op_t *op, const bufpool_plan_t *plan,
+                     const bufpool_hier_topo_t *topo, struct ompi_communicator_t *comm,
+                     bufpool_comm_state_t *state)
 {
-    bufpool_hier_topo_t *topo = hier_topo(state, comm);
-    if (NULL == topo) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     const bufpool_group_t *host = &topo->local;
     /* Where the host's rounds cannot serve, hier's own host phases do (the
      * same on every rank of the host: its size and the call's count and
      * type; the leaders' exchange is the same either way). */
     if (host->n < 2 || count < (size_t)host->n ||
         dtype->super.size > BUFPOOL_NODE_CHUNK / (size_t)host->n) {
-        return bufpool_allreduce_hier(sbuf, rbuf, count, dtype, op, plan, comm, state);
+        return hier_p2p(sbuf, rbuf, count, dtype, op, plan, topo, comm, state);
     }
     const bufpool_args_t a = {.sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op};
     const uint64_t s = bufpool_node_host_reserve(state);
     int rc = bufpool_node_host_reduce(&a, plan, host, s, comm, state);
     if (BUFPOOL_NODE_UNAVAILABLE == rc) {
-        return bufpool_allreduce_hier(sbuf, rbuf, count, dtype, op, plan, comm, state);
+        return hier_p2p(sbuf, rbuf, count, dtype, op, plan, topo, comm, state);
     }
     if (0 == host->me) {
         int rc2 = hier_node_leaders(rbuf, count, dtype, op, plan, topo, comm);
@@ -373,4 +366,18 @@ int bufpool_allreduce_hier_node(const void *sbuf, void *rbuf, size_t count,
     int rc2 = bufpool_node_host_bcast(rbuf, count, dtype, plan, host, s + 1,
                                       0 == host->me ? rc : OMPI_SUCCESS, comm, state);
     return OMPI_SUCCESS != rc ? rc : rc2;
+}
+
+int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                           bufpool_comm_state_t *state)
+{
+    const bufpool_hier_topo_t *topo = hier_topo(state, comm);
+    if (NULL == topo) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return BUFPOOL_ALLREDUCE_HIER_NODE == plan->alg
+               ? hier_node(sbuf, rbuf, count, dtype, op, plan, topo, comm, state)
+               : hier_p2p(sbuf, rbuf, count, dtype, op, plan, topo, comm, state);
 }

@@ -20,6 +20,7 @@ typedef struct bufpool_hier_topo {
 
 void bufpool_hier_topo_free(bufpool_hier_topo_t *topo);
 
+/* allreduce hier, or hier_node (plan->alg). */
 int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
@@ -34,10 +35,6 @@ int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
  * above 64 KiB / ranks, no segment) runs hier's own host phases instead:
  * each host decides for itself, alike on all its ranks, and the leaders
  * exchange the same messages either way.  Commutative operations only. */
-int bufpool_allreduce_hier_node(const void *sbuf, void *rbuf, size_t count,
-                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                                bufpool_comm_state_t *state);
 
 END_C_DECLS
 
