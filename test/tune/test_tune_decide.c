@@ -413,7 +413,8 @@ static void test_args(void)
     UNIT_CHECK(-1 == tune_parse_skips("allreduce:auto", skip, err, sizeof(err)));
     UNIT_CHECK(-1 == tune_parse_skips("allreduce:previous", skip, err, sizeof(err)));
     UNIT_CHECK(-1 == tune_parse_skips("nope:ring", skip, err, sizeof(err)));
-    UNIT_CHECK(6 == tune_algorithm_count(BUFPOOL_COLL_allreduce));
+    /* recursive_doubling rsag ring hier node node_rsag hier_node */
+    UNIT_CHECK(7 == tune_algorithm_count(BUFPOOL_COLL_allreduce));
 }
 
 int main(void)
