@@ -170,13 +170,8 @@ int bufpool_serve(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_r
     {                                                                                              \
         mca_coll_bufpool_module_t *const module = (mca_coll_bufpool_module_t *)base;               \
         prep;                                                                                      \
-        const size_t bp_bytes_ = (bytes);                                                          \
-        const bufpool_range_t *range =                                                             \
-            bufpool_range(module, BUFPOOL_FORM_BLOCKING, BUFPOOL_COLL_##name, (cls), bp_bytes_);   \
-        if (BUFPOOL_ALG_PREVIOUS == range->choice.alg && !module->explain && !(empty)) {           \
-            bufpool_module_count(&module->fallbacks[BUFPOOL_FORM_BLOCKING][BUFPOOL_COLL_##name]);  \
-            return BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args);                            \
-        }                                                                                          \
+        BUFPOOL_ENTRY_HEAD(module, BUFPOOL_FORM_BLOCKING, name, cls, bytes, empty,                 \
+                           BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args))                    \
         return name##_slow(BUFPOOL_EXPAND args, module, range, bp_bytes_);                         \
     }
 BUFPOOL_ENTRY_TABLE(BUFPOOL_BLOCKING_ENTRY)

@@ -55,6 +55,19 @@ static inline bool bufpool_hands_back(mca_coll_bufpool_module_t *module, int for
 #define BUFPOOL_PREVIOUS(bp_module, name, ...)                                                     \
     ((bp_module)->prev_##name(__VA_ARGS__, (bp_module)->prev_##name##_module))
 
+/* The head of every entry point (blocking, nonblocking, persistent): the
+ * call's range in the size map of form, and for a call it hands back (no
+ * explaining asked, not empty) the counter and prev_call returned at once;
+ * otherwise range and bp_bytes_ go on to the entry's slow path. */
+#define BUFPOOL_ENTRY_HEAD(module, form, name, cls, bytes, empty, prev_call)                       \
+    const size_t bp_bytes_ = (bytes);                                                              \
+    const bufpool_range_t *range =                                                                 \
+        bufpool_range(module, form, BUFPOOL_COLL_##name, (cls), bp_bytes_);                        \
+    if (BUFPOOL_ALG_PREVIOUS == range->choice.alg && !(module)->explain && !(empty)) {             \
+        bufpool_module_count(&(module)->fallbacks[form][BUFPOOL_COLL_##name]);                     \
+        return prev_call;                                                                          \
+    }
+
 /* Hand the call to the previously selected module and count it. */
 #define BUFPOOL_FALLBACK(bp_module, name, ...)                                                     \
     (bufpool_module_count(&(bp_module)->fallbacks[BUFPOOL_FORM_BLOCKING][BUFPOOL_COLL_##name]),    \

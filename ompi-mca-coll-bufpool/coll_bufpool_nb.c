@@ -479,14 +479,9 @@ static int nb_call(bufpool_coll_id_t id, int form, const bufpool_args_t *args, b
     {                                                                                              \
         mca_coll_bufpool_module_t *const module = (mca_coll_bufpool_module_t *)base;               \
         prep;                                                                                      \
-        const size_t bp_bytes_ = (bytes);                                                          \
-        const bufpool_range_t *range =                                                             \
-            bufpool_range(module, form, BUFPOOL_COLL_##name, (cls), bp_bytes_);                    \
-        if (BUFPOOL_ALG_PREVIOUS == range->choice.alg && !module->explain && !(empty)) {           \
-            bufpool_module_count(&module->fallbacks[form][BUFPOOL_COLL_##name]);                   \
-            return module->prev(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args,                     \
-                                module->prev##_module);                                            \
-        }                                                                                          \
+        BUFPOOL_ENTRY_HEAD(                                                                        \
+            module, form, name, cls, bytes, empty,                                                 \
+            module->prev(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args, module->prev##_module))    \
         return fn##_slow(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args, module, range, bp_bytes_); \
     }
 
