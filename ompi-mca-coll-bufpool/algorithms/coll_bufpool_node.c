@@ -630,6 +630,18 @@ static size_t node_slice(size_t count, int p, int r, size_t *first)
     return count * (size_t)(r + 1) / (size_t)p - *first;
 }
 
+/* Whether a rank posted an error with its chunk of round q (slots with
+ * an error word; the word holds q only when that round failed). */
+static bool node_round_failed(const bufpool_node_t *n, const node_slots_t *slot, uint64_t q)
+{
+    for (int j = 0; slot->has_error_word && j < n->p; j++) {
+        if (q == __atomic_load_n(slot->word(n, j, q) + 2, __ATOMIC_RELAXED)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The second half of node_rsag, once every rank has posted count elements
  * of dtype in its slot of round q: this rank reduces its slice of every slot
  * (elements cut alike on every rank: the count and the signature are the
@@ -641,10 +653,10 @@ static size_t node_slice(size_t count, int p, int r, size_t *first)
  * into buf: each rank reads 2 n bytes of the slots instead of p n.  (Leaving
  * the rank's own slice of its input out of the slot saves a copy of n / p;
  * at 2 ranks on the 2-core machine it measured no faster, 2026-11-27: not
- * done.)  Neither out nor buf: this rank could not reduce (no scratch); it
- * still posts, and where the slots have an error word it says so there, so
- * that the ranks that copy its slice return the error too instead of a
- * wrong result. */
+ * done.)  Neither out nor buf (no scratch), or a rank that posted an error
+ * with its chunk: this rank does not reduce; it still posts, and where the
+ * slots have an error word it says so there, so that the ranks that copy
+ * its slice return the error too instead of a wrong result. */
 static int node_rsag_round(bufpool_node_t *n, const node_slots_t *slot, uint64_t q, char *buf,
                            size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            char *out, bool copy_out)
@@ -657,6 +669,11 @@ static int node_rsag_round(bufpool_node_t *n, const node_slots_t *slot, uint64_t
     char *slice = NULL != out ? out : NULL != buf ? buf + (ptrdiff_t)first * extent : NULL;
     int rc = OMPI_ERR_OUT_OF_RESOURCE, rc2;
     bufpool_view_t v;
+    if (NULL != slice && node_round_failed(n, slot, q)) {
+        /* A rank could not pack its chunk: no slice of this round is
+         * right, so this rank says so for its own slice too. */
+        slice = NULL;
+    }
     if (NULL != slice) {
         rc = node_reduce_range(n, slot, q, slice, mine, dtype, op, first * type_size);
         bufpool_view_init(&v, slice, mine, dtype);
@@ -753,6 +770,27 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
     return OMPI_SUCCESS;
 }
 
+/* Post round q of this rank's chunk (rc: whether packing it failed, said in
+ * the error word first so that its readers return the error too). */
+static void node_big_post(bufpool_node_t *n, uint64_t q, int rc)
+{
+    if (OMPI_SUCCESS != rc) {
+        __atomic_store_n(node_big_word(n, n->me, q) + 2, q, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(node_big_word(n, n->me, q), q, __ATOMIC_RELEASE);
+}
+
+/* Unpack rank j's chunk of round q (posted) into bytes [off, off + len) of
+ * v, or return the error that rank j posted instead. */
+static int node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpool_view_t *v,
+                         size_t off, size_t len)
+{
+    if (q == __atomic_load_n(node_big_word(n, j, q) + 2, __ATOMIC_RELAXED)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return bufpool_view_unpack(v, off, len, node_big_payload(n, j, q));
+}
+
 /* allreduce node_rsag and reduce node above BUFPOOL_NODE_MAX_BYTES: rounds
  * of big_chunk bytes per rank through the communicator's chunk segment,
  * big_depth slots per rank in turn; every rank reduces its slice of each
@@ -801,7 +839,7 @@ static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
         int rc2 = bufpool_view_pack(&sv, done * type_size, count * type_size,
                                     node_big_payload(n, n->me, q));
         rc = OMPI_SUCCESS != rc ? rc : rc2;
-        __atomic_store_n(node_big_word(n, n->me, q), q, __ATOMIC_RELEASE);
+        node_big_post(n, q, rc2);
         for (int j = 0; j < n->p; j++) {
             bufpool_wait_word(node_big_word(n, j, q), q);
         }
@@ -816,27 +854,6 @@ static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
     }
     node_end(n, s);
     return rc;
-}
-
-/* Post round q of this rank's chunk (rc: whether packing it failed, said in
- * the error word first so that its readers return the error too). */
-static void node_big_post(bufpool_node_t *n, uint64_t q, int rc)
-{
-    if (OMPI_SUCCESS != rc) {
-        __atomic_store_n(node_big_word(n, n->me, q) + 2, q, __ATOMIC_RELAXED);
-    }
-    __atomic_store_n(node_big_word(n, n->me, q), q, __ATOMIC_RELEASE);
-}
-
-/* Unpack rank j's chunk of round q (posted) into bytes [off, off + len) of
- * v, or return the error that rank j posted instead. */
-static int node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpool_view_t *v,
-                         size_t off, size_t len)
-{
-    if (q == __atomic_load_n(node_big_word(n, j, q) + 2, __ATOMIC_RELAXED)) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    return bufpool_view_unpack(v, off, len, node_big_payload(n, j, q));
 }
 
 /* bcast and allgather node above BUFPOOL_NODE_MAX_BYTES: the message (each
@@ -864,25 +881,23 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
     /* What this rank posts (NULL: nothing, a bcast's other ranks) and where
      * rank j's chunks go (the block at j * stride of rbuf; bcast: rbuf). */
     bufpool_view_t mine, *from = NULL;
-    ptrdiff_t stride = 0;
-    size_t bytes;
+    /* allgather: rank j's block of rbuf is block 0's view moved j blocks. */
+    bufpool_view_t block0;
+    size_t blocks = 0;
     if (bcast) {
         bufpool_view_init(&mine, a->rbuf, a->count, a->dtype);
         from = n->me == a->root ? &mine : NULL;
-        bytes = mine.bytes;
     } else {
-        ptrdiff_t lb, extent;
-        ompi_datatype_get_extent(a->rdtype, &lb, &extent);
-        stride = extent * (ptrdiff_t)a->rcount;
+        bufpool_view_init(&block0, a->rbuf, (size_t)a->rcount, a->rdtype);
+        blocks = (size_t)a->rcount;
         if (MPI_IN_PLACE == a->sbuf) {
-            bufpool_view_init(&mine, (char *)a->rbuf + (ptrdiff_t)n->me * stride, (size_t)a->rcount,
-                              a->rdtype);
+            bufpool_view_sub(&mine, &block0, (size_t)n->me * blocks, blocks);
         } else {
             bufpool_view_init(&mine, a->sbuf, (size_t)a->scount, a->sdtype);
         }
         from = &mine;
-        bytes = mine.bytes;
     }
+    const size_t bytes = mine.bytes;
     for (size_t off = 0; off < bytes; off += n->big_chunk) {
         const size_t len = bytes - off < n->big_chunk ? bytes - off : n->big_chunk;
         const uint64_t q = ++n->big_seq;
@@ -911,9 +926,8 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
             if (j == n->me && MPI_IN_PLACE == a->sbuf) {
                 continue;
             }
-            bufpool_view_t v;
-            bufpool_view_init(&v, (char *)a->rbuf + (ptrdiff_t)j * stride, (size_t)a->rcount,
-                              a->rdtype);
+            bufpool_view_t v = block0;
+            bufpool_view_move(&v, (ptrdiff_t)j * (ptrdiff_t)blocks * block0.extent);
             rc2 = node_big_read(n, j, q, &v, off, len);
             rc = OMPI_SUCCESS != rc ? rc : rc2;
         }

@@ -53,6 +53,16 @@ void bufpool_view_init(bufpool_view_t *view, const void *buf, size_t count,
  * a gather/scatter/alltoall buffer). */
 void bufpool_view_sub(bufpool_view_t *sub, const bufpool_view_t *view, size_t first, size_t n);
 
+/* The same view of the buffer by bytes further on (the next block of a
+ * gather buffer: no need to look at the datatype again). */
+static inline void bufpool_view_move(bufpool_view_t *view, ptrdiff_t by)
+{
+    view->buf += by;
+    if (NULL != view->contig) {
+        view->contig += by;
+    }
+}
+
 /* True when [off, off + len) can go to or from the user buffer without a
  * copy; *piece then says how. */
 bool bufpool_view_direct(const bufpool_view_t *view, size_t off, size_t len,
