@@ -23,7 +23,10 @@
 # ONLY=moves: bcast and allgather node above 4 KiB (rounds through the
 # chunk segment; 64K x 16 and 256K x 4) against tuned with vader's single
 # copy on (CMA, as installed) and libnbc, 8 KiB to 16 MiB, blocking and
-# nonblocking, at NP, NP/2 and NP/4 ranks, after the same correctness runs.
+# nonblocking, at NP, NP/2 and NP/4 ranks, after the same correctness runs;
+# and the 256K x 4 runs again with single-copy reads (CMA) from 4 KiB + 1
+# (coll_bufpool_node_single_copy_min 4097; tags 64K:16:0, 256K:4:0,
+# 256K:4:4097).
 set -u
 out=$1
 np=${2:-16}
@@ -126,14 +129,22 @@ if [ "$only" = moves ]; then
         $cma -np "$np" $others --mca coll_bufpool_segment_size 4K \
             --mca coll_bufpool_pipeline_depth 2 /tmp/b/test_coll_move_family \
             --colls=bcast,allgather --form=$form --expect-bufpool --expect-node
+        $cma -np "$np" $others --mca coll_bufpool_node_single_copy_min 4097 \
+            /tmp/b/test_coll_move_family --colls=bcast,allgather --form=$form \
+            --expect-bufpool --expect-node --expect-single-copy
     done
     for n in "$np" $((np / 2)) $((np / 4)); do
         for form in blocking nonblocking; do
-            for g in 64K:16 256K:4; do
+            # 256K:4:4097: the same rounds' geometry, single-copy reads (CMA)
+            # from 4 KiB + 1 (coll_bufpool_node_single_copy_min).
+            for g in 64K:16:0 256K:4:0 256K:4:4097; do
                 cfgs=default,bufpool
                 [ $form != blocking ] || cfgs=default,bufpool,floor
-                $cma -np "$n" $others --mca coll_bufpool_segment_size "${g%:*}" \
-                    --mca coll_bufpool_pipeline_depth "${g#*:}" /tmp/b/coll_latency -C $cfgs \
+                seg=${g%%:*} rest=${g#*:}
+                $cma -np "$n" $others --mca coll_bufpool_segment_size "$seg" \
+                    --mca coll_bufpool_pipeline_depth "${rest%:*}" \
+                    --mca coll_bufpool_node_single_copy_min "${rest#*:}" \
+                    /tmp/b/coll_latency -C $cfgs \
                     -c bcast,allgather -m 8K:16M --size-factor 4 -r 3 -b 512M -F $form \
                     -o "$out/moves.csv" -t "moves $g np=$n $form"
             done

@@ -52,8 +52,10 @@
 #include "coll_bufpool_pipeline.h"
 #include "runtime/coll_bufpool_shm.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,7 +92,12 @@ struct bufpool_node {
      * this process is member me of p (group.me, group.n). */
     bufpool_group_t group;
     int p, me;
-    int fail_chunk_rank;            /* coll_bufpool_test_node_fail_chunk */
+    int fail_chunk_rank; /* coll_bufpool_test_node_fail_chunk */
+    /* Whether every rank read every other's memory (CMA) when the segment
+     * was set up, and the blocks from which this rank offers its own to be
+     * read so (coll_bufpool_node_single_copy_min; 0: never). */
+    bool cma;
+    size_t single_copy_min;
     size_t max_bytes;               /* coll_bufpool_node_max_bytes        */
     const bufpool_params_t *params; /* whose help file speaks     */
     uint64_t cold_calls;            /* coll_bufpool_node_cold_calls       */
@@ -291,6 +298,84 @@ static int node_cap_check(const bufpool_params_t *params, size_t bytes, size_t m
     return NODE_OVER_CAP;
 }
 
+/* Single-copy reads (CMA).  When the segment is set up, every rank writes
+ * its pid and the address, in its own process, of those two words into
+ * its block's first line (words NODE_CMA_WORD and after: past the words
+ * the calls use), and reads them back out of another rank's process with
+ * process_vm_readv: every rank reads rank 0's, rank 0 reads rank 1's.
+ * Where the ranks may not read each other's memory (another user, Yama's
+ * ptrace_scope, a container's seccomp filter), some read fails, and no
+ * rank reads straight (node_share's verdict).  This rank's errno for not
+ * asking: */
+#define NODE_CMA_WORD     8
+#define NODE_CMA_UNWANTED (-1)
+
+static uint64_t *node_cma_words(void *base, size_t block)
+{
+    return (uint64_t *)((char *)base + block) + NODE_CMA_WORD;
+}
+
+static void node_cma_publish(void *base, size_t block)
+{
+    uint64_t *w = node_cma_words(base, block);
+    w[0] = (uint64_t)getpid();
+    w[1] = (uint64_t)(uintptr_t)w;
+}
+
+/* len bytes at src in process pid to dst: 0 or an errno value. */
+static int node_cma_read(uint64_t pid, void *dst, uint64_t src, size_t len)
+{
+#if defined(__linux__)
+    char *to = dst;
+    while (len > 0) {
+        struct iovec local = {.iov_base = to, .iov_len = len};
+        struct iovec remote = {.iov_base = (void *)(uintptr_t)src, .iov_len = len};
+        const ssize_t got = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+        if (got <= 0) {
+            if (got < 0 && EINTR == errno) {
+                continue;
+            }
+            return got < 0 ? errno : EIO;
+        }
+        to += got;
+        src += (uint64_t)got;
+        len -= (size_t)got;
+    }
+    return 0;
+#else
+    (void)pid, (void)dst, (void)src, (void)len;
+    return ENOSYS;
+#endif
+}
+
+/* Whether this process reads the words the owner of block published out of
+ * the owner's own memory, as they are in the segment: 0 or an errno. */
+static int node_cma_probe(void *base, size_t block)
+{
+    const uint64_t *w = node_cma_words(base, block);
+    uint64_t seen[2] = {0, 0};
+    if (0 == w[0]) {
+        return EINVAL;
+    }
+    const int err = node_cma_read(w[0], seen, w[1], sizeof(seen));
+    return 0 != err ? err : seen[0] == w[0] && seen[1] == w[1] ? 0 : EINVAL;
+}
+
+static void node_say_no_single_copy(const bufpool_params_t *params, int err,
+                                    struct ompi_communicator_t *comm)
+{
+    static int said;
+    if (0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+        char host[64] = "";
+        (void)gethostname(host, sizeof(host) - 1);
+        bufpool_params_show(params, "node-single-copy",
+                            "coll_bufpool: on host %s (pid %d), single-copy reads (CMA) "
+                            "failed: %s; bcast and allgather of communicator %s go through "
+                            "shared memory",
+                            host, (int)getpid(), strerror(err), comm->c_name);
+    }
+}
+
 static uint64_t node_nonce(void)
 {
     struct timespec ts;
@@ -315,7 +400,7 @@ static uint64_t node_nonce(void)
  * max_bytes; what names the segment in the messages. */
 static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
                       size_t rank_stride, size_t max_bytes, const char *what,
-                      const bufpool_params_t *params, bufpool_shm_t *shm)
+                      const bufpool_params_t *params, int cma_error, bool *cma, bufpool_shm_t *shm)
 {
     const int p = g->n, me = g->me;
     const size_t bytes = NODE_HEADER + (size_t)p * rank_stride;
@@ -323,7 +408,8 @@ static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g
                                      .bytes = 0 == me ? NODE_HEADER + rank_stride : rank_stride};
     const int tag = MCA_COLL_BASE_TAG_BCAST;
     node_offer_t offer;
-    int32_t mine = 0, verdict = 0;
+    /* [0]: the segment (a rank's errno, then the verdict), [1]: CMA's. */
+    int32_t mine[2] = {0, cma_error}, verdict[2] = {0, 0};
     int rc = OMPI_SUCCESS;
     char step[96];
 
@@ -343,63 +429,81 @@ static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g
             h->nonce = offer.nonce;
             h->ranks = (uint64_t)p;
             h->rank_stride = rank_stride;
+            node_cma_publish(shm->base, NODE_HEADER);
             __atomic_store_n(&h->magic, NODE_MAGIC, __ATOMIC_RELEASE);
             snprintf(offer.name, sizeof(offer.name), "%s", shm->name);
         } else {
             snprintf(step, sizeof(step), "creating the %s (%zu bytes)", what, bytes);
             node_say_unavailable(params, step, offer.status, comm);
         }
-        verdict = 0 == offer.status;
+        verdict[0] = 0 == offer.status;
         for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
             rc = bufpool_send(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, r), tag, comm);
         }
         for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
-            int32_t status;
-            rc = bufpool_recv(&status, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
-            verdict = verdict && 0 == status;
+            int32_t status[2];
+            rc = bufpool_recv(status, 2, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
+            verdict[0] = verdict[0] && 0 == status[0];
+            mine[1] = 0 != mine[1] ? mine[1] : status[1];
         }
+        /* Every rank read rank 0's block; rank 0 reads rank 1's (published
+         * before it reported). */
+        if (verdict[0] && 0 == mine[1] && p > 1) {
+            mine[1] = node_cma_probe(shm->base, NODE_HEADER + rank_stride);
+        }
+        verdict[1] = mine[1];
         /* Everyone who will ever map it has: the name goes now. */
         bufpool_shm_unlink(shm);
         for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
-            rc = bufpool_send(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
+            rc = bufpool_send(verdict, 2, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
         }
     } else {
         rc = bufpool_recv(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, 0), tag, comm);
         if (OMPI_SUCCESS == rc) {
-            mine = 0 != offer.status                          ? offer.status
-                   : offer.ranks != p || offer.bytes != bytes ? EINVAL
-                                                              : 0;
-            if (0 == mine) {
+            mine[0] = 0 != offer.status                          ? offer.status
+                      : offer.ranks != p || offer.bytes != bytes ? EINVAL
+                                                                 : 0;
+            if (0 == mine[0]) {
                 offer.name[sizeof(offer.name) - 1] = '\0';
-                mine = 0 != my_error ? my_error : bufpool_shm_attach(shm, offer.name, bytes, own);
+                mine[0] =
+                    0 != my_error ? my_error : bufpool_shm_attach(shm, offer.name, bytes, own);
                 shm->name[0] = '\0'; /* rank 0 unlinks it */
-                if (0 == mine) {
+                if (0 == mine[0]) {
                     /* The same segment as rank 0's, not a namesake. */
                     const node_header_t *h = shm->base;
                     if (NODE_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
                         offer.nonce != h->nonce || (uint64_t)p != h->ranks) {
-                        mine = EINVAL;
+                        mine[0] = EINVAL;
                     }
                 }
-                if (0 != mine) {
+                if (0 != mine[0]) {
                     snprintf(step, sizeof(step),
                              "mapping rank 0's %s (%zu bytes) and reserving its part", what, bytes);
-                    node_say_unavailable(params, step, mine, comm);
+                    node_say_unavailable(params, step, mine[0], comm);
+                } else {
+                    node_cma_publish(shm->base, own.offset);
+                    if (0 == mine[1]) {
+                        mine[1] = node_cma_probe(shm->base, NODE_HEADER);
+                    }
                 }
             }
-            rc = bufpool_send(&mine, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
+            rc = bufpool_send(mine, 2, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
         }
         if (OMPI_SUCCESS == rc) {
-            rc = bufpool_recv(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
+            rc = bufpool_recv(verdict, 2, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
         }
     }
-    if (OMPI_SUCCESS == rc && !verdict) {
+    if (OMPI_SUCCESS == rc && !verdict[0]) {
         rc = BUFPOOL_NODE_UNAVAILABLE;
     }
     if (OMPI_SUCCESS != rc) {
         bufpool_shm_unlink(shm);
         bufpool_shm_detach(shm);
         return rc;
+    }
+    *cma = 0 == verdict[1];
+    if (NODE_CMA_UNWANTED != verdict[1] && 0 != verdict[1] && 0 == me) {
+        node_say_no_single_copy(params, verdict[1], comm);
     }
     count(&bufpool_node_counters.segments, 1);
     count(&bufpool_node_counters.segment_bytes, (int64_t)shm->bytes);
@@ -433,8 +537,14 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
     const int my_error = NULL == n                                       ? ENOMEM
                          : ompi_comm_rank(comm) == state->node_fail_rank ? ENOSPC /* testing */
                                                                          : 0;
+    /* Single-copy reads are probed where this rank asks for them, and
+     * serve where every rank could. */
+    const int cma_error = 0 == state->node_single_copy_min                  ? NODE_CMA_UNWANTED
+                          : ompi_comm_rank(comm) == state->node_no_cma_rank ? EPERM /* testing */
+                                                                            : 0;
+    bool cma = false;
     int rc = node_share(comm, g, my_error, NODE_RANK_STRIDE, state->node_max_bytes, "segment",
-                        state->params, &shm);
+                        state->params, cma_error, &cma, &shm);
     if (OMPI_SUCCESS != rc) {
         free(n);
         return rc;
@@ -448,6 +558,8 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
     n->max_bytes = state->node_max_bytes;
     n->params = state->params;
     n->cold_calls = state->node_cold_calls;
+    n->cma = cma;
+    n->single_copy_min = state->node_single_copy_min;
     *out = n;
     return OMPI_SUCCESS;
 }
@@ -741,8 +853,9 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
     }
     if (0 == n->big_state) {
         const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
+        bool unused;
         int rc = node_share(comm, &n->group, my_error, node_big_rank_stride(need), n->max_bytes,
-                            "chunk segment", n->params, &n->big);
+                            "chunk segment", n->params, NODE_CMA_UNWANTED, &unused, &n->big);
         if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
             return rc; /* a point-to-point error: tried again next time */
         }
@@ -856,6 +969,145 @@ static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
     return rc;
 }
 
+/* What bcast and allgather move: this rank's message (bcast: rbuf) or its
+ * block (allgather: sbuf, or its block of rbuf in place), and where rank
+ * j's block goes (allgather: block 0's view moved j blocks). */
+typedef struct node_move {
+    bufpool_view_t mine, block0;
+    size_t blocks;
+} node_move_t;
+
+static void node_move_views(const bufpool_node_t *n, bool bcast, const bufpool_args_t *a,
+                            node_move_t *m)
+{
+    if (bcast) {
+        bufpool_view_init(&m->mine, a->rbuf, a->count, a->dtype);
+        return;
+    }
+    bufpool_view_init(&m->block0, a->rbuf, (size_t)a->rcount, a->rdtype);
+    m->blocks = (size_t)a->rcount;
+    if (MPI_IN_PLACE == a->sbuf) {
+        bufpool_view_sub(&m->mine, &m->block0, (size_t)n->me * m->blocks, m->blocks);
+    } else {
+        bufpool_view_init(&m->mine, a->sbuf, (size_t)a->scount, a->sdtype);
+    }
+}
+
+static void node_move_block(const node_move_t *m, int j, bufpool_view_t *v)
+{
+    *v = m->block0;
+    bufpool_view_move(v, (ptrdiff_t)j * (ptrdiff_t)m->blocks * m->block0.extent);
+}
+
+/* What a rank posts in its call slot where single-copy reads may serve:
+ * whether the others may read its block straight, and where it is in its
+ * process. */
+typedef struct node_offer_block {
+    uint64_t straight, addr;
+} node_offer_block_t;
+
+/* Not an Open MPI error code: the call goes on in rounds. */
+#define NODE_ROUNDS 2
+
+/* v's bytes from addr in rank j's process: into v itself where it is
+ * contiguous, else a bounce buffer at a time. */
+static int node_cma_copy(const bufpool_node_t *n, int j, uint64_t addr, const bufpool_view_t *v)
+{
+    const uint64_t pid = node_done(n, j)[NODE_CMA_WORD];
+    if (NULL != v->contig) {
+        return 0 == node_cma_read(pid, v->contig, addr, v->bytes) ? OMPI_SUCCESS : OMPI_ERROR;
+    }
+    const size_t bounce = v->bytes < BUFPOOL_NODE_CHUNK ? v->bytes : BUFPOOL_NODE_CHUNK;
+    char *mem = bufpool_scratch_get(bounce);
+    if (NULL == mem) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    int rc = OMPI_SUCCESS;
+    for (size_t off = 0; off < v->bytes && OMPI_SUCCESS == rc; off += bounce) {
+        const size_t len = v->bytes - off < bounce ? v->bytes - off : bounce;
+        rc = 0 == node_cma_read(pid, mem, addr + off, len) ? bufpool_view_unpack(v, off, len, mem)
+                                                           : OMPI_ERROR;
+    }
+    bufpool_scratch_put(mem, bounce);
+    return rc;
+}
+
+/* Until every other rank has ended call s (read this rank's block). */
+static void node_wait_all_ended(const bufpool_node_t *n, uint64_t s)
+{
+    for (int j = 0; j < n->p; j++) {
+        bufpool_wait_word(node_done(n, j), s);
+    }
+}
+
+/* bcast and allgather node above BUFPOOL_NODE_MAX_BYTES where every rank
+ * could read the others' memory (n->cma): single-copy reads of the
+ * blocks straight from their owners' buffers, where the owner offers it
+ * (its block contiguous and at least its coll_bufpool_node_single_copy_min
+ * bytes).  The owner posts the offer in its call slot: a bcast's ranks
+ * follow the root's, an allgather's read straight only when every rank
+ * offered (every rank reads every offer alike), so the ranks choose alike
+ * whatever their layouts and parameters.  An owner returns once every
+ * rank has ended the call: nobody reads its block any more.  NODE_ROUNDS
+ * when the rounds serve instead (the call not ended). */
+static int node_single_copy(bufpool_node_t *n, uint64_t s, bool bcast, const bufpool_args_t *a)
+{
+    node_move_t m;
+    node_move_views(n, bcast, a, &m);
+    const bool owner = !bcast || n->me == a->root;
+    if (owner) {
+        const node_offer_block_t offer = {.straight = NULL != m.mine.contig &&
+                                                      0 != n->single_copy_min &&
+                                                      m.mine.bytes >= n->single_copy_min,
+                                          .addr = (uint64_t)(uintptr_t)m.mine.contig};
+        node_claim(n, s);
+        memcpy(node_payload(n, n->me, s), &offer, sizeof(offer));
+        __atomic_store_n(node_slot_seq(n, n->me, s), s, __ATOMIC_RELEASE);
+        if (bcast && !offer.straight) {
+            return NODE_ROUNDS;
+        }
+    }
+    int rc = OMPI_SUCCESS;
+    if (bcast) {
+        if (!owner) {
+            node_wait_post(n, a->root, s);
+            node_offer_block_t offer;
+            memcpy(&offer, node_payload(n, a->root, s), sizeof(offer));
+            if (!offer.straight) {
+                return NODE_ROUNDS;
+            }
+            rc = node_cma_copy(n, a->root, offer.addr, &m.mine);
+        }
+    } else {
+        node_wait_all_posts(n, s);
+        for (int j = 0; j < n->p; j++) {
+            if (!((const node_offer_block_t *)node_payload(n, j, s))->straight) {
+                return NODE_ROUNDS;
+            }
+        }
+        for (int k = 1; k < n->p; k++) {
+            const int j = (n->me + k) % n->p;
+            bufpool_view_t v;
+            node_move_block(&m, j, &v);
+            const int rc2 =
+                node_cma_copy(n, j, ((const node_offer_block_t *)node_payload(n, j, s))->addr, &v);
+            rc = OMPI_SUCCESS != rc ? rc : rc2;
+        }
+        if (MPI_IN_PLACE != a->sbuf) {
+            bufpool_view_t v;
+            node_move_block(&m, n->me, &v);
+            const int rc2 = bufpool_view_copy(&v, &m.mine, BUFPOOL_NODE_CHUNK);
+            rc = OMPI_SUCCESS != rc ? rc : rc2;
+        }
+    }
+    node_end(n, s);
+    if (owner) {
+        node_wait_all_ended(n, s);
+    }
+    count(&bufpool_node_counters.single_copy, 1);
+    return rc;
+}
+
 /* bcast and allgather node above BUFPOOL_NODE_MAX_BYTES: the message (each
  * rank's block) in rounds of big_chunk bytes, big_depth slots in turn.  A
  * round of bcast: the root packs its chunk and posts; the others post (done
@@ -878,26 +1130,11 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
         return rc;
     }
     const bool bcast = BUFPOOL_COLL_bcast == id;
-    /* What this rank posts (NULL: nothing, a bcast's other ranks) and where
-     * rank j's chunks go (the block at j * stride of rbuf; bcast: rbuf). */
-    bufpool_view_t mine, *from = NULL;
-    /* allgather: rank j's block of rbuf is block 0's view moved j blocks. */
-    bufpool_view_t block0;
-    size_t blocks = 0;
-    if (bcast) {
-        bufpool_view_init(&mine, a->rbuf, a->count, a->dtype);
-        from = n->me == a->root ? &mine : NULL;
-    } else {
-        bufpool_view_init(&block0, a->rbuf, (size_t)a->rcount, a->rdtype);
-        blocks = (size_t)a->rcount;
-        if (MPI_IN_PLACE == a->sbuf) {
-            bufpool_view_sub(&mine, &block0, (size_t)n->me * blocks, blocks);
-        } else {
-            bufpool_view_init(&mine, a->sbuf, (size_t)a->scount, a->sdtype);
-        }
-        from = &mine;
-    }
-    const size_t bytes = mine.bytes;
+    /* What this rank posts (NULL: nothing, a bcast's other ranks). */
+    node_move_t m;
+    node_move_views(n, bcast, a, &m);
+    const bufpool_view_t *from = !bcast || n->me == a->root ? &m.mine : NULL;
+    const size_t bytes = m.mine.bytes;
     for (size_t off = 0; off < bytes; off += n->big_chunk) {
         const size_t len = bytes - off < n->big_chunk ? bytes - off : n->big_chunk;
         const uint64_t q = ++n->big_seq;
@@ -912,7 +1149,7 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
         if (bcast) {
             if (NULL == from) {
                 bufpool_wait_word(node_big_word(n, a->root, q), q);
-                rc2 = node_big_read(n, a->root, q, &mine, off, len);
+                rc2 = node_big_read(n, a->root, q, &m.mine, off, len);
                 rc = OMPI_SUCCESS != rc ? rc : rc2;
             }
             continue;
@@ -926,8 +1163,8 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
             if (j == n->me && MPI_IN_PLACE == a->sbuf) {
                 continue;
             }
-            bufpool_view_t v = block0;
-            bufpool_view_move(&v, (ptrdiff_t)j * (ptrdiff_t)blocks * block0.extent);
+            bufpool_view_t v;
+            node_move_block(&m, j, &v);
             rc2 = node_big_read(n, j, q, &v, off, len);
             rc = OMPI_SUCCESS != rc ? rc : rc2;
         }
@@ -1081,6 +1318,20 @@ static int node_barrier(bufpool_node_t *n, uint64_t s)
     return OMPI_SUCCESS;
 }
 
+/* bcast and allgather above BUFPOOL_NODE_MAX_BYTES: single-copy reads
+ * where they serve, else rounds. */
+static int node_move(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, const bufpool_args_t *a,
+                     const bufpool_plan_t *plan, struct ompi_communicator_t *comm)
+{
+    if (n->cma) {
+        const int rc = node_single_copy(n, s, BUFPOOL_COLL_bcast == id, a);
+        if (NODE_ROUNDS != rc) {
+            return rc;
+        }
+    }
+    return node_move_rounds(n, s, id, a, plan, comm, OMPI_SUCCESS);
+}
+
 static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
                          const bufpool_plan_t *plan, const bufpool_args_t *a,
                          struct ompi_communicator_t *comm)
@@ -1101,12 +1352,12 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
             return node_reduce(n, s, a);
         case BUFPOOL_COLL_bcast:
             if (a->dtype->super.size * a->count > BUFPOOL_NODE_MAX_BYTES) {
-                return node_move_rounds(n, s, id, a, plan, comm, OMPI_SUCCESS);
+                return node_move(n, s, id, a, plan, comm);
             }
             return node_bcast(n, s, a);
         case BUFPOOL_COLL_allgather:
             if (a->rdtype->super.size * (size_t)a->rcount > BUFPOOL_NODE_MAX_BYTES) {
-                return node_move_rounds(n, s, id, a, plan, comm, OMPI_SUCCESS);
+                return node_move(n, s, id, a, plan, comm);
             }
             return node_allgather(n, s, a);
         case BUFPOOL_COLL_reduce_scatter:

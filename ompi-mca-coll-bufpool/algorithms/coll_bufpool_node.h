@@ -33,6 +33,7 @@ typedef struct bufpool_node_counters {
     uint64_t segments;      /* segments mapped now (one per communicator)  */
     uint64_t segment_bytes; /* bytes of them                               */
     uint64_t cold_releases; /* chunk segments unmapped when cold           */
+    uint64_t single_copy;   /* bcast/allgather calls read straight (CMA)   */
 } bufpool_node_counters_t;
 
 extern bufpool_node_counters_t bufpool_node_counters;

@@ -15,7 +15,7 @@ void bufpool_comm_state_init(bufpool_comm_state_t *state,
     state->hier = NULL;
     state->host_ids = host_ids;
     state->node = state->host_node = (bufpool_node_home_t){0};
-    state->node_fail_rank = state->node_fail_chunk_rank = -1;
+    state->node_fail_rank = state->node_fail_chunk_rank = state->node_no_cma_rank = -1;
 }
 
 void bufpool_comm_state_fini(bufpool_comm_state_t *state)

@@ -128,6 +128,31 @@ for np in 2 3 4; do
             --expect-node
     done
 done
+# Single-copy reads (CMA) of bcast's and allgather's blocks above 4 KiB
+# (coll_bufpool_node_single_copy_min 4097), where this machine allows them
+# (a probe as the segment's): results right and the reads counted on every
+# rank (checked: with the owner returning before its readers are done, or
+# a non-contiguous reader's bounce left unpacked, these fail); with one
+# rank's probe failing (test_node_no_cma: rank 0, or rank 2 of 3) not one
+# rank reads straight, and the rounds serve alike.
+if "$top_builddir/test/mpi/cma_probe" 2>/dev/null; then
+    for np in 2 3 4; do
+        for form in blocking nonblocking persistent; do
+            run $np test_coll_move_family "--mca coll_bufpool_node_single_copy_min 4097" \
+                --colls=bcast,allgather --form=$form --expect-bufpool --expect-node \
+                --expect-single-copy
+        done
+    done
+    for r in 0 2; do
+        run 3 test_coll_move_family "--mca coll_bufpool_node_single_copy_min 4097 \
+--mca coll_bufpool_test_node_no_cma $r" --colls=bcast,allgather --form=nonblocking \
+            --expect-bufpool --expect-node --expect-single-copy=none --smoke
+    done
+else
+    echo "coll_node: process_vm_readv is not allowed here: single-copy reads not tested"
+fi
+run 3 test_coll_move_family "" --colls=bcast,allgather --expect-node --expect-single-copy=none \
+    --smoke
 # The bound on the bytes of segments a process maps.
 for form in blocking nonblocking; do
     run 3 test_coll_reduce_family "--mca coll_bufpool_node_max_bytes 0" --colls=$reductions \

@@ -69,13 +69,15 @@ typedef enum {
 
 typedef struct {
     enum cc_level level;
-    size_t segment_bytes; /* counts around it are tested (segment boundaries) */
-    unsigned comm_mask;   /* bit (1u << cc_comm_kind) */
-    unsigned coll_mask;   /* bit (1u << cc_coll) */
-    bool expect_bufpool;  /* require coll_bufpool_<coll>_calls to grow */
-    int expect_node;      /* 1: node calls and no node fallbacks; 2: the
+    size_t segment_bytes;   /* counts around it are tested (segment boundaries) */
+    unsigned comm_mask;     /* bit (1u << cc_comm_kind) */
+    unsigned coll_mask;     /* bit (1u << cc_coll) */
+    bool expect_bufpool;    /* require coll_bufpool_<coll>_calls to grow */
+    int expect_node;        /* 1: node calls and no node fallbacks; 2: the
                              reverse (--expect-node=fallback); 3: both
                              (--expect-node=both); 0: no check */
+    int expect_single_copy; /* 1: some bcast/allgather read straight (CMA);
+                               2: none (--expect-single-copy=none); 0: no check */
     bool have_scratch_bound;
     unsigned long long scratch_bound; /* bytes, see cc_check_scratch_bound */
     bool have_requests_peak;
@@ -449,6 +451,7 @@ void cc_check_scratch_bound(void);
 void cc_check_requests_peak(void);
 /* --expect-node (run by cc_finish). */
 void cc_check_node(void);
+void cc_check_single_copy(void);
 
 /* ------------------------------------------------------------------------ */
 /* Internal to the library. */

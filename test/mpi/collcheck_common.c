@@ -102,6 +102,10 @@ static const char usage_text[] =
     "                            back to point-to-point (coll_bufpool_node_fallbacks 0);\n"
     "                            =fallback: the reverse (no segment could be had);\n"
     "                            =both: some calls of each kind\n"
+    "  --expect-single-copy[=none]  fail unless some bcast/allgather node calls read\n"
+    "                            their blocks straight from the owners' buffers\n"
+    "                            (coll_bufpool_node_single_copy_calls > 0) on every\n"
+    "                            rank; =none: unless none did on any rank\n"
     "  --expect-requests-peak=N  fail if coll_bufpool_requests_peak (requests one\n"
     "                            request set held at once) ends above N\n"
     "  --expect-scratch-bound=BYTES  first run a 64 MiB MPI_Allreduce, then fail if\n"
@@ -263,6 +267,10 @@ static void parse_options(int argc, char **argv)
             cc_opts.expect_node = 2;
         } else if (strcmp(a, "--expect-node=both") == 0) {
             cc_opts.expect_node = 3;
+        } else if (strcmp(a, "--expect-single-copy") == 0) {
+            cc_opts.expect_single_copy = 1;
+        } else if (strcmp(a, "--expect-single-copy=none") == 0) {
+            cc_opts.expect_single_copy = 2;
         } else if ((v = cc_option_value(a, "--expect-requests-peak")) != NULL) {
             parse_limit(v, "--expect-requests-peak", "a count", &cc_opts.have_requests_peak,
                         &cc_opts.requests_peak);
@@ -335,6 +343,10 @@ bool cc_init(int *argc, char ***argv, int thread_level, const char *usage_extra)
         (void)pvar_util_read("coll_bufpool_node_calls", &ignored);
         (void)pvar_util_read("coll_bufpool_node_fallbacks", &ignored);
     }
+    if (cc_opts.expect_single_copy != 0) {
+        unsigned long long ignored;
+        (void)pvar_util_read("coll_bufpool_node_single_copy_calls", &ignored);
+    }
     if (!cc_types_create()) {
         cc_fail(NULL, "the datatype table does not match this MPI library");
         return false;
@@ -352,6 +364,7 @@ int cc_finish(const char *program)
         cc_types_free();
         cc_check_requests_peak();
         cc_check_node();
+        cc_check_single_copy();
     }
     pvar_util_finalize();
     if (!cc_bad_command_line && atomic_load(&cc_cases) == 0) {
@@ -893,6 +906,26 @@ void cc_check_node(void)
             printf("node segments on rank %d: %llu bytes, counted by regpar\n", cc_world_rank,
                    mapped);
         }
+    }
+}
+
+/* --expect-single-copy: bcast/allgather node calls read straight (CMA)
+ * on this rank, or (=none) not one did. */
+void cc_check_single_copy(void)
+{
+    if (!cc_opts.expect_single_copy) {
+        return;
+    }
+    unsigned long long calls = 0;
+    enum pvar_status st = pvar_util_read("coll_bufpool_node_single_copy_calls", &calls);
+    if (st != PVAR_OK) {
+        cc_fail(NULL, "--expect-single-copy: coll_bufpool_node_single_copy_calls: %s",
+                pvar_util_status_string(st));
+    } else if (cc_opts.expect_single_copy == 1 ? calls == 0 : calls != 0) {
+        cc_fail(NULL, "--expect-single-copy%s: rank %d: %llu calls read straight",
+                cc_opts.expect_single_copy == 2 ? "=none" : "", cc_world_rank, calls);
+    } else if (cc_opts.verbose) {
+        printf("coll_bufpool_node_single_copy_calls on rank %d: %llu\n", cc_world_rank, calls);
     }
 }
 
