@@ -24,9 +24,8 @@
 # chunk segment; 64K x 16 and 256K x 4) against tuned with vader's single
 # copy on (CMA, as installed) and libnbc, 8 KiB to 16 MiB, blocking and
 # nonblocking, at NP, NP/2 and NP/4 ranks, after the same correctness runs;
-# and the 256K x 4 runs again with single-copy reads (CMA) from 4 KiB + 1
-# (coll_bufpool_node_single_copy_min 4097; tags 64K:16:0, 256K:4:0,
-# 256K:4:4097).
+# and the 256K x 4 runs again as node_cma, single-copy reads (CMA) above
+# 4 KiB (tags 64K:16:node, 256K:4:node, 256K:4:node_cma).
 set -u
 out=$1
 np=${2:-16}
@@ -47,6 +46,9 @@ mpirun="timeout 300 /usr/bin/orterun --allow-run-as-root --oversubscribe --bind-
 --mca plm isolated --mca op ^avx --mca btl_vader_single_copy_mechanism none"
 others="--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_algorithm node \
 --mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node"
+# bcast and allgather node_cma (single-copy reads above 4 KiB), ONLY=moves.
+others_cma="--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_algorithm node \
+--mca coll_bufpool_bcast_algorithm node_cma --mca coll_bufpool_allgather_algorithm node_cma"
 node="$others --mca coll_bufpool_allreduce_algorithm node"
 rsag="$others --mca coll_bufpool_allreduce_algorithm node_rsag"
 $mpirun -np 2 /tmp/b/coll_latency -c allreduce -m 8:8 -C default,bufpool -i 10 -x 2 || \
@@ -129,21 +131,22 @@ if [ "$only" = moves ]; then
         $cma -np "$np" $others --mca coll_bufpool_segment_size 4K \
             --mca coll_bufpool_pipeline_depth 2 /tmp/b/test_coll_move_family \
             --colls=bcast,allgather --form=$form --expect-bufpool --expect-node
-        $cma -np "$np" $others --mca coll_bufpool_node_single_copy_min 4097 \
-            /tmp/b/test_coll_move_family --colls=bcast,allgather --form=$form \
-            --expect-bufpool --expect-node --expect-single-copy
+        $cma -np "$np" $others_cma /tmp/b/test_coll_move_family --colls=bcast,allgather \
+            --form=$form --expect-bufpool --expect-node --expect-single-copy
     done
     for n in "$np" $((np / 2)) $((np / 4)); do
         for form in blocking nonblocking; do
-            # 256K:4:4097: the same rounds' geometry, single-copy reads (CMA)
-            # from 4 KiB + 1 (coll_bufpool_node_single_copy_min).
-            for g in 64K:16:0 256K:4:0 256K:4:4097; do
+            # 256K:4:node_cma: the same rounds' geometry, single-copy reads
+            # (CMA) above 4 KiB.
+            for g in 64K:16:node 256K:4:node 256K:4:node_cma; do
                 cfgs=default,bufpool
                 [ $form != blocking ] || cfgs=default,bufpool,floor
                 seg=${g%%:*} rest=${g#*:}
-                $cma -np "$n" $others --mca coll_bufpool_segment_size "$seg" \
+                alg=${rest#*:}
+                opts=$others
+                [ "$alg" = node ] || opts=$others_cma
+                $cma -np "$n" $opts --mca coll_bufpool_segment_size "$seg" \
                     --mca coll_bufpool_pipeline_depth "${rest%:*}" \
-                    --mca coll_bufpool_node_single_copy_min "${rest#*:}" \
                     /tmp/b/coll_latency -C $cfgs \
                     -c bcast,allgather -m 8K:16M --size-factor 4 -r 3 -b 512M -F $form \
                     -o "$out/moves.csv" -t "moves $g np=$n $form"

@@ -126,11 +126,10 @@ typedef struct mca_coll_bufpool_component {
      * before its segment is set up. */
     char *node_warmup_calls_text;
     uint64_t node_warmup_calls;
-    /* coll_bufpool_node_single_copy_min: the blocks of bcast and allgather
-     * node from which they are read straight from the peers' buffers
-     * (CMA); 0: never. */
-    char *node_single_copy_min_text;
-    size_t node_single_copy_min;
+    /* coll_bufpool_node_cma: whether a node segment's set-up probes
+     * single-copy reads (CMA) for bcast and allgather node_cma. */
+    char *node_cma_text;
+    bool node_cma;
     /* coll_bufpool_test_node_no_cma (testing only): the rank of each
      * communicator whose single-copy probe fails, or -1. */
     char *test_node_no_cma_text;

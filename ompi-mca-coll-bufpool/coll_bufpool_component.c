@@ -69,11 +69,16 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
         "messages), scatter_allgather (large messages, many processes), "
         "linear (root sends to every rank at once; 2 processes, and small messages "
         "on up to 7), node (one host, through a shared segment: up to 4 KiB in one "
-        "slot, above in rounds of segment_size through a ring of pipeline_depth)",
+        "slot, above in rounds of segment_size through a ring of pipeline_depth), "
+        "node_cma (node, but above 4 KiB the ranks read the root's buffer with one "
+        "copy, CMA, where coll_bufpool_node_cma found it allowed)",
     [BUFPOOL_COLL_allgather] = "ring, recursive_doubling (power-of-two sizes), direct (every "
                                "block sent to every rank at once), node (one host, through a "
                                "shared segment: blocks up to 4 KiB in one slot, above in "
-                               "rounds of segment_size through a ring of pipeline_depth)",
+                               "rounds of segment_size through a ring of pipeline_depth), "
+                               "node_cma (node, but above 4 KiB every rank reads the others' "
+                               "blocks with one copy, CMA, where coll_bufpool_node_cma found "
+                               "it allowed)",
     [BUFPOOL_COLL_reduce_scatter] = "pairwise (pipelined; commutative operations; scratch = "
                                     "depth segments), ring (p - 1 neighbour steps per round of "
                                     "depth/2 segments; many processes; commutative operations), "
@@ -316,16 +321,14 @@ static const coll_param_t coll_params[] = {
      "counted in call order, the same on every rank. A node algorithm forced by "
      "coll_bufpool_<coll>_algorithm or the info key serves from the first call; 0: no "
      "warm-up"},
-    {"node_single_copy_min", DEFAULT_NODE_SINGLE_COPY_MIN, OPAL_INFO_LVL_6,
-     MCA_BASE_VAR_SCOPE_READONLY, offsetof(mca_coll_bufpool_component_t, node_single_copy_min_text),
-     "bcast and allgather node: a message (bcast) or every rank's block (allgather) of "
-     "at least this many bytes above 4 KiB, contiguous on the rank that owns it, is "
-     "read by the other ranks straight from that rank's buffer with one copy "
-     "(process_vm_readv, CMA) instead of in rounds through the chunk segment, where "
-     "every rank of the communicator could read the others' memory when its segment "
-     "was set up (containers often forbid it: then the rounds serve, on every rank "
-     "alike). The owner waits until every reader is done. Suffixes K, M, G; 0 (the "
-     "default): never (on the project's 2-vCPU VM CMA copies at 3.5 x memcpy's time)"},
+    {"node_cma", "on", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+     offsetof(mca_coll_bufpool_component_t, node_cma_text),
+     "Whether a communicator's node segment, when it is set up, checks that its ranks "
+     "may read each other's memory with process_vm_readv (CMA: one system call per "
+     "rank), which bcast and allgather \"node_cma\" need to read blocks above 4 KiB "
+     "straight from their owners' buffers (on|off). Where a rank says off, or some rank "
+     "may not (another user, Yama's ptrace_scope, a container's seccomp filter), "
+     "node_cma runs as node, on every rank alike"},
     {"test_host_map", "", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, test_host_map_text),
      "For testing only: pretend that the process of launch rank r runs on host "
@@ -345,9 +348,8 @@ static const coll_param_t coll_params[] = {
      "sees every rank fall back alike; -1, the default: none"},
     {"test_node_no_cma", "-1", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, test_node_no_cma_text),
-     "For testing only: the rank of each communicator whose single-copy probe (CMA, "
-     "coll_bufpool_node_single_copy_min) fails as if it were forbidden; -1 (the "
-     "default): none"},
+     "For testing only: the rank of each communicator whose single-copy probe (CMA, for "
+     "bcast and allgather node_cma) fails as if it were forbidden; -1 (the default): none"},
     {"test_node_fail_chunk", "-1", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, test_node_fail_chunk_text),
      "For testing only: the rank (of each communicator) that fails to create or map "
@@ -419,9 +421,8 @@ static const coll_pvar_t coll_pvars[] = {
      "Chunk segments of large allreduces unmapped because no call of their communicator "
      "wanted them for coll_bufpool_node_cold_calls node calls"},
     {"node_single_copy_calls", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.single_copy,
-     "Calls of bcast and allgather node whose large blocks the ranks read straight from "
-     "the owners' buffers (CMA, coll_bufpool_node_single_copy_min) instead of through "
-     "the chunk segment"},
+     "Calls of bcast and allgather node_cma whose large blocks the ranks read straight "
+     "from the owners' buffers (CMA) instead of through the chunk segment"},
     {"scratch_bytes_in_use", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_scratch_counters.bytes_in_use,
      "Scratch bytes bufpool's collectives hold now"},
     {"scratch_bytes_peak", MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_scratch_counters.bytes_peak,

@@ -45,7 +45,7 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     module->state.node_cold_calls = COMPONENT->node_cold_calls;
     module->state.node_fail_rank = COMPONENT->test_node_fail;
     module->state.node_fail_chunk_rank = COMPONENT->test_node_fail_chunk;
-    module->state.node_single_copy_min = COMPONENT->node_single_copy_min;
+    module->state.node_cma = COMPONENT->node_cma;
     module->state.node_no_cma_rank = COMPONENT->test_node_no_cma;
     module->state.params = COMPONENT->params;
     module->persist_tags = (bufpool_tag_blocks_t){0};

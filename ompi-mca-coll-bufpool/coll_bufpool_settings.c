@@ -258,9 +258,8 @@ void bufpool_settings_check(mca_coll_bufpool_component_t *component)
     component->node_warmup_calls = (uint64_t)bufpool_params_int(
         component->params, "node_warmup_calls", component->node_warmup_calls_text, 0, INT_MAX,
         DEFAULT_NODE_WARMUP_CALLS);
-    component->node_single_copy_min = (size_t)bufpool_params_size(
-        component->params, "node_single_copy_min", component->node_single_copy_min_text,
-        DEFAULT_NODE_SINGLE_COPY_MIN, 0, UINT64_MAX, "a size such as 0, 64K or 1M");
+    component->node_cma =
+        bufpool_params_bool(component->params, "node_cma", component->node_cma_text, true);
     component->test_node_no_cma = (int)bufpool_params_int(
         component->params, "test_node_no_cma", component->test_node_no_cma_text, -1, INT_MAX, "-1");
     component->test_node_fail = (int)bufpool_params_int(

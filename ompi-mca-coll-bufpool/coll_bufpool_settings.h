@@ -38,10 +38,6 @@ BEGIN_C_DECLS
  * that OSU's benchmarks (and coll_latency) make before they time the
  * smallest messages, so that the set-up falls in their warm-up. */
 #define DEFAULT_NODE_WARMUP_CALLS "128"
-/* Single-copy reads (CMA) of bcast's and allgather's large blocks: off
- * until measured faster on some machine (on the project's 2-vCPU VM
- * process_vm_readv copies at 3.5 x memcpy's time, 2026-11-27). */
-#define DEFAULT_NODE_SINGLE_COPY_MIN "0"
 /* A task's stack: the deepest use measured over the collcheck families in
  * the nonblocking form at 3 processes, auto and forced algorithms (hier
  * on pretended hosts included), was 24 KiB (coll_bufpool_nb_stack_bytes_peak,

@@ -94,10 +94,10 @@ struct bufpool_node {
     int p, me;
     int fail_chunk_rank; /* coll_bufpool_test_node_fail_chunk */
     /* Whether every rank read every other's memory (CMA) when the segment
-     * was set up, and the blocks from which this rank offers its own to be
-     * read so (coll_bufpool_node_single_copy_min; 0: never). */
+     * was set up (bcast and allgather node_cma), else why not (an errno, or
+     * NODE_CMA_UNWANTED: coll_bufpool_node_cma off on some rank). */
     bool cma;
-    size_t single_copy_min;
+    int cma_error;
     size_t max_bytes;               /* coll_bufpool_node_max_bytes        */
     const bufpool_params_t *params; /* whose help file speaks     */
     uint64_t cold_calls;            /* coll_bufpool_node_cold_calls       */
@@ -305,8 +305,9 @@ static int node_cap_check(const bufpool_params_t *params, size_t bytes, size_t m
  * process_vm_readv: every rank reads rank 0's, rank 0 reads rank 1's.
  * Where the ranks may not read each other's memory (another user, Yama's
  * ptrace_scope, a container's seccomp filter), some read fails, and no
- * rank reads straight (node_share's verdict).  This rank's errno for not
- * asking: */
+ * rank reads straight (node_share's verdict).  Where a rank's
+ * coll_bufpool_node_cma is off, it does not read, and reports this
+ * instead of an errno: */
 #define NODE_CMA_WORD     8
 #define NODE_CMA_UNWANTED (-1)
 
@@ -370,8 +371,8 @@ static void node_say_no_single_copy(const bufpool_params_t *params, int err,
         (void)gethostname(host, sizeof(host) - 1);
         bufpool_params_show(params, "node-single-copy",
                             "coll_bufpool: on host %s (pid %d), single-copy reads (CMA) "
-                            "failed: %s; bcast and allgather of communicator %s go through "
-                            "shared memory",
+                            "failed: %s; bcast and allgather node_cma of communicator %s go "
+                            "through shared memory",
                             host, (int)getpid(), strerror(err), comm->c_name);
     }
 }
@@ -400,7 +401,7 @@ static uint64_t node_nonce(void)
  * max_bytes; what names the segment in the messages. */
 static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
                       size_t rank_stride, size_t max_bytes, const char *what,
-                      const bufpool_params_t *params, int cma_error, bool *cma, bufpool_shm_t *shm)
+                      const bufpool_params_t *params, int *cma_error, bufpool_shm_t *shm)
 {
     const int p = g->n, me = g->me;
     const size_t bytes = NODE_HEADER + (size_t)p * rank_stride;
@@ -409,7 +410,7 @@ static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g
     const int tag = MCA_COLL_BASE_TAG_BCAST;
     node_offer_t offer;
     /* [0]: the segment (a rank's errno, then the verdict), [1]: CMA's. */
-    int32_t mine[2] = {0, cma_error}, verdict[2] = {0, 0};
+    int32_t mine[2] = {0, *cma_error}, verdict[2] = {0, 0};
     int rc = OMPI_SUCCESS;
     char step[96];
 
@@ -501,10 +502,7 @@ static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g
         bufpool_shm_detach(shm);
         return rc;
     }
-    *cma = 0 == verdict[1];
-    if (NODE_CMA_UNWANTED != verdict[1] && 0 != verdict[1] && 0 == me) {
-        node_say_no_single_copy(params, verdict[1], comm);
-    }
+    *cma_error = verdict[1];
     count(&bufpool_node_counters.segments, 1);
     count(&bufpool_node_counters.segment_bytes, (int64_t)shm->bytes);
     /* The pool keeps that much less idle memory while it is mapped. */
@@ -537,14 +535,13 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
     const int my_error = NULL == n                                       ? ENOMEM
                          : ompi_comm_rank(comm) == state->node_fail_rank ? ENOSPC /* testing */
                                                                          : 0;
-    /* Single-copy reads are probed where this rank asks for them, and
-     * serve where every rank could. */
-    const int cma_error = 0 == state->node_single_copy_min                  ? NODE_CMA_UNWANTED
-                          : ompi_comm_rank(comm) == state->node_no_cma_rank ? EPERM /* testing */
-                                                                            : 0;
-    bool cma = false;
+    /* Single-copy reads are probed where this rank lets them be
+     * (coll_bufpool_node_cma), and serve where every rank could. */
+    int cma_error = !state->node_cma                                  ? NODE_CMA_UNWANTED
+                    : ompi_comm_rank(comm) == state->node_no_cma_rank ? EPERM /* testing */
+                                                                      : 0;
     int rc = node_share(comm, g, my_error, NODE_RANK_STRIDE, state->node_max_bytes, "segment",
-                        state->params, cma_error, &cma, &shm);
+                        state->params, &cma_error, &shm);
     if (OMPI_SUCCESS != rc) {
         free(n);
         return rc;
@@ -558,8 +555,8 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
     n->max_bytes = state->node_max_bytes;
     n->params = state->params;
     n->cold_calls = state->node_cold_calls;
-    n->cma = cma;
-    n->single_copy_min = state->node_single_copy_min;
+    n->cma = 0 == cma_error;
+    n->cma_error = cma_error;
     *out = n;
     return OMPI_SUCCESS;
 }
@@ -853,9 +850,9 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
     }
     if (0 == n->big_state) {
         const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
-        bool unused;
+        int unwanted = NODE_CMA_UNWANTED;
         int rc = node_share(comm, &n->group, my_error, node_big_rank_stride(need), n->max_bytes,
-                            "chunk segment", n->params, NODE_CMA_UNWANTED, &unused, &n->big);
+                            "chunk segment", n->params, &unwanted, &n->big);
         if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
             return rc; /* a point-to-point error: tried again next time */
         }
@@ -1040,25 +1037,22 @@ static void node_wait_all_ended(const bufpool_node_t *n, uint64_t s)
     }
 }
 
-/* bcast and allgather node above BUFPOOL_NODE_MAX_BYTES where every rank
- * could read the others' memory (n->cma): single-copy reads of the
+/* bcast and allgather node_cma above BUFPOOL_NODE_MAX_BYTES where every
+ * rank could read the others' memory (n->cma): single-copy reads of the
  * blocks straight from their owners' buffers, where the owner offers it
- * (its block contiguous and at least its coll_bufpool_node_single_copy_min
- * bytes).  The owner posts the offer in its call slot: a bcast's ranks
- * follow the root's, an allgather's read straight only when every rank
- * offered (every rank reads every offer alike), so the ranks choose alike
- * whatever their layouts and parameters.  An owner returns once every
- * rank has ended the call: nobody reads its block any more.  NODE_ROUNDS
- * when the rounds serve instead (the call not ended). */
+ * (its block contiguous in its buffer).  The owner posts the offer in its
+ * call slot: a bcast's ranks follow the root's, an allgather's read
+ * straight only when every rank offered (every rank reads every offer
+ * alike), so the ranks choose alike whatever their layouts.  An owner
+ * returns once every rank has ended the call: nobody reads its block any
+ * more.  NODE_ROUNDS when the rounds serve instead (the call not ended). */
 static int node_single_copy(bufpool_node_t *n, uint64_t s, bool bcast, const bufpool_args_t *a)
 {
     node_move_t m;
     node_move_views(n, bcast, a, &m);
     const bool owner = !bcast || n->me == a->root;
     if (owner) {
-        const node_offer_block_t offer = {.straight = NULL != m.mine.contig &&
-                                                      0 != n->single_copy_min &&
-                                                      m.mine.bytes >= n->single_copy_min,
+        const node_offer_block_t offer = {.straight = NULL != m.mine.contig,
                                           .addr = (uint64_t)(uintptr_t)m.mine.contig};
         node_claim(n, s);
         memcpy(node_payload(n, n->me, s), &offer, sizeof(offer));
@@ -1318,12 +1312,16 @@ static int node_barrier(bufpool_node_t *n, uint64_t s)
     return OMPI_SUCCESS;
 }
 
-/* bcast and allgather above BUFPOOL_NODE_MAX_BYTES: single-copy reads
- * where they serve, else rounds. */
+/* bcast and allgather above BUFPOOL_NODE_MAX_BYTES: node_cma's
+ * single-copy reads where they serve, else rounds. */
 static int node_move(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, const bufpool_args_t *a,
                      const bufpool_plan_t *plan, struct ompi_communicator_t *comm)
 {
-    if (n->cma) {
+    const bool cma_alg = bufpool_is_node_cma_alg(id, plan->alg);
+    if (OPAL_UNLIKELY(cma_alg && !n->cma) && NODE_CMA_UNWANTED != n->cma_error && 0 == n->me) {
+        node_say_no_single_copy(n->params, n->cma_error, comm);
+    }
+    if (cma_alg && n->cma) {
         const int rc = node_single_copy(n, s, BUFPOOL_COLL_bcast == id, a);
         if (NODE_ROUNDS != rc) {
             return rc;

@@ -60,9 +60,9 @@ typedef struct bufpool_comm_state {
      * fails to have the segment; -1: none. */
     int node_fail_rank;
     int node_fail_chunk_rank; /* the same for the chunk segment */
-    /* coll_bufpool_node_single_copy_min (0: off), and for testing the rank
-     * whose single-copy probe fails (coll_bufpool_test_node_no_cma). */
-    size_t node_single_copy_min;
+    /* coll_bufpool_node_cma, and for testing the rank whose single-copy
+     * probe fails (coll_bufpool_test_node_no_cma; -1: none). */
+    bool node_cma;
     int node_no_cma_rank;
     /* The component's parameters, for its messages (bufpool_params_show:
      * its help file on every Open MPI, 6.0 included). */

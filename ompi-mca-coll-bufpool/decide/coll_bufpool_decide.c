@@ -23,8 +23,9 @@ const char *const *const bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_allreduce] =
         NAMES("recursive_doubling", "rsag", "ring", "hier", "node", "node_rsag", "hier_node"),
     [BUFPOOL_COLL_reduce] = NAMES("chain", "binary", "rsg", "node"),
-    [BUFPOOL_COLL_bcast] = NAMES("binomial", "chain", "scatter_allgather", "linear", "node"),
-    [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct", "node"),
+    [BUFPOOL_COLL_bcast] =
+        NAMES("binomial", "chain", "scatter_allgather", "linear", "node", "node_cma"),
+    [BUFPOOL_COLL_allgather] = NAMES("ring", "recursive_doubling", "direct", "node", "node_cma"),
     [BUFPOOL_COLL_reduce_scatter] = NAMES("pairwise", "ring", "rhalving", "node"),
     [BUFPOOL_COLL_reduce_scatter_block] = NAMES("pairwise", "ring", "rhalving", "node"),
     [BUFPOOL_COLL_alltoall] = NAMES("pairwise", "linear"),
@@ -200,11 +201,18 @@ static const int node_alg_of[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_barrier] = BUFPOOL_BARRIER_NODE,
 };
 
+bool bufpool_is_node_cma_alg(int id, int alg)
+{
+    return (BUFPOOL_COLL_bcast == id && BUFPOOL_BCAST_NODE_CMA == alg) ||
+           (BUFPOOL_COLL_allgather == id && BUFPOOL_ALLGATHER_NODE_CMA == alg);
+}
+
 bool bufpool_is_node_alg(int id, int alg)
 {
     return id >= 0 && id < BUFPOOL_NCOLLS && alg > 0 &&
            (node_alg_of[id] == alg ||
-            (BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg));
+            (BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg) ||
+            bufpool_is_node_cma_alg(id, alg));
 }
 
 /* The node algorithms that go on above BUFPOOL_NODE_MAX_BYTES, in rounds
@@ -220,7 +228,8 @@ static bool node_chunked(int id, int alg)
 static bool node_moves_rounds(int id, int alg)
 {
     return (BUFPOOL_COLL_bcast == id && BUFPOOL_BCAST_NODE == alg) ||
-           (BUFPOOL_COLL_allgather == id && BUFPOOL_ALLGATHER_NODE == alg);
+           (BUFPOOL_COLL_allgather == id && BUFPOOL_ALLGATHER_NODE == alg) ||
+           bufpool_is_node_cma_alg(id, alg);
 }
 
 size_t bufpool_node_alg_max_bytes(int id, int alg, int p)
@@ -240,12 +249,10 @@ size_t bufpool_node_alg_max_bytes(int id, int alg, int p)
 static const bufpool_choice_t *node_fit(bufpool_coll_id_t id, const bufpool_call_t *call,
                                         const bufpool_choice_t *choice, bufpool_choice_t *instead)
 {
-    const int node_alg = node_alg_of[id];
-    const bool rsag =
-        BUFPOOL_ALLREDUCE_NODE == node_alg && BUFPOOL_ALLREDUCE_NODE_RSAG == choice->alg;
-    if (0 == node_alg || (node_alg != choice->alg && !rsag)) {
+    if (!bufpool_is_node_alg(id, choice->alg)) {
         return choice;
     }
+    const bool rsag = BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == choice->alg;
     const char *why = NULL;
     if (call->hosts > 1) {
         why = "node on a communicator across hosts: auto's choice";
@@ -258,7 +265,7 @@ static const bufpool_choice_t *node_fit(bufpool_coll_id_t id, const bufpool_call
                        : "node above 4 KiB needs a commutative operation, at least p elements and "
                          "elements within 64 KiB / p: auto's choice";
         }
-    } else if (call->bytes > bufpool_node_alg_max_bytes(id, node_alg, call->comm_size)) {
+    } else if (call->bytes > bufpool_node_alg_max_bytes(id, choice->alg, call->comm_size)) {
         why = BUFPOOL_COLL_scatter == id
                   ? "node scatter serves p blocks of up to 4 KiB together: auto's choice"
                   : "node serves messages up to 4 KiB (bcast and allgather: any): auto's choice";

@@ -72,13 +72,15 @@ enum {
     BUFPOOL_BCAST_CHAIN,
     BUFPOOL_BCAST_SCATTER_ALLGATHER,
     BUFPOOL_BCAST_LINEAR,
-    BUFPOOL_BCAST_NODE
+    BUFPOOL_BCAST_NODE,
+    BUFPOOL_BCAST_NODE_CMA
 };
 enum {
     BUFPOOL_ALLGATHER_RING = 1,
     BUFPOOL_ALLGATHER_RECURSIVE_DOUBLING,
     BUFPOOL_ALLGATHER_DIRECT,
-    BUFPOOL_ALLGATHER_NODE
+    BUFPOOL_ALLGATHER_NODE,
+    BUFPOOL_ALLGATHER_NODE_CMA
 };
 enum {
     BUFPOOL_REDUCE_SCATTER_PAIRWISE = 1,
@@ -101,6 +103,7 @@ enum { BUFPOOL_BARRIER_NODE = 1 };
 
 /* The node algorithms (allreduce "node" and "node_rsag"; reduce, bcast,
  * allgather, reduce_scatter(_block), gather, scatter and barrier "node";
+ * bcast and allgather "node_cma", node with single-copy reads above;
  * coll_bufpool_node.c) serve communicators on one host, what each rank
  * posts within one shared slot of this many signature bytes: the message
  * (the whole input of reduce_scatter(_block)), allgather's and gather's
@@ -122,6 +125,9 @@ enum { BUFPOOL_BARRIER_NODE = 1 };
  * the conditions above). */
 bool bufpool_is_node_alg(int id, int alg);
 size_t bufpool_node_alg_max_bytes(int id, int alg, int p);
+/* bcast and allgather node_cma: above BUFPOOL_NODE_MAX_BYTES the blocks
+ * are read straight from their owners (CMA) where the ranks may. */
+bool bufpool_is_node_cma_alg(int id, int alg);
 
 /* Small sends whose receiver never waits for anything but them go out
  * blocking, so that the PML may send them inline (coll_bufpool_pipeline.h,

@@ -47,8 +47,8 @@
 #            serve every call on one host up to 4 KiB (scatter: p blocks
 #            together), and node_rsag (commutative operations), reduce,
 #            bcast and allgather above, in rounds of a second segment
-#            (bcast and allgather from 16 KiB by single-copy reads, CMA,
-#            where test/mpi/cma_probe finds them allowed)
+#            (bcast is node_cma, single-copy reads above 4 KiB, where
+#            test/mpi/cma_probe finds them allowed)
 #   stock    --mca coll ^bufpool (Open MPI alone: what classification uses)
 # Every job runs with --mca op ^avx (through run-mpi-test.sh): Debian's
 # op/avx saturates 8-bit MPI_SUM (open-mpi/ompi#8045), and coll_fuzz checks
@@ -140,12 +140,12 @@ runner=$top_srcdir/test/mpi/run-mpi-test.sh
 # A hang costs the watchdog's time; the job's own limit catches the rest.
 job_timeout=${BUFPOOL_TEST_TIMEOUT:-$((chunk + 4 * hang + 120))}
 
-# The node configuration reads bcast's and allgather's blocks from 16 KiB
-# straight from their owners (CMA) where this machine allows it, so that
-# single-copy calls mix with the rounds of the others.
-node_single_copy=
+# The node configuration's bcast is node_cma where this machine allows
+# single-copy reads (CMA), so that they mix with allgather's and the
+# reductions' rounds (and with its own, where a root's layout has gaps).
+node_bcast=node
 if "$top_builddir/test/mpi/cma_probe" 2>/dev/null; then
-    node_single_copy="--mca coll_bufpool_node_single_copy_min 16K"
+    node_bcast=node_cma
 fi
 
 config_mca() {
@@ -153,7 +153,7 @@ config_mca() {
         default) echo "" ;;
         forced) echo "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off --mca coll_bufpool_min_size 0" ;;
         hostmap) echo "--mca coll_bufpool_test_host_map 0,1" ;;
-        node) echo "$(config_mca forced) --mca coll_bufpool_allreduce_algorithm node_rsag --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_reduce_scatter_algorithm node --mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_barrier_algorithm node $node_single_copy" ;;
+        node) echo "$(config_mca forced) --mca coll_bufpool_allreduce_algorithm node_rsag --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm $node_bcast --mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_reduce_scatter_algorithm node --mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_barrier_algorithm node" ;;
         stock) echo "--mca coll ^bufpool" ;;
         *) echo "coll_fuzz.sh: unknown configuration '$1'" >&2; exit 2 ;;
     esac

@@ -1,7 +1,7 @@
 /* Exit 0 when one process may read a sibling process's memory with
  * process_vm_readv (CMA), as the ranks of a job are siblings, else 1 with
- * the reason: coll_node.sh tests coll_bufpool_node_single_copy_min only
- * where this machine allows what it needs (another user, Yama's
+ * the reason: coll_node.sh tests bcast and allgather node_cma's
+ * single-copy reads only where this machine allows what they need (another user, Yama's
  * ptrace_scope 1 or above, or a container's seccomp filter forbid it). */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -39,6 +39,9 @@ others="--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_algorithm node \
 --mca coll_bufpool_reduce_scatter_algorithm node \
 --mca coll_bufpool_reduce_scatter_block_algorithm node \
 --mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node"
+# The same but for bcast's and allgather's (named by a run's own MCA).
+others_no_moves=$(printf '%s\n' "$others" | sed 's/--mca coll_bufpool_bcast_algorithm node//;
+s/--mca coll_bufpool_allgather_algorithm node//')
 reductions=allreduce,reduce,reduce_scatter,reduce_scatter_block
 moves=bcast,allgather,gather,scatter
 node="$others --mca coll_bufpool_allreduce_algorithm node"
@@ -63,7 +66,10 @@ run() { # NP PROGRAM MCA ARGS...
     runs=$((runs + 1))
     # mpirun takes a parameter once: a run that names allreduce's its own way.
     forced=$node
-    case $mca in *allreduce_algorithm*) forced=$others ;; esac
+    case $mca in
+        *allreduce_algorithm*) forced=$others ;;
+        *node_cma*) forced="$others_no_moves --mca coll_bufpool_allreduce_algorithm node" ;;
+    esac
     if ! BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $forced $mca" \
         sh "$runner" "$np" "$top_builddir/test/mpi/$program" "$@" </dev/null; then
         status=1
@@ -128,24 +134,24 @@ for np in 2 3 4; do
             --expect-node
     done
 done
-# Single-copy reads (CMA) of bcast's and allgather's blocks above 4 KiB
-# (coll_bufpool_node_single_copy_min 4097), where this machine allows them
-# (a probe as the segment's): results right and the reads counted on every
-# rank (checked: with the owner returning before its readers are done, or
-# a non-contiguous reader's bounce left unpacked, these fail); with one
-# rank's probe failing (test_node_no_cma: rank 0, or rank 2 of 3) not one
-# rank reads straight, and the rounds serve alike.
+# bcast and allgather node_cma: single-copy reads (CMA) of the blocks above
+# 4 KiB where this machine allows them (a probe as the segment's): results
+# right and the reads counted on every rank (checked: with the owner
+# returning before its readers are done, or a non-contiguous reader's
+# bounce left unpacked, these fail); with one rank's probe failing
+# (test_node_no_cma: rank 0, or rank 2 of 3) or coll_bufpool_node_cma off,
+# not one rank reads straight, and the rounds serve alike.
+cma_forced="--mca coll_bufpool_bcast_algorithm node_cma --mca coll_bufpool_allgather_algorithm node_cma"
 if "$top_builddir/test/mpi/cma_probe" 2>/dev/null; then
     for np in 2 3 4; do
         for form in blocking nonblocking persistent; do
-            run $np test_coll_move_family "--mca coll_bufpool_node_single_copy_min 4097" \
-                --colls=bcast,allgather --form=$form --expect-bufpool --expect-node \
-                --expect-single-copy
+            run $np test_coll_move_family "$cma_forced" --colls=bcast,allgather --form=$form \
+                --expect-bufpool --expect-node --expect-single-copy
         done
     done
-    for r in 0 2; do
-        run 3 test_coll_move_family "--mca coll_bufpool_node_single_copy_min 4097 \
---mca coll_bufpool_test_node_no_cma $r" --colls=bcast,allgather --form=nonblocking \
+    for no in "--mca coll_bufpool_test_node_no_cma 0" "--mca coll_bufpool_test_node_no_cma 2" \
+        "--mca coll_bufpool_node_cma off"; do
+        run 3 test_coll_move_family "$cma_forced $no" --colls=bcast,allgather --form=nonblocking \
             --expect-bufpool --expect-node --expect-single-copy=none --smoke
     done
 else

@@ -716,7 +716,9 @@ static void test_node(void)
         bool any_op;
     } colls[] = {{BUFPOOL_COLL_allreduce, BUFPOOL_ALLREDUCE_NODE, true},
                  {BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE, true},
+                 {BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE_CMA, true},
                  {BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE, true},
+                 {BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE_CMA, true},
                  {BUFPOOL_COLL_reduce_scatter, BUFPOOL_REDUCE_SCATTER_NODE, false},
                  {BUFPOOL_COLL_reduce_scatter_block, BUFPOOL_REDUCE_SCATTER_BLOCK_NODE, false},
                  {BUFPOOL_COLL_gather, BUFPOOL_GATHER_NODE, true},
@@ -756,6 +758,12 @@ static void test_node(void)
         /* (A row that hands the call back keeps its own reason.) */
         UNIT_CHECK(plan.alg < 0 || NULL != strstr(plan.why, "across hosts"));
     }
+    /* node_cma is bcast's and allgather's only (the numbers recur). */
+    UNIT_CHECK(bufpool_is_node_cma_alg(BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE_CMA));
+    UNIT_CHECK(bufpool_is_node_cma_alg(BUFPOOL_COLL_allgather, BUFPOOL_ALLGATHER_NODE_CMA));
+    UNIT_CHECK(!bufpool_is_node_cma_alg(BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE));
+    UNIT_CHECK(!bufpool_is_node_cma_alg(BUFPOOL_COLL_allreduce, BUFPOOL_BCAST_NODE_CMA));
+    UNIT_CHECK(!bufpool_is_node_cma_alg(BUFPOOL_COLL_allgather, BUFPOOL_BCAST_NODE_CMA));
     /* reduce node, like allreduce node_rsag, goes on above 4 KiB in rounds
      * of the chunk segment: commutative operations of at least p elements
      * of at most 64 KiB / p bytes. */

@@ -1,7 +1,6 @@
 #!/bin/sh
-# bcast and allgather node above 4 KiB with single-copy reads (CMA,
-# coll_bufpool_node_single_copy_min 4097) against the same in rounds
-# through the chunk segment (256K x 4), at 2 ranks on the project's 2-vCPU
+# bcast and allgather node_cma (above 4 KiB, single-copy reads: CMA)
+# against node (above 4 KiB, rounds through the chunk segment, 256K x 4), at 2 ranks on the project's 2-vCPU
 # machine, each against tuned (blocking, with vader's CMA single copy as
 # Debian ships it) and libnbc (nonblocking) in its own job:
 # coll_latency -C default,bufpool[,floor], 3 interleaved rounds, 8 KiB to
@@ -18,14 +17,14 @@ export OMPI_MCA_mca_base_component_path=/usr/lib/x86_64-linux-gnu/openmpi/lib/op
 gcc -O2 -pthread -o "$out/pingpong" "$here/../2026-11-27-2rank-chunk-ring/pingpong.c"
 echo "run$run before: $("$out/pingpong")" >>"$out/modes.txt"
 for form in blocking nonblocking; do
-    for mode in rounds:0 single:4097; do
+    for mode in rounds:node single:node_cma; do
         cfgs=default,bufpool
         [ $form != blocking ] || cfgs=default,bufpool,floor
         mpirun --allow-run-as-root -np 2 --bind-to core \
             --mca coll_bufpool_node_warmup_calls 0 --mca coll_bufpool_min_size 0 \
-            --mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node \
+            --mca coll_bufpool_bcast_algorithm "${mode#*:}" \
+            --mca coll_bufpool_allgather_algorithm "${mode#*:}" \
             --mca coll_bufpool_segment_size 256K --mca coll_bufpool_pipeline_depth 4 \
-            --mca coll_bufpool_node_single_copy_min "${mode#*:}" \
             bench/coll_latency -c bcast,allgather -C $cfgs -F $form -m 8K:16M --size-factor 4 \
             -r 3 -b 1G -t "${mode%:*} $form run$run" -o "$out/single.csv" >/dev/null
     done
