@@ -323,12 +323,12 @@ static const coll_param_t coll_params[] = {
      "warm-up"},
     {"node_cma", "on", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, node_cma_text),
-     "Whether a communicator's node segment, when it is set up, checks that its ranks "
-     "may read each other's memory with process_vm_readv (CMA: one system call per "
-     "rank), which bcast and allgather \"node_cma\" need to read blocks above 4 KiB "
-     "straight from their owners' buffers (on|off). Where a rank says off, or some rank "
-     "may not (another user, Yama's ptrace_scope, a container's seccomp filter), "
-     "node_cma runs as node, on every rank alike"},
+     "Whether bcast and allgather \"node_cma\" may read blocks above 4 KiB straight "
+     "from their owners' buffers with process_vm_readv (CMA; on|off): a communicator's "
+     "first such call checks, with one system call per rank, that every rank may read "
+     "another's memory. Where a rank says off, or some rank may not (another user, "
+     "Yama's ptrace_scope, a container's seccomp filter), node_cma runs as node, on "
+     "every rank alike"},
     {"test_host_map", "", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, test_host_map_text),
      "For testing only: pretend that the process of launch rank r runs on host "

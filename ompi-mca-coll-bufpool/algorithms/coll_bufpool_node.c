@@ -93,10 +93,12 @@ struct bufpool_node {
     bufpool_group_t group;
     int p, me;
     int fail_chunk_rank; /* coll_bufpool_test_node_fail_chunk */
-    /* Whether every rank read every other's memory (CMA) when the segment
-     * was set up (bcast and allgather node_cma), else why not (an errno, or
-     * NODE_CMA_UNWANTED: coll_bufpool_node_cma off on some rank). */
-    bool cma;
+    /* Single-copy reads (bcast and allgather node_cma): cma is 0 until the
+     * first such call probes them, then 1 where every rank may read the
+     * others' memory, -1 where not; cma_error: this rank's reason not to
+     * before the probe (an errno, NODE_CMA_UNWANTED: coll_bufpool_node_cma
+     * off), the first rank's that failed after it. */
+    int cma;
     int cma_error;
     size_t max_bytes;               /* coll_bufpool_node_max_bytes        */
     const bufpool_params_t *params; /* whose help file speaks     */
@@ -301,12 +303,15 @@ static int node_cap_check(const bufpool_params_t *params, size_t bytes, size_t m
 /* Single-copy reads (CMA).  When the segment is set up, every rank writes
  * its pid and the address, in its own process, of those two words into
  * its block's first line (words NODE_CMA_WORD and after: past the words
- * the calls use), and reads them back out of another rank's process with
- * process_vm_readv: every rank reads rank 0's, rank 0 reads rank 1's.
- * Where the ranks may not read each other's memory (another user, Yama's
- * ptrace_scope, a container's seccomp filter), some read fails, and no
- * rank reads straight (node_share's verdict).  Where a rank's
- * coll_bufpool_node_cma is off, it does not read, and reports this
+ * the calls use).  The first node_cma call that would read straight (the
+ * same call on every rank) probes: every rank reads rank 0's two words
+ * back out of rank 0's process with process_vm_readv, rank 0 reads rank
+ * 1's, each posts what it found in the next two words, and every rank
+ * reads every rank's (node_cma_agree): where the ranks may not read each
+ * other's memory (another user, Yama's ptrace_scope, a container's seccomp
+ * filter), some read fails, and no rank reads straight.  So a
+ * communicator that never asks pays nothing but the two stores.  Where a
+ * rank's coll_bufpool_node_cma is off, it does not read, and posts this
  * instead of an errno: */
 #define NODE_CMA_WORD     8
 #define NODE_CMA_UNWANTED (-1)
@@ -362,6 +367,34 @@ static int node_cma_probe(void *base, size_t block)
     return 0 != err ? err : seen[0] == w[0] && seen[1] == w[1] ? 0 : EINVAL;
 }
 
+/* Whether every rank may read the others' memory: probed and agreed at
+ * the communicator's first call that asks (every rank at the same call),
+ * remembered after. */
+static bool node_cma_agree(bufpool_node_t *n)
+{
+    if (0 == n->cma) {
+        int err = n->cma_error;
+        if (0 == err) {
+            const int peer = n->p < 2 || 0 != n->me ? 0 : 1;
+            err = node_cma_probe(n->base, (size_t)((char *)node_done(n, peer) - n->base));
+        }
+        uint64_t *mine = node_done(n, n->me) + NODE_CMA_WORD;
+        mine[3] = (uint64_t)(int64_t)err;
+        __atomic_store_n(&mine[2], 0 == err ? 1 : 2, __ATOMIC_RELEASE);
+        int verdict = 1;
+        for (int j = 0; j < n->p; j++) {
+            const uint64_t *w = node_done(n, j) + NODE_CMA_WORD;
+            bufpool_wait_word(&w[2], 1);
+            if (2 == __atomic_load_n(&w[2], __ATOMIC_ACQUIRE) && verdict > 0) {
+                verdict = -1;
+                n->cma_error = (int)(int64_t)w[3];
+            }
+        }
+        n->cma = verdict;
+    }
+    return n->cma > 0;
+}
+
 static void node_say_no_single_copy(const bufpool_params_t *params, int err,
                                     struct ompi_communicator_t *comm)
 {
@@ -398,10 +431,12 @@ static uint64_t node_nonce(void)
  * nothing mapped), else a point-to-point error.  my_error: this rank's
  * failure known beforehand (an errno value, or 0), which it reports instead
  * of creating or mapping, as it does when the segment would take it past
- * max_bytes; what names the segment in the messages. */
+ * max_bytes; what names the segment in the messages.  publish_cma: each
+ * rank writes where its block lies in its process before it reports
+ * (node_cma_publish), for the single-copy probe. */
 static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
                       size_t rank_stride, size_t max_bytes, const char *what,
-                      const bufpool_params_t *params, int *cma_error, bufpool_shm_t *shm)
+                      const bufpool_params_t *params, bool publish_cma, bufpool_shm_t *shm)
 {
     const int p = g->n, me = g->me;
     const size_t bytes = NODE_HEADER + (size_t)p * rank_stride;
@@ -409,8 +444,7 @@ static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g
                                      .bytes = 0 == me ? NODE_HEADER + rank_stride : rank_stride};
     const int tag = MCA_COLL_BASE_TAG_BCAST;
     node_offer_t offer;
-    /* [0]: the segment (a rank's errno, then the verdict), [1]: CMA's. */
-    int32_t mine[2] = {0, *cma_error}, verdict[2] = {0, 0};
+    int32_t mine = 0, verdict = 0;
     int rc = OMPI_SUCCESS;
     char step[96];
 
@@ -430,71 +464,63 @@ static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g
             h->nonce = offer.nonce;
             h->ranks = (uint64_t)p;
             h->rank_stride = rank_stride;
-            node_cma_publish(shm->base, NODE_HEADER);
+            if (publish_cma) {
+                node_cma_publish(shm->base, NODE_HEADER);
+            }
             __atomic_store_n(&h->magic, NODE_MAGIC, __ATOMIC_RELEASE);
             snprintf(offer.name, sizeof(offer.name), "%s", shm->name);
         } else {
             snprintf(step, sizeof(step), "creating the %s (%zu bytes)", what, bytes);
             node_say_unavailable(params, step, offer.status, comm);
         }
-        verdict[0] = 0 == offer.status;
+        verdict = 0 == offer.status;
         for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
             rc = bufpool_send(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, r), tag, comm);
         }
         for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
-            int32_t status[2];
-            rc = bufpool_recv(status, 2, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
-            verdict[0] = verdict[0] && 0 == status[0];
-            mine[1] = 0 != mine[1] ? mine[1] : status[1];
+            int32_t status;
+            rc = bufpool_recv(&status, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
+            verdict = verdict && 0 == status;
         }
-        /* Every rank read rank 0's block; rank 0 reads rank 1's (published
-         * before it reported). */
-        if (verdict[0] && 0 == mine[1] && p > 1) {
-            mine[1] = node_cma_probe(shm->base, NODE_HEADER + rank_stride);
-        }
-        verdict[1] = mine[1];
         /* Everyone who will ever map it has: the name goes now. */
         bufpool_shm_unlink(shm);
         for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
-            rc = bufpool_send(verdict, 2, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
+            rc = bufpool_send(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
         }
     } else {
         rc = bufpool_recv(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, 0), tag, comm);
         if (OMPI_SUCCESS == rc) {
-            mine[0] = 0 != offer.status                          ? offer.status
-                      : offer.ranks != p || offer.bytes != bytes ? EINVAL
-                                                                 : 0;
-            if (0 == mine[0]) {
+            mine = 0 != offer.status                          ? offer.status
+                   : offer.ranks != p || offer.bytes != bytes ? EINVAL
+                                                              : 0;
+            if (0 == mine) {
                 offer.name[sizeof(offer.name) - 1] = '\0';
-                mine[0] =
-                    0 != my_error ? my_error : bufpool_shm_attach(shm, offer.name, bytes, own);
+                mine = 0 != my_error ? my_error : bufpool_shm_attach(shm, offer.name, bytes, own);
                 shm->name[0] = '\0'; /* rank 0 unlinks it */
-                if (0 == mine[0]) {
+                if (0 == mine) {
                     /* The same segment as rank 0's, not a namesake. */
                     const node_header_t *h = shm->base;
                     if (NODE_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
                         offer.nonce != h->nonce || (uint64_t)p != h->ranks) {
-                        mine[0] = EINVAL;
+                        mine = EINVAL;
                     }
                 }
-                if (0 != mine[0]) {
+                if (0 != mine) {
                     snprintf(step, sizeof(step),
                              "mapping rank 0's %s (%zu bytes) and reserving its part", what, bytes);
-                    node_say_unavailable(params, step, mine[0], comm);
-                } else {
+                    node_say_unavailable(params, step, mine, comm);
+                }
+                if (0 == mine && publish_cma) {
                     node_cma_publish(shm->base, own.offset);
-                    if (0 == mine[1]) {
-                        mine[1] = node_cma_probe(shm->base, NODE_HEADER);
-                    }
                 }
             }
-            rc = bufpool_send(mine, 2, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
+            rc = bufpool_send(&mine, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
         }
         if (OMPI_SUCCESS == rc) {
-            rc = bufpool_recv(verdict, 2, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
+            rc = bufpool_recv(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
         }
     }
-    if (OMPI_SUCCESS == rc && !verdict[0]) {
+    if (OMPI_SUCCESS == rc && !verdict) {
         rc = BUFPOOL_NODE_UNAVAILABLE;
     }
     if (OMPI_SUCCESS != rc) {
@@ -502,7 +528,6 @@ static int node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g
         bufpool_shm_detach(shm);
         return rc;
     }
-    *cma_error = verdict[1];
     count(&bufpool_node_counters.segments, 1);
     count(&bufpool_node_counters.segment_bytes, (int64_t)shm->bytes);
     /* The pool keeps that much less idle memory while it is mapped. */
@@ -535,13 +560,8 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
     const int my_error = NULL == n                                       ? ENOMEM
                          : ompi_comm_rank(comm) == state->node_fail_rank ? ENOSPC /* testing */
                                                                          : 0;
-    /* Single-copy reads are probed where this rank lets them be
-     * (coll_bufpool_node_cma), and serve where every rank could. */
-    int cma_error = !state->node_cma                                  ? NODE_CMA_UNWANTED
-                    : ompi_comm_rank(comm) == state->node_no_cma_rank ? EPERM /* testing */
-                                                                      : 0;
     int rc = node_share(comm, g, my_error, NODE_RANK_STRIDE, state->node_max_bytes, "segment",
-                        state->params, &cma_error, &shm);
+                        state->params, true, &shm);
     if (OMPI_SUCCESS != rc) {
         free(n);
         return rc;
@@ -555,8 +575,9 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
     n->max_bytes = state->node_max_bytes;
     n->params = state->params;
     n->cold_calls = state->node_cold_calls;
-    n->cma = 0 == cma_error;
-    n->cma_error = cma_error;
+    n->cma_error = !state->node_cma                                  ? NODE_CMA_UNWANTED
+                   : ompi_comm_rank(comm) == state->node_no_cma_rank ? EPERM /* testing */
+                                                                     : 0;
     *out = n;
     return OMPI_SUCCESS;
 }
@@ -850,9 +871,8 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
     }
     if (0 == n->big_state) {
         const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
-        int unwanted = NODE_CMA_UNWANTED;
         int rc = node_share(comm, &n->group, my_error, node_big_rank_stride(need), n->max_bytes,
-                            "chunk segment", n->params, &unwanted, &n->big);
+                            "chunk segment", n->params, false, &n->big);
         if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
             return rc; /* a point-to-point error: tried again next time */
         }
@@ -1038,7 +1058,7 @@ static void node_wait_all_ended(const bufpool_node_t *n, uint64_t s)
 }
 
 /* bcast and allgather node_cma above BUFPOOL_NODE_MAX_BYTES where every
- * rank could read the others' memory (n->cma): single-copy reads of the
+ * rank may read the others' memory (node_cma_agree): single-copy reads of the
  * blocks straight from their owners' buffers, where the owner offers it
  * (its block contiguous in its buffer).  The owner posts the offer in its
  * call slot: a bcast's ranks follow the root's, an allgather's read
@@ -1317,14 +1337,14 @@ static int node_barrier(bufpool_node_t *n, uint64_t s)
 static int node_move(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, const bufpool_args_t *a,
                      const bufpool_plan_t *plan, struct ompi_communicator_t *comm)
 {
-    const bool cma_alg = bufpool_is_node_cma_alg(id, plan->alg);
-    if (OPAL_UNLIKELY(cma_alg && !n->cma) && NODE_CMA_UNWANTED != n->cma_error && 0 == n->me) {
-        node_say_no_single_copy(n->params, n->cma_error, comm);
-    }
-    if (cma_alg && n->cma) {
-        const int rc = node_single_copy(n, s, BUFPOOL_COLL_bcast == id, a);
-        if (NODE_ROUNDS != rc) {
-            return rc;
+    if (bufpool_is_node_cma_alg(id, plan->alg)) {
+        if (node_cma_agree(n)) {
+            const int rc = node_single_copy(n, s, BUFPOOL_COLL_bcast == id, a);
+            if (NODE_ROUNDS != rc) {
+                return rc;
+            }
+        } else if (0 == n->me && NODE_CMA_UNWANTED != n->cma_error) {
+            node_say_no_single_copy(n->params, n->cma_error, comm);
         }
     }
     return node_move_rounds(n, s, id, a, plan, comm, OMPI_SUCCESS);

@@ -135,7 +135,7 @@ for np in 2 3 4; do
     done
 done
 # bcast and allgather node_cma: single-copy reads (CMA) of the blocks above
-# 4 KiB where this machine allows them (a probe as the segment's): results
+# 4 KiB where this machine allows them (probed at the first call): results
 # right and the reads counted on every rank (checked: with the owner
 # returning before its readers are done, or a non-contiguous reader's
 # bounce left unpacked, these fail); with one rank's probe failing
