@@ -6,8 +6,9 @@
 #      nonblocking and persistent forms, and test_coll_nb), test_coll_nb_hazards
 #      (persistent requests left at MPI_Finalize, a user operation with a
 #      large frame), rel_job's mix workload, and the node algorithms of
-#      every collective forced (test_coll_barrier too) and allreduce
-#      hier_node on two pretended hosts, themselves sanitized;
+#      every collective forced (test_coll_barrier too), bcast and
+#      allgather node_cma (where CMA is allowed) and allreduce hier_node on
+#      two pretended hosts, themselves sanitized;
 #   b. rel_job of an ordinary build (not sanitized, like most applications)
 #      with the sanitized components: the ASan runtime must then come first
 #      in the process, so it is LD_PRELOADed into the ranks only
@@ -133,6 +134,14 @@ run node_reduce_nonblocking "$san" "$san/test/mpi/test_coll_reduce_family" --smo
     --form=nonblocking --expect-node
 run node_move "$san" "$san/test/mpi/test_coll_move_family" --smoke --expect-node
 run node_barrier "$san" "$san/test/mpi/test_coll_barrier" --form=all --rounds=16 --expect-node
+# bcast and allgather node_cma: single-copy reads into user buffers and
+# bounce buffers, where this machine allows CMA.
+if "$top_builddir/test/mpi/cma_probe" 2>/dev/null; then
+    run_mca="--mca coll_bufpool_min_size 0 --mca coll_bufpool_bcast_algorithm node_cma \
+--mca coll_bufpool_allgather_algorithm node_cma"
+    run node_cma_nonblocking "$san" "$san/test/mpi/test_coll_move_family" --smoke \
+        --form=nonblocking --colls=bcast,allgather --expect-node --expect-single-copy
+fi
 # allreduce hier_node: two pretended hosts, each through its own segment.
 run_mca="--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map 0,0,1,1 \
 --mca coll_bufpool_segment_size 4K"
