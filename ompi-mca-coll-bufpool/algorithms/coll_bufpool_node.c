@@ -262,13 +262,24 @@ typedef struct node_offer {
  * (reported as this errno; said by node_cap_check, not again). */
 #define NODE_OVER_CAP EDQUOT
 
+/* The first time this process comes here with *said (each message says
+ * itself once): true, with this host's name in host. */
+static bool node_first_say(int *said, char host[64])
+{
+    if (0 != __atomic_exchange_n(said, 1, __ATOMIC_RELAXED)) {
+        return false;
+    }
+    memset(host, 0, 64);
+    (void)gethostname(host, 63);
+    return true;
+}
+
 static void node_say_unavailable(const bufpool_params_t *params, const char *what, int err,
                                  struct ompi_communicator_t *comm)
 {
     static int said;
-    if (NODE_OVER_CAP != err && 0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
-        char host[64] = "";
-        (void)gethostname(host, sizeof(host) - 1);
+    char host[64];
+    if (NODE_OVER_CAP != err && node_first_say(&said, host)) {
         bufpool_params_show(params, "node-shm",
                             "coll_bufpool: on host %s (pid %d), %s failed: %s; the node "
                             "algorithms of communicator %s run point-to-point (/dev/shm)",
@@ -288,9 +299,8 @@ static int node_cap_check(const bufpool_params_t *params, size_t bytes, size_t m
     if (mapped <= max_bytes && bytes <= max_bytes - mapped) {
         return 0;
     }
-    if (0 != max_bytes && 0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
-        char host[64] = "";
-        (void)gethostname(host, sizeof(host) - 1);
+    char host[64];
+    if (0 != max_bytes && node_first_say(&said, host)) {
         bufpool_params_show(params, "node-cap",
                             "coll_bufpool: on host %s (pid %d), the %s of communicator %s (%zu "
                             "bytes) would pass coll_bufpool_node_max_bytes (%zu; %zu mapped): "
@@ -399,9 +409,8 @@ static void node_say_no_single_copy(const bufpool_params_t *params, int err,
                                     struct ompi_communicator_t *comm)
 {
     static int said;
-    if (0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
-        char host[64] = "";
-        (void)gethostname(host, sizeof(host) - 1);
+    char host[64];
+    if (node_first_say(&said, host)) {
         bufpool_params_show(params, "node-single-copy",
                             "coll_bufpool: on host %s (pid %d), single-copy reads (CMA) "
                             "failed: %s; bcast and allgather node_cma of communicator %s go "

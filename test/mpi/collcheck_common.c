@@ -839,6 +839,18 @@ void cc_bufpool_expect_growth(const cc_bufpool_snapshot *before, unsigned coll_m
     }
 }
 
+/* Reads the counter name into *value for the check of option: true, or
+ * false after failing the case with why it could not be read. */
+static bool cc_read_pvar(const char *option, const char *name, unsigned long long *value)
+{
+    const enum pvar_status st = pvar_util_read(name, value);
+    if (st != PVAR_OK) {
+        cc_fail(NULL, "%s: %s: %s", option, name, pvar_util_status_string(st));
+        return false;
+    }
+    return true;
+}
+
 /* --expect-requests-peak: after every case, the most requests any one
  * request set of coll/bufpool held must not exceed the bound the run set
  * with coll_bufpool_max_requests (per process: each rank checks its own). */
@@ -848,11 +860,10 @@ void cc_check_requests_peak(void)
         return;
     }
     unsigned long long peak = 0;
-    enum pvar_status st = pvar_util_read("coll_bufpool_requests_peak", &peak);
-    if (st != PVAR_OK) {
-        cc_fail(NULL, "--expect-requests-peak: coll_bufpool_requests_peak: %s",
-                pvar_util_status_string(st));
-    } else if (peak > cc_opts.requests_peak) {
+    if (!cc_read_pvar("--expect-requests-peak", "coll_bufpool_requests_peak", &peak)) {
+        return;
+    }
+    if (peak > cc_opts.requests_peak) {
         cc_fail(NULL,
                 "--expect-requests-peak: coll_bufpool_requests_peak is %llu on rank %d, above "
                 "%llu",
@@ -917,11 +928,10 @@ void cc_check_single_copy(void)
         return;
     }
     unsigned long long calls = 0;
-    enum pvar_status st = pvar_util_read("coll_bufpool_node_single_copy_calls", &calls);
-    if (st != PVAR_OK) {
-        cc_fail(NULL, "--expect-single-copy: coll_bufpool_node_single_copy_calls: %s",
-                pvar_util_status_string(st));
-    } else if (cc_opts.expect_single_copy == 1 ? calls == 0 : calls != 0) {
+    if (!cc_read_pvar("--expect-single-copy", "coll_bufpool_node_single_copy_calls", &calls)) {
+        return;
+    }
+    if (cc_opts.expect_single_copy == 1 ? calls == 0 : calls != 0) {
         cc_fail(NULL, "--expect-single-copy%s: rank %d: %llu calls read straight",
                 cc_opts.expect_single_copy == 2 ? "=none" : "", cc_world_rank, calls);
     } else if (cc_opts.verbose) {

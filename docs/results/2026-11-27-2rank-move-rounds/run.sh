@@ -9,13 +9,9 @@
 # and after.  From a build directory:
 #   sh ../../docs/results/2026-11-27-2rank-move-rounds/run.sh OUT [RUN]
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
 out=$1
 run=${2:-1}
-mkdir -p "$out"
-export OMPI_MCA_mca_base_component_path=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3:$PWD/components
-gcc -O2 -pthread -o "$out/pingpong" "$here/../2026-11-27-2rank-chunk-ring/pingpong.c"
-echo "run$run before: $("$out/pingpong")" >>"$out/modes.txt"
+. "$(dirname "$0")/../2rank-mode.sh"
 for form in blocking nonblocking; do
     for g in 256K:4 64K:16; do
         cfgs=default,bufpool
@@ -28,4 +24,4 @@ for form in blocking nonblocking; do
             -r 3 -b 1G -t "$g $form run$run" -o "$out/moves.csv" >/dev/null
     done
 done
-echo "run$run after: $("$out/pingpong")" >>"$out/modes.txt"
+mode_after

@@ -9,13 +9,10 @@
 # build directory:
 #   sh ../../docs/results/2026-11-28-2rank-single-copy/run-iallgather.sh OUT [RUN]
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
 out=$1
 run=${2:-1}
-mkdir -p "$out"
-export OMPI_MCA_mca_base_component_path=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3:$PWD/components
-gcc -O2 -pthread -o "$out/pingpong" "$here/../2026-11-27-2rank-chunk-ring/pingpong.c"
-echo "run$run before: $("$out/pingpong")" >>"$out/modes.txt"
+modes=modes-iallgather.txt
+. "$(dirname "$0")/../2rank-mode.sh"
 for form in nonblocking persistent; do
     for alg in rows node_cma node; do
         mca=
@@ -27,4 +24,4 @@ for form in nonblocking persistent; do
             --size-factor 4 -r 3 -b 1G -t "$alg $form run$run" -o "$out/iallgather.csv" >/dev/null
     done
 done
-echo "run$run after: $("$out/pingpong")" >>"$out/modes.txt"
+mode_after
