@@ -36,9 +36,11 @@ static void test_accepts(void)
                        "  bcast ranks=8..15 ppn=8 bytes=16K+1..512K op=any inplace=no "
                        "form=nonblocking alg=binomial seg=64K depth=8\r\n"
                        "reduce op=noncommutative bytes=..1M-1 alg=previous # trailing\n"
-                       "scan ranks=3 hosts=2..4 bytes=* alg=chain\n";
+                       "scan ranks=3 hosts=2..4 bytes=* alg=chain\n"
+                       "allgather hosts=1 bytes=4K+1.. alg=node_cma\n";
     UNIT_CHECK_EQ_U64(parse(&r, text, err, sizeof(err)), 0);
-    UNIT_REQUIRE(4 == r.n);
+    UNIT_REQUIRE(5 == r.n);
+    UNIT_CHECK_EQ_U64(r.rows[4].alg, BUFPOOL_ALLGATHER_NODE_CMA);
     const bufpool_rule_t *a = &r.rows[0], *b = &r.rows[1], *c = &r.rows[2], *d = &r.rows[3];
     UNIT_CHECK_EQ_U64(a->coll, BUFPOOL_COLL_allreduce);
     UNIT_CHECK_EQ_U64(a->ranks_min, 16);
@@ -73,7 +75,7 @@ static void test_accepts(void)
     UNIT_CHECK_EQ_U64(d->alg, BUFPOOL_SCAN_CHAIN);
     /* A second file appends after the first. */
     UNIT_CHECK_EQ_U64(parse(&r, "bufpool-rules 1\ngather alg=linear\n", err, sizeof(err)), 0);
-    UNIT_CHECK_EQ_U64(r.n, 5);
+    UNIT_CHECK_EQ_U64(r.n, 6);
     bufpool_rules_free(&r);
     UNIT_CHECK_EQ_U64(r.n, 0);
 }
@@ -98,6 +100,7 @@ static void test_rejects(void)
         {"bufpool-rules 1\nbcast bytes=4K\n", "a row needs alg=", 2},
         {"bufpool-rules 1\nbcast alg=ring\n", "alg=ring: not an algorithm of bcast", 2},
         {"bufpool-rules 1\nbcast alg=auto\n", "alg=auto: not an algorithm of bcast", 2},
+        {"bufpool-rules 1\nreduce alg=node_cma\n", "alg=node_cma: not an algorithm of reduce", 2},
         {"bufpool-rules 1\nbcast alg=\n", "alg: an empty value", 2},
         {"bufpool-rules 1\nbcast chain\n", "'chain' is not key=value", 2},
         {"bufpool-rules 1\nbcast ranks=1 alg=chain\n", "ranks=1: out of range", 2},
@@ -365,6 +368,12 @@ static void test_algorithm_list(void)
         UNIT_CHECK(-1 == bufpool_algorithm_list_parse(bad[i], forced, err, sizeof(err)));
         UNIT_CHECK(0 == memcmp(before, forced, sizeof(before)));
     }
+    /* bcast's and allgather's node_cma, by name, and nobody else's. */
+    UNIT_CHECK(0 == bufpool_algorithm_list_parse("bcast:node_cma,allgather:node_cma", forced, err,
+                                                 sizeof(err)));
+    UNIT_CHECK(BUFPOOL_BCAST_NODE_CMA == forced[BUFPOOL_COLL_bcast]);
+    UNIT_CHECK(BUFPOOL_ALLGATHER_NODE_CMA == forced[BUFPOOL_COLL_allgather]);
+    UNIT_CHECK(-1 == bufpool_algorithm_list_parse("allreduce:node_cma", forced, err, sizeof(err)));
     /* A trailing comma ends the list. */
     UNIT_CHECK(0 == bufpool_algorithm_list_parse("scan:chain,", forced, err, sizeof(err)));
     UNIT_CHECK(BUFPOOL_SCAN_CHAIN == forced[BUFPOOL_COLL_scan]);
