@@ -662,6 +662,15 @@ static void node_end(bufpool_node_t *n, uint64_t s)
     __atomic_store_n(node_done(n, n->me), s, __ATOMIC_RELEASE);
 }
 
+/* Until every rank has ended call s (nobody reads what this rank posted
+ * in it, nor its buffers). */
+static void node_wait_all_ended(const bufpool_node_t *n, uint64_t s)
+{
+    for (int j = 0; j < n->p; j++) {
+        bufpool_wait_word(node_done(n, j), s);
+    }
+}
+
 /* Until nobody reads this rank's slot of call s any more. */
 static void node_claim(bufpool_node_t *n, uint64_t s)
 {
@@ -898,9 +907,7 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
         if (0 != n->big_chunk) {
             /* The slots of earlier calls move: every rank must be done
              * reading them (the words stay where they are). */
-            for (int j = 0; j < n->p; j++) {
-                bufpool_wait_word(node_done(n, j), s - 1);
-            }
+            node_wait_all_ended(n, s - 1);
             n->big_posted = n->big_seq;
         }
         n->big_chunk = chunk;
@@ -1056,14 +1063,6 @@ static int node_cma_copy(const bufpool_node_t *n, int j, uint64_t addr, const bu
     }
     bufpool_scratch_put(mem, bounce);
     return rc;
-}
-
-/* Until every other rank has ended call s (read this rank's block). */
-static void node_wait_all_ended(const bufpool_node_t *n, uint64_t s)
-{
-    for (int j = 0; j < n->p; j++) {
-        bufpool_wait_word(node_done(n, j), s);
-    }
 }
 
 /* bcast and allgather node_cma above BUFPOOL_NODE_MAX_BYTES where every
