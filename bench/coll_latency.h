@@ -54,6 +54,7 @@ typedef struct {
     const char *world_name; /* label of the "world" configuration in the output */
     bench_form form;
     int test_calls;            /* overlap: MPI_Test calls spread over the computation */
+    int user_op;               /* reductions with a user-defined sum (MPI_Op_create) */
     const char *progress_path; /* rank 0 rewrites the point in progress here */
     const char *skip;          /* config:collective:size[+] entries not to measure */
     int point_timeout;         /* seconds one point may take (0: no limit) */
@@ -82,6 +83,7 @@ typedef struct {
     int count;    /* elements per call argument (per block where blocks apply) */
     int *rcounts; /* reduce_scatter: elements each rank receives */
     int *displs;  /* reduce_scatter: where each rank's block starts */
+    MPI_Op op;    /* the reductions' operation: MPI_SUM, or a user-defined sum (--op user) */
     char *sendbuf, *recvbuf;
     int rank, nprocs;
 } coll_args;

@@ -254,22 +254,22 @@ static long verify_scatter(const coll_args *a, unsigned seed)
 
 static int call_allreduce(const coll_args *a, MPI_Comm comm)
 {
-    return MPI_Allreduce(a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM, comm);
+    return MPI_Allreduce(a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, a->op, comm);
 }
 
 static int call_reduce(const coll_args *a, MPI_Comm comm)
 {
-    return MPI_Reduce(a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM, 0, comm);
+    return MPI_Reduce(a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, a->op, 0, comm);
 }
 
 static int call_scan(const coll_args *a, MPI_Comm comm)
 {
-    return MPI_Scan(a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM, comm);
+    return MPI_Scan(a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, a->op, comm);
 }
 
 static int call_exscan(const coll_args *a, MPI_Comm comm)
 {
-    return MPI_Exscan(a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM, comm);
+    return MPI_Exscan(a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, a->op, comm);
 }
 
 static void fill_reduction(const coll_args *a, unsigned seed)
@@ -305,7 +305,7 @@ static long verify_exscan(const coll_args *a, unsigned seed)
 
 static int call_reduce_scatter_block(const coll_args *a, MPI_Comm comm)
 {
-    return MPI_Reduce_scatter_block(a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM, comm);
+    return MPI_Reduce_scatter_block(a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, a->op, comm);
 }
 
 static void fill_reduce_scatter_block(const coll_args *a, unsigned seed)
@@ -323,7 +323,7 @@ static long verify_reduce_scatter_block(const coll_args *a, unsigned seed)
 
 static int call_reduce_scatter(const coll_args *a, MPI_Comm comm)
 {
-    return MPI_Reduce_scatter(a->sendbuf, a->recvbuf, a->rcounts, MPI_FLOAT, MPI_SUM, comm);
+    return MPI_Reduce_scatter(a->sendbuf, a->recvbuf, a->rcounts, MPI_FLOAT, a->op, comm);
 }
 
 static void fill_reduce_scatter(const coll_args *a, unsigned seed)
@@ -354,18 +354,18 @@ static size_t bytes_block_of_vector(size_t size, int nprocs, int rank)
         return persistent ? PCOLL_INIT(iname)(__VA_ARGS__, comm, MPI_INFO_NULL, req)               \
                           : MPI_I##name(__VA_ARGS__, comm, req);                                   \
     }
-START(allreduce, Allreduce, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM)
-START(reduce, Reduce, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM, 0)
+START(allreduce, Allreduce, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, a->op)
+START(reduce, Reduce, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, a->op, 0)
 START(bcast, Bcast, a->sendbuf, a->count, MPI_CHAR, 0)
 START(allgather, Allgather, a->sendbuf, a->count, MPI_CHAR, a->recvbuf, a->count, MPI_CHAR)
-START(reduce_scatter, Reduce_scatter, a->sendbuf, a->recvbuf, a->rcounts, MPI_FLOAT, MPI_SUM)
+START(reduce_scatter, Reduce_scatter, a->sendbuf, a->recvbuf, a->rcounts, MPI_FLOAT, a->op)
 START(reduce_scatter_block, Reduce_scatter_block, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT,
-      MPI_SUM)
+      a->op)
 START(alltoall, Alltoall, a->sendbuf, a->count, MPI_CHAR, a->recvbuf, a->count, MPI_CHAR)
 START(gather, Gather, a->sendbuf, a->count, MPI_CHAR, a->recvbuf, a->count, MPI_CHAR, 0)
 START(scatter, Scatter, a->sendbuf, a->count, MPI_CHAR, a->recvbuf, a->count, MPI_CHAR, 0)
-START(scan, Scan, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM)
-START(exscan, Exscan, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, MPI_SUM)
+START(scan, Scan, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, a->op)
+START(exscan, Exscan, a->sendbuf, a->recvbuf, a->count, MPI_FLOAT, a->op)
 #undef START
 
 /* MPI_Barrier: no buffers, no data to check; the message size only names

@@ -58,6 +58,9 @@ static void usage(const char *prog)
         "                            MPI_<Coll>_init request made before the point's warm-up;\n"
         "                            overlap: OSU's measure, MPI_I<coll>, computation as long\n"
         "                            as the pure communication, MPI_Wait (overlap %%)\n"
+        "      --op sum|user         the reductions' operation: MPI_SUM (default), or the\n"
+        "                            same float sum as a user-defined operation\n"
+        "                            (MPI_Op_create), which components may serve apart\n"
         "      --test-calls N        overlap: MPI_Test calls spread over the computation\n"
         "                            (default 0, as OSU's)\n"
         "      --progress FILE       rank 0 rewrites FILE with the point about to run\n"
@@ -227,6 +230,7 @@ int options_parse(int argc, char **argv, bench_options *opt)
         OPT_ITER_LARGE = 256,
         OPT_WARMUP_LARGE,
         OPT_TEST_CALLS,
+        OPT_OP,
         OPT_PROGRESS,
         OPT_SKIP,
         OPT_POINT_TIMEOUT,
@@ -251,6 +255,7 @@ int options_parse(int argc, char **argv, bench_options *opt)
         {"world-name", required_argument, NULL, 'n'},
         {"form", required_argument, NULL, 'F'},
         {"test-calls", required_argument, NULL, OPT_TEST_CALLS},
+        {"op", required_argument, NULL, OPT_OP},
         {"progress", required_argument, NULL, OPT_PROGRESS},
         {"skip", required_argument, NULL, OPT_SKIP},
         {"point-timeout", required_argument, NULL, OPT_POINT_TIMEOUT},
@@ -356,6 +361,15 @@ int options_parse(int argc, char **argv, bench_options *opt)
                     opt->form = FORM_OVERLAP;
                 } else {
                     bad = "-F wants blocking, nonblocking, persistent or overlap";
+                }
+                break;
+            case OPT_OP:
+                if (0 == strcmp(optarg, "sum")) {
+                    opt->user_op = 0;
+                } else if (0 == strcmp(optarg, "user")) {
+                    opt->user_op = 1;
+                } else {
+                    bad = "--op wants sum or user";
                 }
                 break;
             case OPT_TEST_CALLS: {

@@ -36,8 +36,9 @@ void print_preamble(const bench_options *opt, int nprocs)
         "blocking (MPI_<Coll>)", "nonblocking (MPI_I<coll> + MPI_Wait)",
         "persistent (MPI_Start + MPI_Wait; the request made before the warm-up)",
         "overlap (MPI_I<coll>, computation as long as the pure communication, MPI_Wait)"};
-    root_printf("# form: %s%s\n", forms[opt->form],
-                FORM_OVERLAP == opt->form && opt->test_calls > 0 ? ", with MPI_Test calls" : "");
+    root_printf("# form: %s%s%s\n", forms[opt->form],
+                FORM_OVERLAP == opt->form && opt->test_calls > 0 ? ", with MPI_Test calls" : "",
+                opt->user_op ? "; reductions with a user-defined float sum (--op user)" : "");
     double depth = cvar_read_number("coll_bufpool_pipeline_depth");
     double segment = cvar_read_number("coll_bufpool_segment_size");
     if (depth > 0 && segment > 0) {
