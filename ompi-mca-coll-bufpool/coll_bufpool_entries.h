@@ -29,7 +29,8 @@
  *   args    the same names, to call the previous module with;
  *   prep    a declaration the columns after it may use (computed once);
  *   cls     the call class (BUFPOOL_CLASS): commutative, in place where
- *           every rank passes MPI_IN_PLACE alike;
+ *           every rank passes MPI_IN_PLACE alike (reduce: a user-defined
+ *           operation instead, BUFPOOL_CLASS_USER_OP);
  *   bytes   what the size maps are keyed on: signature bytes;
  *   fits    false when Open MPI 6's size_t counts do not fit (the call goes
  *           to the previous module; decided on what every rank agrees on);
@@ -95,8 +96,8 @@
       (const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,         \
        struct ompi_op_t *op, int root, struct ompi_communicator_t *comm),                          \
       (sbuf, rbuf, count, dtype, op, root, comm), (void)0,                                         \
-      BUFPOOL_CLASS(ompi_op_is_commute(op), false), bufpool_bytes(dtype, count),                   \
-      BUFPOOL_COUNT_FITS(count), count <= 0,                                                       \
+      BUFPOOL_CLASS(ompi_op_is_commute(op), !ompi_op_is_intrinsic(op)),                            \
+      bufpool_bytes(dtype, count), BUFPOOL_COUNT_FITS(count), count <= 0,                          \
       ({.sbuf = sbuf,                                                                              \
         .rbuf = rbuf,                                                                              \
         .count = BUFPOOL_ARG_COUNT(count),                                                         \

@@ -37,13 +37,21 @@ static const bool takes_in_place[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_reduce_scatter] = true,
     [BUFPOOL_COLL_reduce_scatter_block] = true,
 };
+/* reduce's decision sees, in that bit, whether its operation is
+ * user-defined (BUFPOOL_CLASS_USER_OP): the rules do not (its maps are
+ * those of the built-in operations' class), only the guard of libnbc's
+ * nonblocking reduce (guard_map). */
+static const bool takes_user_op[BUFPOOL_NCOLLS] = {
+    [BUFPOOL_COLL_reduce] = true,
+};
 
 /* The class whose map a collective's call of class cls reads. */
 static int class_used(int id, int cls)
 {
     const bool commutative = !takes_op[id] || 0 != (cls & BUFPOOL_CLASS(true, false));
-    const bool in_place = takes_in_place[id] && 0 != (cls & BUFPOOL_CLASS(false, true));
-    return BUFPOOL_CLASS(commutative, in_place);
+    const bool second =
+        (takes_in_place[id] || takes_user_op[id]) && 0 != (cls & BUFPOOL_CLASS(false, true));
+    return BUFPOOL_CLASS(commutative, second);
 }
 
 /* The communicator's info keys coll_bufpool_<coll>_algorithm, then
@@ -103,13 +111,14 @@ static void read_info_keys(mca_coll_bufpool_module_t *module, struct ompi_commun
     }
 }
 
-static bufpool_shape_t shape_of(const mca_coll_bufpool_module_t *module, int form, int cls)
+static bufpool_shape_t shape_of(const mca_coll_bufpool_module_t *module, int form, int id, int cls)
 {
     return (bufpool_shape_t){.ranks = module->ranks,
                              .hosts = module->hosts,
                              .ppn = module->max_ppn,
                              .commutative = 0 != (cls & BUFPOOL_CLASS(true, false)),
-                             .in_place = 0 != (cls & BUFPOOL_CLASS(false, true)),
+                             .in_place =
+                                 takes_in_place[id] && 0 != (cls & BUFPOOL_CLASS(false, true)),
                              .form = form};
 }
 
@@ -134,6 +143,8 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
                 ompi_comm_size(comm), module->hosts > 1 ? module->hosts : 1, module->max_ppn);
     static const char *const class_names[BUFPOOL_NCLASSES] = {
         "non-commutative", "non-commutative in place", "", "in place"};
+    static const char *const user_op_class_names[BUFPOOL_NCLASSES] = {
+        "non-commutative", "non-commutative user operation", "", "user operation"};
     static const char *const prefix[BUFPOOL_NFORMS] = {"", "i", ""};
     static const char *const suffix[BUFPOOL_NFORMS] = {"", "", "_init"};
     /* Commutative classes first: data movement has only those (its other
@@ -164,9 +175,11 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
                     if (SIZE_MAX != r->bytes_max) {
                         snprintf(upto, sizeof(upto), "%zu", r->bytes_max);
                     }
+                    const char *cls_name =
+                        (takes_user_op[id] ? user_op_class_names : class_names)[cls];
                     opal_output(0, "  %s%s%s%s%s %zu..%s: %s", prefix[form], bufpool_coll_names[id],
-                                suffix[form], '\0' != class_names[cls][0] ? ", " : "",
-                                class_names[cls], lo, upto, what);
+                                suffix[form], '\0' != cls_name[0] ? ", " : "", cls_name, lo, upto,
+                                what);
                     printed = SIZE_MAX == r->bytes_max;
                     lo = r->bytes_max + 1;
                 }
@@ -177,11 +190,25 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
 
 /* Where the module below may compute a call wrongly that stock Open MPI
  * would also give it, bufpool serves the call instead: correct before
- * fast.  Up to Open MPI 4.1.4 that is the blocking alltoall, not in place,
- * in the range where tuned takes its modified Bruck algorithm
- * (BUFPOOL_PREVIOUS_BRUCK_ALLTOALL_UNSAFE): whatever the datatypes, since
- * each rank sees only its own (docs/collectives.md, "Every rank makes the
- * same choice").  Returns the map's new number of ranges. */
+ * fast, decided on what every rank agrees on (docs/collectives.md, "Every
+ * rank makes the same choice").
+ *   - Up to Open MPI 4.1.4, the blocking alltoall, not in place, in the
+ *     range where tuned takes its modified Bruck algorithm
+ *     (BUFPOOL_PREVIOUS_BRUCK_ALLTOALL_UNSAFE): whatever the datatypes,
+ *     since each rank sees only its own.
+ *   - In every series to 6.0.x, libnbc's MPI_Ireduce and MPI_Reduce_init
+ *     on 3 or more ranks with a commutative operation take Rabenseifner's
+ *     algorithm (red_sched_redscat_gather), which receives into its
+ *     temporary buffer without the datatype's true lower bound: with a
+ *     datatype whose data does not start at its origin it writes that many
+ *     bytes past the buffer (or before it) and can return wrong elements
+ *     (docs/reliability.md).  Such a datatype takes a user-defined
+ *     operation (Open MPI refuses the built-in ones on derived types), so
+ *     every such call of a user-defined commutative operation is served:
+ *     the operation is the same on every rank, the datatype need not be.
+ *     The pipelined binary tree below 512 KiB, rsg from there (the generic
+ *     rows' algorithms).
+ * Returns the map's new number of ranges. */
 static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, bufpool_range_t *map,
                         size_t n)
 {
@@ -190,10 +217,24 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, bufp
         .source = BUFPOOL_SOURCE_GUARD,
         .note = "served: the previous module's Bruck alltoall of Open MPI <= 4.1.4 may corrupt "
                 "blocks of different send and receive datatypes (open-mpi/ompi#10488)"};
+    static const char nbc_reduce_note[] =
+        "served: libnbc's nonblocking reduce of a user-defined commutative operation on 3 or "
+        "more ranks writes past its temporary buffer when the datatype's data does not start "
+        "at its origin (docs/reliability.md)";
+    static const bufpool_choice_t nbc_reduce_tree = {
+        .alg = BUFPOOL_REDUCE_BINARY, .source = BUFPOOL_SOURCE_GUARD, .note = nbc_reduce_note};
+    static const bufpool_choice_t nbc_reduce_rsg = {
+        .alg = BUFPOOL_REDUCE_RSG, .source = BUFPOOL_SOURCE_GUARD, .note = nbc_reduce_note};
     const size_t bruck = bufpool_bruck_alltoall_max_bytes(ranks);
     if (BUFPOOL_PREVIOUS_BRUCK_ALLTOALL_UNSAFE && BUFPOOL_COLL_alltoall == id &&
         BUFPOOL_FORM_BLOCKING == form && 0 == (cls & BUFPOOL_CLASS(false, true)) && bruck > 0) {
         return bufpool_sizemap_serve_upto(map, n, bruck, &bruck_guard);
+    }
+    if (BUFPOOL_COLL_reduce == id && BUFPOOL_FORM_BLOCKING != form && ranks > 2 &&
+        BUFPOOL_CLASS(true, false) == (cls & BUFPOOL_CLASS(true, false)) &&
+        BUFPOOL_CLASS_USER_OP == (cls & BUFPOOL_CLASS_USER_OP)) {
+        n = bufpool_sizemap_serve_upto(map, n, 512 * 1024 - 1, &nbc_reduce_tree);
+        return bufpool_sizemap_serve_upto(map, n, SIZE_MAX, &nbc_reduce_rsg);
     }
     return n;
 }
@@ -349,7 +390,7 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
                     set->offset[form][id][cls] = SIZE_MAX; /* the map of the class it uses */
                     continue;
                 }
-                const bufpool_shape_t shape = shape_of(module, form, cls);
+                const bufpool_shape_t shape = shape_of(module, form, id, cls);
                 size_t n =
                     bufpool_sizemap_build_rows(rows_of[id], nrows_of[id], (bufpool_coll_id_t)id,
                                                &shape, tuning->min_size, forced, note, map);

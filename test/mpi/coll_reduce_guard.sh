@@ -1,0 +1,29 @@
+#!/bin/sh
+# On every series to 6.0.x, libnbc's MPI_Ireduce and MPI_Reduce_init of a
+# commutative operation on 3 or more ranks (Rabenseifner's algorithm) write
+# past their temporary buffer, and can return wrong elements, when the
+# datatype's data does not start at its origin (docs/reliability.md).  Only
+# a user-defined operation can take such a datatype, and the operation is
+# the same on every rank, so bufpool serves every such call of a
+# user-defined commutative operation (coll_bufpool_resolve.c, guard_map).
+# A rules file hands every reduce back, so that the guard alone serves:
+# test_coll_reduce_guard checks every element of every root's result and
+# every byte around the data at 3, 4 and 5 ranks, and --expect-guard that
+# bufpool served each call of the user operation and handed each MPI_SUM
+# back.  On stock Open MPI (--mca coll ^bufpool), or with the guard off in
+# the code, the same runs abort, hang or crash (verified 2026-11-29).
+set -u
+dir=$(mktemp -d "${TMPDIR:-/tmp}/bufpool-guard.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+cat >"$dir/handback.rules" <<'RULES'
+bufpool-rules 1
+# every reduce to the previous module: what the guard serves is its own
+reduce alg=previous measured="test: coll_reduce_guard.sh"
+RULES
+status=0
+for np in 3 4 5; do
+    BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/handback.rules ${BUFPOOL_TEST_MCA:-}" \
+        sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$np" \
+        "$top_builddir/test/mpi/test_coll_reduce_guard" --expect-guard || status=1
+done
+exit $status

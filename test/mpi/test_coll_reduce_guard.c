@@ -1,0 +1,352 @@
+/*
+ * MPI_Ireduce and MPI_Reduce_init of a user-defined commutative operation
+ * on 3 or more ranks, with datatypes whose data does not start at their
+ * origin (a true lower bound of +8 and of -8 bytes) and with a plain one.
+ *
+ * Stock libnbc takes Rabenseifner's algorithm for these calls and receives
+ * into its temporary buffer without the datatype's true lower bound: it
+ * writes past (or before) that buffer and can return wrong elements
+ * (docs/reliability.md).  coll/bufpool serves every such call instead
+ * (coll_bufpool_resolve.c, guard_map), so this program, run with a rules
+ * file that hands every reduce back (coll_reduce_guard.sh), checks:
+ *   - every element of the root's result, bit for bit, against the sum
+ *     computed here, on every root, in both forms (a persistent request
+ *     started twice, the input changed between the starts);
+ *   - that no byte outside the datatype's data changed: the gaps inside
+ *     the buffers and guard zones around them, on every rank;
+ *   - with --expect-guard, that bufpool served every one of those calls
+ *     (coll_bufpool_ireduce_calls and _reduce_init_calls grew by the
+ *     number made) and handed back every MPI_Ireduce of the built-in
+ *     MPI_SUM on MPI_UINT32_T (coll_bufpool_ireduce_fallbacks grew by
+ *     those), which the guard leaves to libnbc.
+ */
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcoll.h"
+#include "pvar_util.h"
+
+#define GUARD_BYTES 64
+#define SENTINEL    0xA5
+
+/* The datatypes: where element i's uint32 fields lie relative to the
+ * buffer's origin. */
+typedef struct layout {
+    const char *name;
+    MPI_Datatype type;
+    MPI_Aint extent;
+    int fields;
+    MPI_Aint field_offset[2];
+} layout_t;
+
+static layout_t layouts[3];
+static int nlayouts;
+
+static void layouts_make(void)
+{
+    /* Two fields at 8 and 12 of a 16-byte element: true lower bound +8. */
+    int blocklens[2] = {1, 1};
+    MPI_Aint displs[2] = {8, 12};
+    MPI_Datatype types[2] = {MPI_UINT32_T, MPI_UINT32_T}, tmp;
+    MPI_Type_create_struct(2, blocklens, displs, types, &tmp);
+    MPI_Type_create_resized(tmp, 0, 16, &layouts[0].type);
+    MPI_Type_free(&tmp);
+    layouts[0] = (layout_t){"offset+8", layouts[0].type, 16, 2, {8, 12}};
+    /* One field 8 bytes before each 16-byte element: true lower bound -8. */
+    MPI_Aint before = -8;
+    MPI_Type_create_struct(1, blocklens, &before, types, &tmp);
+    MPI_Type_create_resized(tmp, -8, 16, &layouts[1].type);
+    MPI_Type_free(&tmp);
+    layouts[1] = (layout_t){"offset-8", layouts[1].type, 16, 1, {-8, 0}};
+    layouts[2] = (layout_t){"uint32", MPI_UINT32_T, 4, 1, {0, 0}};
+    for (int l = 0; l < 2; l++) {
+        MPI_Type_commit(&layouts[l].type);
+    }
+    nlayouts = 3;
+}
+
+static const layout_t *layout_of(MPI_Datatype type)
+{
+    for (int l = 0; l < nlayouts; l++) {
+        if (layouts[l].type == type) {
+            return &layouts[l];
+        }
+    }
+    return NULL;
+}
+
+/* The user operation: wrapping uint32 sums of the fields, where the
+ * datatype puts them. */
+static void field_sum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    const layout_t *l = layout_of(*type);
+    if (NULL == l) {
+        fprintf(stderr, "test_coll_reduce_guard: the operation got an unknown datatype\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+        return;
+    }
+    for (int i = 0; i < *len; i++) {
+        for (int f = 0; f < l->fields; f++) {
+            const MPI_Aint at = (MPI_Aint)i * l->extent + l->field_offset[f];
+            uint32_t a, b;
+            memcpy(&a, (char *)in + at, sizeof(a));
+            memcpy(&b, (char *)inout + at, sizeof(b));
+            b += a;
+            memcpy((char *)inout + at, &b, sizeof(b));
+        }
+    }
+}
+
+static uint32_t value_of(int rank, size_t i, int field, int start)
+{
+    return (uint32_t)rank * 2654435761u + (uint32_t)i * 40503u + (uint32_t)field * 7u +
+           (uint32_t)start * 1000003u;
+}
+
+/* A buffer of count elements with guard zones around it; origin is where
+ * the datatype's element 0 starts (its data may lie before it). */
+typedef struct buffer {
+    unsigned char *mem;
+    size_t bytes;
+    char *origin;
+} buffer_t;
+
+static bool buffer_make(buffer_t *b, const layout_t *l, size_t count)
+{
+    const size_t span = count * (size_t)l->extent + 16; /* -8 ... extent */
+    b->bytes = span + 2 * GUARD_BYTES;
+    b->mem = malloc(b->bytes);
+    if (NULL == b->mem) {
+        return false;
+    }
+    memset(b->mem, SENTINEL, b->bytes);
+    b->origin = (char *)b->mem + GUARD_BYTES + 8;
+    return true;
+}
+
+static void fill(buffer_t *b, const layout_t *l, size_t count, int rank, int start)
+{
+    for (size_t i = 0; i < count; i++) {
+        for (int f = 0; f < l->fields; f++) {
+            const uint32_t v = value_of(rank, i, f, start);
+            memcpy(b->origin + (MPI_Aint)i * l->extent + l->field_offset[f], &v, sizeof(v));
+        }
+    }
+}
+
+/* Failures of one check, reported up to a few per rank. */
+static long failures, reports;
+
+static void fail(const char *what)
+{
+    failures++;
+    if (reports++ < 10) {
+        int rank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        fprintf(stderr, "test_coll_reduce_guard: rank %d: %s\n", rank, what);
+    }
+}
+
+/* Every byte that is not a field of elements [0, count) still holds the
+ * sentinel; with fields_too, the fields as well (a buffer nobody may
+ * write). */
+static void check_untouched(const buffer_t *b, const layout_t *l, size_t count, bool fields_too,
+                            const char *what)
+{
+    unsigned char *data = calloc(b->bytes, 1);
+    if (NULL == data) {
+        fprintf(stderr, "test_coll_reduce_guard: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+        return;
+    }
+    const ptrdiff_t origin = b->origin - (char *)b->mem;
+    for (size_t i = 0; !fields_too && i < count; i++) {
+        for (int f = 0; f < l->fields; f++) {
+            memset(data + origin + (MPI_Aint)i * l->extent + l->field_offset[f], 1, 4);
+        }
+    }
+    for (size_t k = 0; k < b->bytes; k++) {
+        if (!data[k] && SENTINEL != b->mem[k]) {
+            char msg[320];
+            snprintf(msg, sizeof(msg), "%s: byte %ld from the origin (outside the data) changed",
+                     what, (long)((ptrdiff_t)k - origin));
+            fail(msg);
+            break;
+        }
+    }
+    free(data);
+}
+
+static void check_result(const buffer_t *b, const layout_t *l, size_t count, int p, int start,
+                         const char *what)
+{
+    for (size_t i = 0; i < count; i++) {
+        for (int f = 0; f < l->fields; f++) {
+            uint32_t want = 0, got;
+            for (int r = 0; r < p; r++) {
+                want += value_of(r, i, f, start);
+            }
+            memcpy(&got, b->origin + (MPI_Aint)i * l->extent + l->field_offset[f], sizeof(got));
+            if (got != want) {
+                char msg[320];
+                snprintf(msg, sizeof(msg), "%s: element %zu field %d is %u, expected %u", what, i,
+                         f, got, want);
+                fail(msg);
+                return;
+            }
+        }
+    }
+}
+
+static unsigned long long pvar(const char *name)
+{
+    unsigned long long v = 0;
+    enum pvar_status s = pvar_util_read(name, &v);
+    if (PVAR_OK != s) {
+        fprintf(stderr, "test_coll_reduce_guard: %s: %s\n", name, pvar_util_status_string(s));
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    const bool expect_guard = argc > 1 && 0 == strcmp(argv[1], "--expect-guard");
+    if (argc > 1 && !expect_guard) {
+        if (0 == rank) {
+            fprintf(stderr, "usage: test_coll_reduce_guard [--expect-guard]\n");
+        }
+        MPI_Finalize();
+        return 2;
+    }
+    if (expect_guard && PVAR_OK != pvar_util_init()) {
+        fprintf(stderr, "test_coll_reduce_guard: MPI_T performance variables unavailable\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    layouts_make();
+    MPI_Op op;
+    MPI_Op_create(field_sum, 1, &op);
+
+    /* Element counts: below and above libnbc's power of two, each band of
+     * the size maps (up to 4 KiB, to 512 KiB, above) for the 8-byte and
+     * 4-byte signatures. */
+    const size_t counts[] = {(size_t)p, 1000, 5000, 40000, 100000};
+    unsigned long long served = 0, handed = 0;
+    const unsigned long long calls0 = expect_guard ? pvar("coll_bufpool_ireduce_calls") : 0;
+    const unsigned long long inits0 = expect_guard ? pvar("coll_bufpool_reduce_init_calls") : 0;
+    const unsigned long long back0 = expect_guard ? pvar("coll_bufpool_ireduce_fallbacks") : 0;
+    for (int l = 0; l < nlayouts; l++) {
+        const layout_t *lay = &layouts[l];
+        for (size_t c = 0; c < sizeof(counts) / sizeof(*counts); c++) {
+            const size_t count = counts[c];
+            for (int root = 0; root < p; root++) {
+                if (count >= 40000 && root != 0 && root != p - 1) {
+                    continue;
+                }
+                for (int persistent = 0; persistent < 2; persistent++) {
+                    buffer_t s, r;
+                    if (!buffer_make(&s, lay, count) || !buffer_make(&r, lay, count)) {
+                        fprintf(stderr, "test_coll_reduce_guard: out of memory\n");
+                        MPI_Abort(MPI_COMM_WORLD, 2);
+                    }
+                    char what[160];
+                    snprintf(what, sizeof(what), "%s %s of %zu x %s, root %d",
+                             persistent ? "MPI_Reduce_init" : "MPI_Ireduce", "user sum", count,
+                             lay->name, root);
+                    MPI_Request req;
+                    const int starts = persistent ? 2 : 1;
+                    if (persistent) {
+                        PCOLL_INIT(Reduce)
+                        (s.origin, r.origin, (int)count, lay->type, op, root, MPI_COMM_WORLD,
+                         MPI_INFO_NULL, &req);
+                    }
+                    for (int start = 0; start < starts; start++) {
+                        fill(&s, lay, count, rank, start);
+                        if (persistent) {
+                            MPI_Start(&req);
+                        } else {
+                            MPI_Ireduce(s.origin, r.origin, (int)count, lay->type, op, root,
+                                        MPI_COMM_WORLD, &req);
+                        }
+                        MPI_Wait(&req, MPI_STATUS_IGNORE);
+                        check_untouched(&s, lay, count, false, what);
+                        if (rank == root) {
+                            check_result(&r, lay, count, p, start, what);
+                            check_untouched(&r, lay, count, false, what);
+                        } else {
+                            check_untouched(&r, lay, count, true, what);
+                        }
+                    }
+                    if (persistent) {
+                        MPI_Request_free(&req);
+                    }
+                    served++;
+                    free(s.mem);
+                    free(r.mem);
+                }
+            }
+        }
+    }
+    /* The built-in operation: libnbc's, whatever the rules say of it. */
+    for (int root = 0; root < p; root++) {
+        uint32_t in[1000], out[1000];
+        for (int i = 0; i < 1000; i++) {
+            in[i] = value_of(rank, (size_t)i, 0, 0);
+        }
+        MPI_Request req;
+        MPI_Ireduce(in, out, 1000, MPI_UINT32_T, MPI_SUM, root, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int i = 0; rank == root && i < 1000; i++) {
+            uint32_t want = 0;
+            for (int q = 0; q < p; q++) {
+                want += value_of(q, (size_t)i, 0, 0);
+            }
+            if (out[i] != want) {
+                fail("MPI_Ireduce of MPI_SUM: a wrong element");
+                break;
+            }
+        }
+        handed++;
+    }
+    if (expect_guard) {
+        const unsigned long long calls = pvar("coll_bufpool_ireduce_calls") - calls0;
+        const unsigned long long inits = pvar("coll_bufpool_reduce_init_calls") - inits0;
+        const unsigned long long back = pvar("coll_bufpool_ireduce_fallbacks") - back0;
+        char msg[200];
+        if (calls + inits != served) {
+            snprintf(msg, sizeof(msg),
+                     "bufpool served %llu MPI_Ireduce and %llu MPI_Reduce_init calls of the user "
+                     "operation, expected %llu in all",
+                     calls, inits, served);
+            fail(msg);
+        }
+        if (back != handed) {
+            snprintf(msg, sizeof(msg),
+                     "bufpool handed back %llu MPI_Ireduce calls of MPI_SUM, expected %llu", back,
+                     handed);
+            fail(msg);
+        }
+        pvar_util_finalize();
+    }
+    long all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (0 == rank) {
+        printf("test_coll_reduce_guard: %d ranks, %llu calls of the user operation: %s\n", p,
+               served, 0 == all ? "PASS" : "FAIL");
+    }
+    MPI_Op_free(&op);
+    for (int l = 0; l < 2; l++) {
+        MPI_Type_free(&layouts[l].type);
+    }
+    MPI_Finalize();
+    return 0 == all ? 0 : 1;
+}
