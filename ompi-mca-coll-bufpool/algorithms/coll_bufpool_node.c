@@ -1074,10 +1074,10 @@ static int node_cma_copy(const bufpool_node_t *n, int j, uint64_t addr, const bu
  * alike), so the ranks choose alike whatever their layouts.  An owner
  * returns once every rank has ended the call: nobody reads its block any
  * more.  NODE_ROUNDS when the rounds serve instead (the call not ended). */
-static int node_single_copy(bufpool_node_t *n, uint64_t s, bool bcast, const bufpool_args_t *a)
+static int node_single_copy(bufpool_node_t *n, uint64_t s, bool bcast, const bufpool_args_t *a,
+                            const node_move_t *mv)
 {
-    node_move_t m;
-    node_move_views(n, bcast, a, &m);
+    const node_move_t m = *mv;
     const bool owner = !bcast || n->me == a->root;
     if (owner) {
         const node_offer_block_t offer = {.straight = NULL != m.mine.contig,
@@ -1142,8 +1142,9 @@ static int node_single_copy(bufpool_node_t *n, uint64_t s, bool bcast, const buf
  * (after ending the call) when the chunk segment could not be had, on
  * every rank alike. */
 static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
-                            const bufpool_args_t *a, const bufpool_plan_t *plan,
-                            struct ompi_communicator_t *comm, int root_error)
+                            const bufpool_args_t *a, const node_move_t *mv,
+                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                            int root_error)
 {
     n->big_last = s;
     int rc = node_big_cut(n, s, plan, 4096, comm);
@@ -1153,8 +1154,7 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
     }
     const bool bcast = BUFPOOL_COLL_bcast == id;
     /* What this rank posts (NULL: nothing, a bcast's other ranks). */
-    node_move_t m;
-    node_move_views(n, bcast, a, &m);
+    node_move_t m = *mv;
     const bufpool_view_t *from = !bcast || n->me == a->root ? &m.mine : NULL;
     const size_t bytes = m.mine.bytes;
     for (size_t off = 0; off < bytes; off += n->big_chunk) {
@@ -1345,9 +1345,13 @@ static int node_barrier(bufpool_node_t *n, uint64_t s)
 static int node_move(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, const bufpool_args_t *a,
                      const bufpool_plan_t *plan, struct ompi_communicator_t *comm)
 {
+    /* The views, made once: single copy's, and the rounds' where it falls
+     * back to them. */
+    node_move_t m;
+    node_move_views(n, BUFPOOL_COLL_bcast == id, a, &m);
     if (bufpool_is_node_cma_alg(id, plan->alg)) {
         if (node_cma_agree(n)) {
-            const int rc = node_single_copy(n, s, BUFPOOL_COLL_bcast == id, a);
+            const int rc = node_single_copy(n, s, BUFPOOL_COLL_bcast == id, a, &m);
             if (NODE_ROUNDS != rc) {
                 return rc;
             }
@@ -1355,7 +1359,7 @@ static int node_move(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, const 
             node_say_no_single_copy(n->params, n->cma_error, comm);
         }
     }
-    return node_move_rounds(n, s, id, a, plan, comm, OMPI_SUCCESS);
+    return node_move_rounds(n, s, id, a, &m, plan, comm, OMPI_SUCCESS);
 }
 
 static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
@@ -1461,7 +1465,9 @@ int bufpool_node_host_bcast(void *buf, size_t elems, struct ompi_datatype_t *dty
     int rc = node_begin_at(&state->host_node, host, state, comm, s, &n);
     if (OMPI_SUCCESS == rc) {
         const bufpool_args_t b = {.rbuf = buf, .count = elems, .dtype = dtype, .root = 0};
-        rc = node_move_rounds(n, s, BUFPOOL_COLL_bcast, &b, plan, comm, root_error);
+        node_move_t m;
+        node_move_views(n, true, &b, &m);
+        rc = node_move_rounds(n, s, BUFPOOL_COLL_bcast, &b, &m, plan, comm, root_error);
     }
     return rc;
 }
