@@ -149,6 +149,9 @@ typedef struct mca_coll_bufpool_component {
      * handed back are the modules' counters of their form; the tasks'
      * counters are the runtime's, bufpool_task_counters). */
     uint64_t persistent_starts;
+    /* Calls served because the previous module would compute them wrongly
+     * (the guards: coll_bufpool_resolve.c, guard_map), every form. */
+    uint64_t guarded_calls;
 } mca_coll_bufpool_component_t;
 
 BUFPOOL_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;

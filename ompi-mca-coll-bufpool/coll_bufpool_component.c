@@ -392,6 +392,11 @@ static const coll_pvar_t coll_pvars[] = {
     {"persistent_starts", MCA_BASE_PVAR_CLASS_COUNTER,
      &mca_coll_bufpool_component.persistent_starts,
      "MPI_Start of persistent collectives that bufpool runs"},
+    {"guarded_calls", MCA_BASE_PVAR_CLASS_COUNTER, &mca_coll_bufpool_component.guarded_calls,
+     "Calls bufpool served, where its rules would have handed them back, because the "
+     "previous module computes them wrongly: tuned's Bruck alltoall of Open MPI <= 4.1.4 "
+     "with differing datatypes, libnbc's MPI_Ireduce and MPI_Reduce_init of a "
+     "user-defined commutative operation on 3 or more ranks (docs/reliability.md)"},
     {"nb_tasks_peak", MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_task_counters.tasks_peak,
      "High-water mark of nonblocking and persistent collectives of bufpool in "
      "flight at once (past their first slice)"},
@@ -536,6 +541,12 @@ static void print_report(void)
                     "%llu bcast/allgather read straight (CMA)",
                     (unsigned long long)node->calls, (unsigned long long)node->fallbacks,
                     (unsigned long long)node->cold_releases, (unsigned long long)node->single_copy);
+    }
+    if (0 != COMPONENT->guarded_calls) {
+        opal_output(0,
+                    "  %llu calls served because the previous module computes them wrongly "
+                    "(coll_bufpool_guarded_calls)",
+                    (unsigned long long)COMPONENT->guarded_calls);
     }
     bufpool_nb_report();
 }

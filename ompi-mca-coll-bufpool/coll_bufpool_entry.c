@@ -105,6 +105,9 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, int form, mca_coll_bufpool_m
         return BUFPOOL_ENTRY_PREVIOUS;
     }
     bufpool_module_count(&module->calls[form][id]);
+    if (OPAL_UNLIKELY(BUFPOOL_SOURCE_GUARD == choice->source)) {
+        (void)__atomic_fetch_add(&COMPONENT->guarded_calls, 1, __ATOMIC_RELAXED);
+    }
     return empty_call_counted[id] && 0 == call.bytes ? BUFPOOL_ENTRY_DONE : BUFPOOL_ENTRY_RUN;
 }
 

@@ -16,7 +16,8 @@
  *     the buffers and guard zones around them, on every rank;
  *   - with --expect-guard, that bufpool served every one of those calls
  *     (coll_bufpool_ireduce_calls and _reduce_init_calls grew by the
- *     number made) and handed back every MPI_Ireduce of the built-in
+ *     number made, and coll_bufpool_guarded_calls: the rules hand them
+ *     back) and handed back every MPI_Ireduce of the built-in
  *     MPI_SUM on MPI_UINT32_T (coll_bufpool_ireduce_fallbacks grew by
  *     those), which the guard leaves to libnbc.
  */
@@ -244,6 +245,7 @@ int main(int argc, char **argv)
     const unsigned long long calls0 = expect_guard ? pvar("coll_bufpool_ireduce_calls") : 0;
     const unsigned long long inits0 = expect_guard ? pvar("coll_bufpool_reduce_init_calls") : 0;
     const unsigned long long back0 = expect_guard ? pvar("coll_bufpool_ireduce_fallbacks") : 0;
+    const unsigned long long guarded0 = expect_guard ? pvar("coll_bufpool_guarded_calls") : 0;
     for (int l = 0; l < nlayouts; l++) {
         const layout_t *lay = &layouts[l];
         for (size_t c = 0; c < sizeof(counts) / sizeof(*counts); c++) {
@@ -321,7 +323,15 @@ int main(int argc, char **argv)
         const unsigned long long calls = pvar("coll_bufpool_ireduce_calls") - calls0;
         const unsigned long long inits = pvar("coll_bufpool_reduce_init_calls") - inits0;
         const unsigned long long back = pvar("coll_bufpool_ireduce_fallbacks") - back0;
+        const unsigned long long guarded = pvar("coll_bufpool_guarded_calls") - guarded0;
         char msg[200];
+        if (guarded != served) {
+            snprintf(msg, sizeof(msg),
+                     "coll_bufpool_guarded_calls grew by %llu, expected %llu (every call of the "
+                     "user operation, which the rules hand back)",
+                     guarded, served);
+            fail(msg);
+        }
         if (calls + inits != served) {
             snprintf(msg, sizeof(msg),
                      "bufpool served %llu MPI_Ireduce and %llu MPI_Reduce_init calls of the user "
