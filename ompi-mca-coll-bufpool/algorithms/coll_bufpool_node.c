@@ -1075,13 +1075,12 @@ static int node_cma_copy(const bufpool_node_t *n, int j, uint64_t addr, const bu
  * returns once every rank has ended the call: nobody reads its block any
  * more.  NODE_ROUNDS when the rounds serve instead (the call not ended). */
 static int node_single_copy(bufpool_node_t *n, uint64_t s, bool bcast, const bufpool_args_t *a,
-                            const node_move_t *mv)
+                            const node_move_t *m)
 {
-    const node_move_t m = *mv;
     const bool owner = !bcast || n->me == a->root;
     if (owner) {
-        const node_offer_block_t offer = {.straight = NULL != m.mine.contig,
-                                          .addr = (uint64_t)(uintptr_t)m.mine.contig};
+        const node_offer_block_t offer = {.straight = NULL != m->mine.contig,
+                                          .addr = (uint64_t)(uintptr_t)m->mine.contig};
         node_claim(n, s);
         memcpy(node_payload(n, n->me, s), &offer, sizeof(offer));
         __atomic_store_n(node_slot_seq(n, n->me, s), s, __ATOMIC_RELEASE);
@@ -1098,7 +1097,7 @@ static int node_single_copy(bufpool_node_t *n, uint64_t s, bool bcast, const buf
             if (!offer.straight) {
                 return NODE_ROUNDS;
             }
-            rc = node_cma_copy(n, a->root, offer.addr, &m.mine);
+            rc = node_cma_copy(n, a->root, offer.addr, &m->mine);
         }
     } else {
         node_wait_all_posts(n, s);
@@ -1110,15 +1109,15 @@ static int node_single_copy(bufpool_node_t *n, uint64_t s, bool bcast, const buf
         for (int k = 1; k < n->p; k++) {
             const int j = (n->me + k) % n->p;
             bufpool_view_t v;
-            node_move_block(&m, j, &v);
+            node_move_block(m, j, &v);
             const int rc2 =
                 node_cma_copy(n, j, ((const node_offer_block_t *)node_payload(n, j, s))->addr, &v);
             rc = OMPI_SUCCESS != rc ? rc : rc2;
         }
         if (MPI_IN_PLACE != a->sbuf) {
             bufpool_view_t v;
-            node_move_block(&m, n->me, &v);
-            const int rc2 = bufpool_view_copy(&v, &m.mine, BUFPOOL_NODE_CHUNK);
+            node_move_block(m, n->me, &v);
+            const int rc2 = bufpool_view_copy(&v, &m->mine, BUFPOOL_NODE_CHUNK);
             rc = OMPI_SUCCESS != rc ? rc : rc2;
         }
     }
@@ -1142,7 +1141,7 @@ static int node_single_copy(bufpool_node_t *n, uint64_t s, bool bcast, const buf
  * (after ending the call) when the chunk segment could not be had, on
  * every rank alike. */
 static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
-                            const bufpool_args_t *a, const node_move_t *mv,
+                            const bufpool_args_t *a, const node_move_t *m,
                             const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                             int root_error)
 {
@@ -1154,9 +1153,8 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
     }
     const bool bcast = BUFPOOL_COLL_bcast == id;
     /* What this rank posts (NULL: nothing, a bcast's other ranks). */
-    node_move_t m = *mv;
-    const bufpool_view_t *from = !bcast || n->me == a->root ? &m.mine : NULL;
-    const size_t bytes = m.mine.bytes;
+    const bufpool_view_t *from = !bcast || n->me == a->root ? &m->mine : NULL;
+    const size_t bytes = m->mine.bytes;
     for (size_t off = 0; off < bytes; off += n->big_chunk) {
         const size_t len = bytes - off < n->big_chunk ? bytes - off : n->big_chunk;
         const uint64_t q = ++n->big_seq;
@@ -1171,7 +1169,7 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
         if (bcast) {
             if (NULL == from) {
                 bufpool_wait_word(node_big_word(n, a->root, q), q);
-                rc2 = node_big_read(n, a->root, q, &m.mine, off, len);
+                rc2 = node_big_read(n, a->root, q, &m->mine, off, len);
                 rc = OMPI_SUCCESS != rc ? rc : rc2;
             }
             continue;
@@ -1186,7 +1184,7 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
                 continue;
             }
             bufpool_view_t v;
-            node_move_block(&m, j, &v);
+            node_move_block(m, j, &v);
             rc2 = node_big_read(n, j, q, &v, off, len);
             rc = OMPI_SUCCESS != rc ? rc : rc2;
         }
