@@ -347,6 +347,7 @@ static void run_collective(bufpool_coll_id_t id, MPI_Comm sub, MPI_Comm sync, in
     point_setup ps = {.cd = cd, .coll_index = (int)id, .sync = sync};
     MPI_Comm_rank(sub, &ps.args.rank);
     ps.args.nprocs = p;
+    ps.args.op = MPI_SUM; /* what the rules are measured with */
     size_t send_max = 0, recv_max = 0;
     for (int i = 0; i < nsizes; i++) {
         size_t s = cd->send_bytes(sizes[i], p, ps.args.rank),
