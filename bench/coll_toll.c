@@ -26,8 +26,8 @@
  * is then libnbc: the toll of bufpool's nonblocking entry).
  * -n total calls per collective and configuration (default 1000000),
  * -b batches they are cut into (default 40), -c collectives (allreduce,
- * bcast, reduce, allgather, alltoall, scan, reduce_scatter_block; default
- * allreduce,bcast),
+ * bcast, reduce, allgather, alltoall, gather, scatter, scan,
+ * reduce_scatter_block; default allreduce,bcast),
  * -s bytes per call (default 8).  Timings are for comparing within one
  * run; bench/run-side-by-side.sh runs it and reports the table.
  */
@@ -69,6 +69,14 @@ static int run_alltoall(MPI_Comm comm, void *a, void *b, int count)
 {
     return MPI_Alltoall(a, count, MPI_INT64_T, b, count, MPI_INT64_T, comm);
 }
+static int run_gather(MPI_Comm comm, void *a, void *b, int count)
+{
+    return MPI_Gather(a, count, MPI_INT64_T, b, count, MPI_INT64_T, 0, comm);
+}
+static int run_scatter(MPI_Comm comm, void *a, void *b, int count)
+{
+    return MPI_Scatter(a, count, MPI_INT64_T, b, count, MPI_INT64_T, 0, comm);
+}
 static int run_reduce_scatter_block(MPI_Comm comm, void *a, void *b, int count)
 {
     return MPI_Reduce_scatter_block(a, b, count, MPI_INT64_T, MPI_SUM, comm);
@@ -99,6 +107,14 @@ static int irun_alltoall(MPI_Comm comm, void *a, void *b, int count, MPI_Request
 {
     return MPI_Ialltoall(a, count, MPI_INT64_T, b, count, MPI_INT64_T, comm, req);
 }
+static int irun_gather(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
+{
+    return MPI_Igather(a, count, MPI_INT64_T, b, count, MPI_INT64_T, 0, comm, req);
+}
+static int irun_scatter(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
+{
+    return MPI_Iscatter(a, count, MPI_INT64_T, b, count, MPI_INT64_T, 0, comm, req);
+}
 static int irun_reduce_scatter_block(MPI_Comm comm, void *a, void *b, int count, MPI_Request *req)
 {
     return MPI_Ireduce_scatter_block(a, b, count, MPI_INT64_T, MPI_SUM, comm, req);
@@ -114,6 +130,8 @@ static const toll_coll_t colls[] = {
     {"reduce", run_reduce, irun_reduce},
     {"allgather", run_allgather, irun_allgather},
     {"alltoall", run_alltoall, irun_alltoall},
+    {"gather", run_gather, irun_gather},
+    {"scatter", run_scatter, irun_scatter},
     {"scan", run_scan, irun_scan},
     {"reduce_scatter_block", run_reduce_scatter_block, irun_reduce_scatter_block},
 };

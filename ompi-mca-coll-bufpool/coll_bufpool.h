@@ -152,6 +152,9 @@ typedef struct mca_coll_bufpool_component {
     /* Calls served because the previous module would compute them wrongly
      * (the guards: coll_bufpool_resolve.c, guard_map), every form. */
     uint64_t guarded_calls;
+    /* Calls handed back whose root's own block bufpool copied first
+     * (bufpool_own_block_at_risk), persistent ones at every start. */
+    uint64_t own_block_copies;
 } mca_coll_bufpool_component_t;
 
 BUFPOOL_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;
@@ -259,7 +262,8 @@ uint64_t mca_coll_bufpool_count_total(bool fallbacks, int form, bufpool_coll_id_
 
 /* Whether every blocking call of collective id on the module's
  * communicator goes to the previous module by its rules (one range,
- * "previous", in every class; never alltoall, never a forced "previous"):
+ * "previous", in every class; never gather or scatter, whose hand-back
+ * may copy the root's own block, never a forced "previous"):
  * unless calls are explained, the module then does not install that
  * function, so those calls cost nothing and are not counted, like a
  * disabled collective's. */

@@ -397,6 +397,11 @@ static const coll_pvar_t coll_pvars[] = {
      "previous module computes them wrongly: tuned's Bruck alltoall of Open MPI <= 4.1.4 "
      "with differing datatypes, libnbc's MPI_Ireduce and MPI_Reduce_init of a "
      "user-defined commutative operation on 3 or more ranks (docs/reliability.md)"},
+    {"own_block_copies", MCA_BASE_PVAR_CLASS_COUNTER, &mca_coll_bufpool_component.own_block_copies,
+     "Gather and scatter calls handed back (persistent ones: starts) whose root's own block "
+     "bufpool copied before handing the call back with MPI_IN_PLACE at the root: Open MPI's "
+     "ompi_datatype_sndrcv loses data copying more than 64 KiB between different datatypes "
+     "(docs/reliability.md)"},
     {"nb_tasks_peak", MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_task_counters.tasks_peak,
      "High-water mark of nonblocking and persistent collectives of bufpool in "
      "flight at once (past their first slice)"},
@@ -547,6 +552,12 @@ static void print_report(void)
                     "  %llu calls served because the previous module computes them wrongly "
                     "(coll_bufpool_guarded_calls)",
                     (unsigned long long)COMPONENT->guarded_calls);
+    }
+    if (0 != COMPONENT->own_block_copies) {
+        opal_output(0,
+                    "  %llu gather/scatter calls handed back with the root's own block copied "
+                    "by bufpool (coll_bufpool_own_block_copies)",
+                    (unsigned long long)COMPONENT->own_block_copies);
     }
     bufpool_nb_report();
 }

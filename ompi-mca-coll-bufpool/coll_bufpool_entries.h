@@ -23,7 +23,7 @@
  *
  * and the slow paths of the blocking ones, <coll>_slow (coll_bufpool_entry.c).
  *
- * X(name, params, args, prep, cls, bytes, fits, empty, init):
+ * X(name, params, args, prep, cls, bytes, fits, empty, init, own, mended):
  *   params  the parameters of MPI_<coll> as the coll framework passes them
  *           (without the module), parenthesized;
  *   args    the same names, to call the previous module with;
@@ -35,7 +35,12 @@
  *   fits    false when Open MPI 6's size_t counts do not fit (the call goes
  *           to the previous module; decided on what every rank agrees on);
  *   empty   a reduction with nothing to reduce: done at once, uncounted;
- *   init    the bufpool_args_t of the call.
+ *   init    the bufpool_args_t of the call;
+ *   own     the root's own block of gather and scatter, which a hand-back
+ *           may have to copy itself (bufpool_own_block_t, coll_bufpool_entry.h;
+ *           BUFPOOL_NO_OWN_BLOCK for the others);
+ *   mended  the arguments of such a hand-back: MPI_IN_PLACE for the root's
+ *           own buffer (args for the others).
  */
 #ifndef MCA_COLL_BUFPOOL_ENTRIES_H
 #define MCA_COLL_BUFPOOL_ENTRIES_H
@@ -54,7 +59,8 @@
       (sbuf, rbuf, count, dtype, op, comm), (void)0,                                               \
       BUFPOOL_CLASS(ompi_op_is_commute(op), (in_place_decides) && MPI_IN_PLACE == sbuf),           \
       bufpool_bytes(dtype, count), BUFPOOL_COUNT_FITS(count), count <= 0,                          \
-      ({.sbuf = sbuf, .rbuf = rbuf, .count = BUFPOOL_ARG_COUNT(count), .dtype = dtype, .op = op}))
+      ({.sbuf = sbuf, .rbuf = rbuf, .count = BUFPOOL_ARG_COUNT(count), .dtype = dtype, .op = op}), \
+      BUFPOOL_NO_OWN_BLOCK, (sbuf, rbuf, count, dtype, op, comm))
 
 /* Block exchanges: scount x sdtype out, rcount x rdtype in (MPI_IN_PLACE:
  * every rank or none; only alltoall's decides). */
@@ -70,9 +76,13 @@
         .sdtype = sdtype,                                                                          \
         .rbuf = rbuf,                                                                              \
         .rcount = (int)rcount,                                                                     \
-        .rdtype = rdtype}))
+        .rdtype = rdtype}),                                                                        \
+      BUFPOOL_NO_OWN_BLOCK, (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm))
 
-/* Gather and scatter: only the significant arguments decide. */
+/* Gather and scatter: only the significant arguments decide.  The root's
+ * own block, copied by the previous module through Open MPI's
+ * ompi_datatype_sndrcv, may need bufpool's copy on a hand-back
+ * (bufpool_own_block_at_risk). */
 #define BUFPOOL_ENTRY_ROOTED(X, name, gather)                                                      \
     X(name,                                                                                        \
       (const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,       \
@@ -88,7 +98,17 @@
         .rbuf = rbuf,                                                                              \
         .rcount = (int)rcount,                                                                     \
         .rdtype = rdtype,                                                                          \
-        .root = root}))
+        .root = root}),                                                                            \
+      ({.is_gather = (gather),                                                                     \
+        .sbuf = sbuf,                                                                              \
+        .scount = BUFPOOL_ARG_COUNT(scount),                                                       \
+        .sdtype = sdtype,                                                                          \
+        .rbuf = rbuf,                                                                              \
+        .rcount = BUFPOOL_ARG_COUNT(rcount),                                                       \
+        .rdtype = rdtype,                                                                          \
+        .root = root}),                                                                            \
+      ((gather) ? MPI_IN_PLACE : sbuf, scount, sdtype, (gather) ? rbuf : MPI_IN_PLACE, rcount,     \
+       rdtype, root, comm))
 
 #define BUFPOOL_ENTRY_TABLE(X)                                                                     \
     BUFPOOL_ENTRY_REDUCTION(X, allreduce, true)                                                    \
@@ -103,13 +123,15 @@
         .count = BUFPOOL_ARG_COUNT(count),                                                         \
         .dtype = dtype,                                                                            \
         .op = op,                                                                                  \
-        .root = root}))                                                                            \
+        .root = root}),                                                                            \
+      BUFPOOL_NO_OWN_BLOCK, (sbuf, rbuf, count, dtype, op, root, comm))                            \
     X(bcast,                                                                                       \
       (void *buf, bufpool_count_t count, struct ompi_datatype_t *dtype, int root,                  \
        struct ompi_communicator_t *comm),                                                          \
       (buf, count, dtype, root, comm), (void)0, BUFPOOL_CLASS(true, false),                        \
       bufpool_bytes(dtype, count), BUFPOOL_BYTES_FIT(bufpool_bytes(dtype, count)), false,          \
-      ({.rbuf = buf, .count = BUFPOOL_ARG_COUNT(count), .dtype = dtype, .root = root}))            \
+      ({.rbuf = buf, .count = BUFPOOL_ARG_COUNT(count), .dtype = dtype, .root = root}),            \
+      BUFPOOL_NO_OWN_BLOCK, (buf, count, dtype, root, comm))                                       \
     BUFPOOL_ENTRY_EXCHANGE(X, allgather, false)                                                    \
     X(reduce_scatter,                                                                              \
       (const void *sbuf, void *rbuf, bufpool_counts_t rcounts, struct ompi_datatype_t *dtype,      \
@@ -123,7 +145,8 @@
         .rcounts = BUFPOOL_COUNTS_INT_PTR(rcounts),                                                \
         .rcounts_any = rcounts,                                                                    \
         .dtype = dtype,                                                                            \
-        .op = op}))                                                                                \
+        .op = op}),                                                                                \
+      BUFPOOL_NO_OWN_BLOCK, (sbuf, rbuf, rcounts, dtype, op, comm))                                \
     X(reduce_scatter_block,                                                                        \
       (const void *sbuf, void *rbuf, bufpool_count_t rcount, struct ompi_datatype_t *dtype,        \
        struct ompi_op_t *op, struct ompi_communicator_t *comm),                                    \
@@ -135,13 +158,14 @@
         .rbuf = rbuf,                                                                              \
         .count = BUFPOOL_ARG_COUNT(rcount),                                                        \
         .dtype = dtype,                                                                            \
-        .op = op}))                                                                                \
+        .op = op}),                                                                                \
+      BUFPOOL_NO_OWN_BLOCK, (sbuf, rbuf, rcount, dtype, op, comm))                                 \
     BUFPOOL_ENTRY_EXCHANGE(X, alltoall, true)                                                      \
     BUFPOOL_ENTRY_ROOTED(X, gather, true)                                                          \
     BUFPOOL_ENTRY_ROOTED(X, scatter, false)                                                        \
     BUFPOOL_ENTRY_REDUCTION(X, scan, false)                                                        \
     BUFPOOL_ENTRY_REDUCTION(X, exscan, false)                                                      \
     X(barrier, (struct ompi_communicator_t * comm), (comm), (void)0, BUFPOOL_CLASS(true, false),   \
-      (size_t)0, true, false, ({.root = 0}))
+      (size_t)0, true, false, ({.root = 0}), BUFPOOL_NO_OWN_BLOCK, (comm))
 
 #endif /* MCA_COLL_BUFPOOL_ENTRIES_H */

@@ -143,6 +143,12 @@ int bufpool_serve(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_r
     return rc;
 }
 
+int bufpool_own_block_hand_back(const bufpool_own_block_t *own)
+{
+    (void)__atomic_fetch_add(&COMPONENT->own_block_copies, 1, __ATOMIC_RELAXED);
+    return bufpool_own_block_copy(own, COMPONENT->tuning.segment_size);
+}
+
 /* ---------------------------------------------------------------------- */
 /* The blocking entry points, from the table (coll_bufpool_entries.h).
  *
@@ -150,8 +156,33 @@ int bufpool_serve(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_r
  * the call's bytes; when it hands the call back and nothing is to be
  * explained, counted and a tail call of the previous module.  Everything
  * else (explanations, calls bufpool serves, counts beyond int on Open MPI
- * 6, empty reductions) takes the slow path with the same range. */
-#define BUFPOOL_BLOCKING_ENTRY(name, params, args, prep, cls, bytes, fits, empty, init)            \
+ * 6, empty reductions) takes the slow path with the same range.  Every
+ * hand-back goes through <coll>_previous: the previous module's function,
+ * after the root's own block of a gather or scatter at risk
+ * (bufpool_own_block_at_risk, out of line in <coll>_previous_own: inline,
+ * only a compare of the two datatypes, so that the fast path keeps no
+ * stack frame; nothing for the other collectives). */
+#define BUFPOOL_BLOCKING_ENTRY(name, params, args, prep, cls, bytes, fits, empty, init, own,       \
+                               mended)                                                             \
+    static BUFPOOL_NOINLINE int name##_previous_own(BUFPOOL_EXPAND params,                         \
+                                                    mca_coll_bufpool_module_t *module)             \
+    {                                                                                              \
+        const bufpool_own_block_t bp_own_ = BUFPOOL_EXPAND own;                                    \
+        if (bufpool_own_block_at_risk(&bp_own_, comm)) {                                           \
+            const int rc = bufpool_own_block_hand_back(&bp_own_);                                  \
+            return OMPI_SUCCESS != rc ? rc                                                         \
+                                      : BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND mended);     \
+        }                                                                                          \
+        return BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args);                                \
+    }                                                                                              \
+    static inline int name##_previous(BUFPOOL_EXPAND params, mca_coll_bufpool_module_t *module)    \
+    {                                                                                              \
+        const bufpool_own_block_t bp_own_ = BUFPOOL_EXPAND own;                                    \
+        if (OPAL_UNLIKELY(bufpool_own_block_may_be_at_risk(&bp_own_))) {                           \
+            return name##_previous_own(BUFPOOL_EXPAND args, module);                               \
+        }                                                                                          \
+        return BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args);                                \
+    }                                                                                              \
     static BUFPOOL_NOINLINE int name##_slow(BUFPOOL_EXPAND params,                                 \
                                             mca_coll_bufpool_module_t *module,                     \
                                             const bufpool_range_t *range, size_t bp_bytes_)        \
@@ -161,20 +192,21 @@ int bufpool_serve(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_r
             return OMPI_SUCCESS;                                                                   \
         }                                                                                          \
         if (!(fits)) {                                                                             \
-            return BUFPOOL_FALLBACK(module, name, BUFPOOL_EXPAND args);                            \
+            bufpool_module_count(&module->fallbacks[BUFPOOL_FORM_BLOCKING][BUFPOOL_COLL_##name]);  \
+            return name##_previous(BUFPOOL_EXPAND args, module);                                   \
         }                                                                                          \
         const bufpool_args_t a = BUFPOOL_EXPAND init;                                              \
         bool hand_back;                                                                            \
         const int rc =                                                                             \
             bufpool_serve(BUFPOOL_COLL_##name, &a, range, bp_bytes_, comm, module, &hand_back);    \
-        return hand_back ? BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args) : rc;               \
+        return hand_back ? name##_previous(BUFPOOL_EXPAND args, module) : rc;                      \
     }                                                                                              \
     int mca_coll_bufpool_##name(BUFPOOL_EXPAND params, mca_coll_base_module_t *base)               \
     {                                                                                              \
         mca_coll_bufpool_module_t *const module = (mca_coll_bufpool_module_t *)base;               \
         prep;                                                                                      \
         BUFPOOL_ENTRY_HEAD(module, BUFPOOL_FORM_BLOCKING, name, cls, bytes, empty,                 \
-                           BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args))                    \
+                           name##_previous(BUFPOOL_EXPAND args, module))                           \
         return name##_slow(BUFPOOL_EXPAND args, module, range, bp_bytes_);                         \
     }
 BUFPOOL_ENTRY_TABLE(BUFPOOL_BLOCKING_ENTRY)

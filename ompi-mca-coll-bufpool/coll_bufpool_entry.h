@@ -68,10 +68,11 @@ static inline bool bufpool_hands_back(mca_coll_bufpool_module_t *module, int for
         return prev_call;                                                                          \
     }
 
-/* Hand the call to the previously selected module and count it. */
-#define BUFPOOL_FALLBACK(bp_module, name, ...)                                                     \
-    (bufpool_module_count(&(bp_module)->fallbacks[BUFPOOL_FORM_BLOCKING][BUFPOOL_COLL_##name]),    \
-     BUFPOOL_PREVIOUS(bp_module, name, __VA_ARGS__))
+/* The hand-back of a gather or scatter whose root's own block is at risk
+ * (bufpool_own_block_at_risk): the block copied by bufpool, counted in
+ * coll_bufpool_own_block_copies.  The caller then hands the call back
+ * with MPI_IN_PLACE at the root. */
+int bufpool_own_block_hand_back(const bufpool_own_block_t *own);
 
 /* ---------------------------------------------------------------------- */
 /* The entry path every collective takes (coll_bufpool_entry.c). */

@@ -64,6 +64,11 @@ typedef struct bufpool_coll_task {
     /* Retained for the request's life: non-predefined datatypes, a user op. */
     struct ompi_datatype_t *kept_types[3];
     struct ompi_op_t *kept_op;
+    /* A persistent gather or scatter handed back whose root's own block
+     * bufpool copies at every start (own_block_request): the previous
+     * module's request, made in place at the root; NULL otherwise. */
+    ompi_request_t *inner;
+    bufpool_own_block_t own;
 } bufpool_coll_task_t;
 
 OBJ_CLASS_DECLARATION(bufpool_coll_task_t);
@@ -98,6 +103,24 @@ static int coll_task_body(bufpool_task_t *task)
 {
     bufpool_coll_task_t *t = (bufpool_coll_task_t *)task;
     return bufpool_run(t->id, &t->args, &t->call, &t->plan, t->comm, &t->module->state);
+}
+
+/* The body of a persistent hand-back whose root's own block is at risk:
+ * the block copied (this start's input), then the previous module's
+ * request started and awaited. */
+static int own_block_body(bufpool_task_t *task)
+{
+    bufpool_coll_task_t *t = (bufpool_coll_task_t *)task;
+    int rc = bufpool_own_block_hand_back(&t->own);
+    if (OMPI_SUCCESS == rc) {
+        rc = t->inner->req_start(1, &t->inner);
+    }
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    bufpool_task_await(task, &t->inner, 1);
+    /* A persistent request: completed, it becomes inactive, not freed. */
+    return ompi_request_wait(&t->inner, MPI_STATUS_IGNORE);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -199,6 +222,10 @@ static void request_release(bufpool_coll_task_t *t)
     }
     free(t->args.owned_counts);
     t->args.owned_counts = NULL;
+    if (NULL != t->inner) {
+        (void)ompi_request_free(&t->inner);
+        t->inner = NULL;
+    }
 }
 
 static void request_cache(bufpool_coll_task_t *t)
@@ -289,6 +316,7 @@ static void coll_task_construct(bufpool_coll_task_t *t)
     memset(t->kept_types, 0, sizeof(t->kept_types));
     t->kept_op = NULL;
     t->args.owned_counts = NULL;
+    t->inner = NULL;
 }
 
 static void coll_task_destruct(bufpool_coll_task_t *t)
@@ -349,6 +377,30 @@ static void request_retain(bufpool_coll_task_t *t)
 /* Handed back to the previous module. */
 #define NB_PREVIOUS 1
 
+/* The MPI request of t (its task, arguments, communicator and module set)
+ * in form: what it retains, its fields, and a persistent one's place in
+ * the list (inactive until MPI_Start). */
+static void request_open(bufpool_coll_task_t *t, int form, ompi_request_t **request)
+{
+    request_retain(t);
+    ompi_request_t *req = &t->task.super.super;
+    OMPI_REQUEST_INIT(req, BUFPOOL_FORM_PERSISTENT == form);
+    req->req_type = OMPI_REQUEST_COLL;
+    req->req_mpi_object.comm = t->comm;
+    req->req_free = request_free;
+    req->req_cancel = request_cancel;
+    req->req_start = BUFPOOL_FORM_PERSISTENT == form ? request_start_persistent : NULL;
+    req->req_status.MPI_ERROR = MPI_SUCCESS;
+    req->req_status._cancelled = 0;
+    t->task.super.cb.req_complete_cb = NULL;
+    t->task.super.req_complete_cb_data = NULL;
+    *request = req;
+    if (BUFPOOL_FORM_PERSISTENT == form) {
+        finalize_hook_once();
+        persistent_link(t);
+    }
+}
+
 /* The request of a call bufpool runs: tags, retained objects, the MPI
  * request's fields; a nonblocking one starts at once.  Past the decision
  * every rank runs bufpool's algorithm: a local shortage is an error, never
@@ -379,25 +431,11 @@ static int request_make(bufpool_coll_id_t id, int form, const bufpool_args_t *ar
         request_cache(t);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    request_retain(t);
-
-    ompi_request_t *req = &t->task.super.super;
-    OMPI_REQUEST_INIT(req, BUFPOOL_FORM_PERSISTENT == form);
-    req->req_type = OMPI_REQUEST_COLL;
-    req->req_mpi_object.comm = comm;
-    req->req_free = request_free;
-    req->req_cancel = request_cancel;
-    req->req_start = BUFPOOL_FORM_PERSISTENT == form ? request_start_persistent : NULL;
-    req->req_status.MPI_ERROR = MPI_SUCCESS;
-    req->req_status._cancelled = 0;
-    t->task.super.cb.req_complete_cb = NULL;
-    t->task.super.req_complete_cb_data = NULL;
-    *request = req;
+    request_open(t, form, request);
     if (BUFPOOL_FORM_PERSISTENT == form) {
-        finalize_hook_once();
-        persistent_link(t);
         return OMPI_SUCCESS; /* inactive until MPI_Start */
     }
+    ompi_request_t *req = *request;
     int rc = bufpool_task_start(&t->task);
     if (OMPI_SUCCESS != rc) {
         req->req_complete = REQUEST_COMPLETED;
@@ -405,6 +443,38 @@ static int request_make(bufpool_coll_id_t id, int form, const bufpool_args_t *ar
         *request = MPI_REQUEST_NULL;
     }
     return rc;
+}
+
+/* The persistent request of a gather or scatter handed back whose root's
+ * own block is at risk (bufpool_own_block_at_risk): *request, the previous
+ * module's, made with MPI_IN_PLACE at the root, goes inside a task of
+ * ours that copies the block at every start, then starts it.  No tags are
+ * reserved: this rank alone wraps its request, and the counter every rank
+ * shares must advance alike everywhere. */
+static int own_block_request(bufpool_coll_id_t id, const bufpool_own_block_t *own,
+                             struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
+                             ompi_request_t **request)
+{
+    bufpool_coll_task_t *t = request_get();
+    if (NULL == t) {
+        (void)ompi_request_free(request);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    bufpool_task_init(&t->task, own_block_body, true);
+    t->id = id;
+    t->form = BUFPOOL_FORM_PERSISTENT;
+    /* What request_retain keeps: the root's two datatypes. */
+    t->args = (bufpool_args_t){.sbuf = own->sbuf,
+                               .sdtype = own->sdtype,
+                               .rbuf = own->rbuf,
+                               .rdtype = own->rdtype,
+                               .root = own->root};
+    t->own = *own;
+    t->comm = comm;
+    t->module = module;
+    t->inner = *request;
+    request_open(t, BUFPOOL_FORM_PERSISTENT, request);
+    return OMPI_SUCCESS;
 }
 
 /* MPI_I<coll> or MPI_<coll>_init, its range found by the entry point (for
@@ -454,9 +524,40 @@ static int nb_call(bufpool_coll_id_t id, int form, const bufpool_args_t *args, b
  * module's function (a whole nb_call in the way cost 10-25 ns a call, 4-5 %
  * of an 8-byte MPI_Ibcast, MPI_Ireduce or MPI_Iallreduce at 2 ranks,
  * bench/coll_toll -F nonblocking, 2026-11-27); every other call takes the
- * slow path, out of line, with the same range. */
+ * slow path, out of line, with the same range.  A gather or scatter whose
+ * root's own block is at risk (fn##_previous_own) has it copied at the
+ * call when nonblocking (the root may not read its receive buffer before
+ * completion), at every start when persistent (own_block_request). */
 #define NB_FORM_ENTRY(name, form, fn, prev, params, args, tail_params, tail_args, prep, cls,       \
-                      bytes, fits, empty, init)                                                    \
+                      bytes, fits, empty, init, own, mended)                                       \
+    static BUFPOOL_NOINLINE int fn##_previous_own(                                                 \
+        BUFPOOL_EXPAND params, BUFPOOL_EXPAND tail_params, mca_coll_bufpool_module_t *module)      \
+    {                                                                                              \
+        const bufpool_own_block_t bp_own_ = BUFPOOL_EXPAND own;                                    \
+        if (!bufpool_own_block_at_risk(&bp_own_, comm)) {                                          \
+            return module->prev(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args,                     \
+                                module->prev##_module);                                            \
+        }                                                                                          \
+        int rc = BUFPOOL_FORM_PERSISTENT == form ? OMPI_SUCCESS                                    \
+                                                 : bufpool_own_block_hand_back(&bp_own_);          \
+        if (OMPI_SUCCESS == rc) {                                                                  \
+            rc = module->prev(BUFPOOL_EXPAND mended, BUFPOOL_EXPAND tail_args,                     \
+                              module->prev##_module);                                              \
+        }                                                                                          \
+        if (OMPI_SUCCESS == rc && BUFPOOL_FORM_PERSISTENT == form) {                               \
+            rc = own_block_request(BUFPOOL_COLL_##name, &bp_own_, comm, module, request);          \
+        }                                                                                          \
+        return rc;                                                                                 \
+    }                                                                                              \
+    static inline int fn##_previous(BUFPOOL_EXPAND params, BUFPOOL_EXPAND tail_params,             \
+                                    mca_coll_bufpool_module_t *module)                             \
+    {                                                                                              \
+        const bufpool_own_block_t bp_own_ = BUFPOOL_EXPAND own;                                    \
+        if (OPAL_UNLIKELY(bufpool_own_block_may_be_at_risk(&bp_own_))) {                           \
+            return fn##_previous_own(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args, module);       \
+        }                                                                                          \
+        return module->prev(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args, module->prev##_module); \
+    }                                                                                              \
     static BUFPOOL_NOINLINE int fn##_slow(BUFPOOL_EXPAND params, BUFPOOL_EXPAND tail_params,       \
                                           mca_coll_bufpool_module_t *module,                       \
                                           const bufpool_range_t *range, size_t bp_bytes_)          \
@@ -470,27 +571,27 @@ static int nb_call(bufpool_coll_id_t id, int form, const bufpool_args_t *args, b
         } else {                                                                                   \
             bufpool_module_count(&module->fallbacks[form][BUFPOOL_COLL_##name]);                   \
         }                                                                                          \
-        return NB_PREVIOUS != rc ? rc                                                              \
-                                 : module->prev(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args,     \
-                                                module->prev##_module);                            \
+        return NB_PREVIOUS != rc                                                                   \
+                   ? rc                                                                            \
+                   : fn##_previous(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args, module);         \
     }                                                                                              \
     int mca_coll_bufpool_##fn(BUFPOOL_EXPAND params, BUFPOOL_EXPAND tail_params,                   \
                               mca_coll_base_module_t *base)                                        \
     {                                                                                              \
         mca_coll_bufpool_module_t *const module = (mca_coll_bufpool_module_t *)base;               \
         prep;                                                                                      \
-        BUFPOOL_ENTRY_HEAD(                                                                        \
-            module, form, name, cls, bytes, empty,                                                 \
-            module->prev(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args, module->prev##_module))    \
+        BUFPOOL_ENTRY_HEAD(module, form, name, cls, bytes, empty,                                  \
+                           fn##_previous(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args, module))   \
         return fn##_slow(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args, module, range, bp_bytes_); \
     }
 
-#define NB_ENTRIES(name, params, args, prep, cls, bytes, fits, empty, init)                        \
+#define NB_ENTRIES(name, params, args, prep, cls, bytes, fits, empty, init, own, mended)           \
     NB_FORM_ENTRY(name, BUFPOOL_FORM_NONBLOCKING, i##name, prev_i##name, params, args,             \
-                  (ompi_request_t * *request), (request), prep, cls, bytes, fits, empty, init)     \
+                  (ompi_request_t * *request), (request), prep, cls, bytes, fits, empty, init,     \
+                  own, mended)                                                                     \
     NB_FORM_ENTRY(name, BUFPOOL_FORM_PERSISTENT, name##_init, prev_##name##_init, params, args,    \
                   (struct ompi_info_t * info, ompi_request_t * *request), (info, request), prep,   \
-                  cls, bytes, fits, empty, init)
+                  cls, bytes, fits, empty, init, own, mended)
 BUFPOOL_ENTRY_TABLE(NB_ENTRIES)
 #undef NB_ENTRIES
 #undef NB_FORM_ENTRY
