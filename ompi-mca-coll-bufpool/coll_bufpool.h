@@ -32,6 +32,7 @@
 #include "bufpool_ompi_compat.h"
 #include BUFPOOL_OPAL_MUTEX_H
 
+#include "algorithms/coll_bufpool_own_block.h"
 #include "algorithms/coll_bufpool_run.h"
 #include "decide/coll_bufpool_decide.h"
 #include "decide/coll_bufpool_rules.h"
@@ -152,7 +153,7 @@ typedef struct mca_coll_bufpool_component {
     /* Calls served because the previous module would compute them wrongly
      * (the guards: coll_bufpool_resolve.c, guard_map), every form. */
     uint64_t guarded_calls;
-    /* Calls handed back whose root's own block bufpool copied first
+    /* Calls handed back whose own block bufpool copied first
      * (bufpool_own_block_at_risk), persistent ones at every start. */
     uint64_t own_block_copies;
 } mca_coll_bufpool_component_t;
@@ -262,8 +263,8 @@ uint64_t mca_coll_bufpool_count_total(bool fallbacks, int form, bufpool_coll_id_
 
 /* Whether every blocking call of collective id on the module's
  * communicator goes to the previous module by its rules (one range,
- * "previous", in every class; never gather or scatter, whose hand-back
- * may copy the root's own block, never a forced "previous"):
+ * "previous", in every class; never gather, scatter or allgather, whose
+ * hand-back may mend a rank's own block, never a forced "previous"):
  * unless calls are explained, the module then does not install that
  * function, so those calls cost nothing and are not counted, like a
  * disabled collective's. */

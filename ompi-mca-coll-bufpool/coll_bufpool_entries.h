@@ -36,11 +36,13 @@
  *           to the previous module; decided on what every rank agrees on);
  *   empty   a reduction with nothing to reduce: done at once, uncounted;
  *   init    the bufpool_args_t of the call;
- *   own     the root's own block of gather and scatter, which a hand-back
- *           may have to copy itself (bufpool_own_block_t, coll_bufpool_entry.h;
- *           BUFPOOL_NO_OWN_BLOCK for the others);
- *   mended  the arguments of such a hand-back: MPI_IN_PLACE for the root's
- *           own buffer (args for the others).
+ *   own     a rank's own block that a hand-back may have to mend (gather's
+ *           and scatter's root's, allgather's; bufpool_own_block_t,
+ *           algorithms/coll_bufpool_own_block.h; BUFPOOL_NO_OWN_BLOCK for
+ *           the others);
+ *   mended  the arguments of such a hand-back, which may read bp_own_ (the
+ *           prepared block): MPI_IN_PLACE for the root's own buffer,
+ *           allgather's block moved to scratch (args for the others).
  */
 #ifndef MCA_COLL_BUFPOOL_ENTRIES_H
 #define MCA_COLL_BUFPOOL_ENTRIES_H
@@ -63,8 +65,10 @@
       BUFPOOL_NO_OWN_BLOCK, (sbuf, rbuf, count, dtype, op, comm))
 
 /* Block exchanges: scount x sdtype out, rcount x rdtype in (MPI_IN_PLACE:
- * every rank or none; only alltoall's decides). */
-#define BUFPOOL_ENTRY_EXCHANGE(X, name, in_place_decides)                                          \
+ * every rank or none; only alltoall's decides).  own: allgather's block,
+ * which a hand-back may send from scratch as rcount x rdtype
+ * (bufpool_own_block_at_risk); BUFPOOL_OWN_NONE for alltoall. */
+#define BUFPOOL_ENTRY_EXCHANGE(X, name, in_place_decides, own_kind)                                \
     X(name,                                                                                        \
       (const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,       \
        bufpool_count_t rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm),  \
@@ -77,12 +81,19 @@
         .rbuf = rbuf,                                                                              \
         .rcount = (int)rcount,                                                                     \
         .rdtype = rdtype}),                                                                        \
-      BUFPOOL_NO_OWN_BLOCK, (sbuf, scount, sdtype, rbuf, rcount, rdtype, comm))
+      ({.kind = (own_kind),                                                                        \
+        .sbuf = sbuf,                                                                              \
+        .scount = BUFPOOL_ARG_COUNT(scount),                                                       \
+        .sdtype = sdtype,                                                                          \
+        .rbuf = rbuf,                                                                              \
+        .rcount = BUFPOOL_ARG_COUNT(rcount),                                                       \
+        .rdtype = rdtype}),                                                                        \
+      (bp_own_.moved, rcount, rdtype, rbuf, rcount, rdtype, comm))
 
 /* Gather and scatter: only the significant arguments decide.  The root's
  * own block, copied by the previous module through Open MPI's
- * ompi_datatype_sndrcv, may need bufpool's copy on a hand-back
- * (bufpool_own_block_at_risk). */
+ * ompi_datatype_sndrcv, may need bufpool's copy on a hand-back, which then
+ * passes MPI_IN_PLACE at the root (bufpool_own_block_at_risk). */
 #define BUFPOOL_ENTRY_ROOTED(X, name, gather)                                                      \
     X(name,                                                                                        \
       (const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,       \
@@ -99,7 +110,7 @@
         .rcount = (int)rcount,                                                                     \
         .rdtype = rdtype,                                                                          \
         .root = root}),                                                                            \
-      ({.is_gather = (gather),                                                                     \
+      ({.kind = (gather) ? BUFPOOL_OWN_GATHER : BUFPOOL_OWN_SCATTER,                               \
         .sbuf = sbuf,                                                                              \
         .scount = BUFPOOL_ARG_COUNT(scount),                                                       \
         .sdtype = sdtype,                                                                          \
@@ -132,7 +143,7 @@
       bufpool_bytes(dtype, count), BUFPOOL_BYTES_FIT(bufpool_bytes(dtype, count)), false,          \
       ({.rbuf = buf, .count = BUFPOOL_ARG_COUNT(count), .dtype = dtype, .root = root}),            \
       BUFPOOL_NO_OWN_BLOCK, (buf, count, dtype, root, comm))                                       \
-    BUFPOOL_ENTRY_EXCHANGE(X, allgather, false)                                                    \
+    BUFPOOL_ENTRY_EXCHANGE(X, allgather, false, BUFPOOL_OWN_ALLGATHER)                             \
     X(reduce_scatter,                                                                              \
       (const void *sbuf, void *rbuf, bufpool_counts_t rcounts, struct ompi_datatype_t *dtype,      \
        struct ompi_op_t *op, struct ompi_communicator_t *comm),                                    \
@@ -160,7 +171,7 @@
         .dtype = dtype,                                                                            \
         .op = op}),                                                                                \
       BUFPOOL_NO_OWN_BLOCK, (sbuf, rbuf, rcount, dtype, op, comm))                                 \
-    BUFPOOL_ENTRY_EXCHANGE(X, alltoall, true)                                                      \
+    BUFPOOL_ENTRY_EXCHANGE(X, alltoall, true, BUFPOOL_OWN_NONE)                                    \
     BUFPOOL_ENTRY_ROOTED(X, gather, true)                                                          \
     BUFPOOL_ENTRY_ROOTED(X, scatter, false)                                                        \
     BUFPOOL_ENTRY_REDUCTION(X, scan, false)                                                        \

@@ -158,22 +158,28 @@ int bufpool_own_block_hand_back(const bufpool_own_block_t *own)
  * else (explanations, calls bufpool serves, counts beyond int on Open MPI
  * 6, empty reductions) takes the slow path with the same range.  Every
  * hand-back goes through <coll>_previous: the previous module's function,
- * after the root's own block of a gather or scatter at risk
- * (bufpool_own_block_at_risk, out of line in <coll>_previous_own: inline,
- * only a compare of the two datatypes, so that the fast path keeps no
- * stack frame; nothing for the other collectives). */
+ * after a rank's own block at risk in a gather, scatter or allgather is
+ * mended (bufpool_own_block_at_risk, out of line in <coll>_previous_own:
+ * inline, only a compare of the two datatypes, so that the fast path keeps
+ * no stack frame; nothing for the other collectives). */
 #define BUFPOOL_BLOCKING_ENTRY(name, params, args, prep, cls, bytes, fits, empty, init, own,       \
                                mended)                                                             \
     static BUFPOOL_NOINLINE int name##_previous_own(BUFPOOL_EXPAND params,                         \
                                                     mca_coll_bufpool_module_t *module)             \
     {                                                                                              \
-        const bufpool_own_block_t bp_own_ = BUFPOOL_EXPAND own;                                    \
-        if (bufpool_own_block_at_risk(&bp_own_, comm)) {                                           \
-            const int rc = bufpool_own_block_hand_back(&bp_own_);                                  \
-            return OMPI_SUCCESS != rc ? rc                                                         \
-                                      : BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND mended);     \
+        bufpool_own_block_t bp_own_ = BUFPOOL_EXPAND own;                                          \
+        if (!bufpool_own_block_at_risk(&bp_own_, comm)) {                                          \
+            return BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args);                            \
         }                                                                                          \
-        return BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args);                                \
+        int rc = bufpool_own_block_prepare(&bp_own_);                                              \
+        if (OMPI_SUCCESS == rc) {                                                                  \
+            rc = bufpool_own_block_hand_back(&bp_own_);                                            \
+        }                                                                                          \
+        if (OMPI_SUCCESS == rc) {                                                                  \
+            rc = BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND mended);                            \
+        }                                                                                          \
+        bufpool_own_block_release(&bp_own_);                                                       \
+        return rc;                                                                                 \
     }                                                                                              \
     static inline int name##_previous(BUFPOOL_EXPAND params, mca_coll_bufpool_module_t *module)    \
     {                                                                                              \

@@ -68,10 +68,10 @@ static inline bool bufpool_hands_back(mca_coll_bufpool_module_t *module, int for
         return prev_call;                                                                          \
     }
 
-/* The hand-back of a gather or scatter whose root's own block is at risk
- * (bufpool_own_block_at_risk): the block copied by bufpool, counted in
- * coll_bufpool_own_block_copies.  The caller then hands the call back
- * with MPI_IN_PLACE at the root. */
+/* The hand-back of a call whose own block is at risk
+ * (bufpool_own_block_at_risk), prepared (bufpool_own_block_prepare): the
+ * block copied by bufpool, counted in coll_bufpool_own_block_copies.  The
+ * caller then hands the call back with its mended arguments. */
 int bufpool_own_block_hand_back(const bufpool_own_block_t *own);
 
 /* ---------------------------------------------------------------------- */

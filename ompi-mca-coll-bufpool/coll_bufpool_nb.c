@@ -64,9 +64,9 @@ typedef struct bufpool_coll_task {
     /* Retained for the request's life: non-predefined datatypes, a user op. */
     struct ompi_datatype_t *kept_types[3];
     struct ompi_op_t *kept_op;
-    /* A persistent gather or scatter handed back whose root's own block
-     * bufpool copies at every start (own_block_request): the previous
-     * module's request, made in place at the root; NULL otherwise. */
+    /* A call handed back whose own block bufpool mends (own_block_request):
+     * the previous module's request, made with the mended arguments, and
+     * the block (allgather's scratch held to the end); NULL otherwise. */
     ompi_request_t *inner;
     bufpool_own_block_t own;
 } bufpool_coll_task_t;
@@ -105,21 +105,25 @@ static int coll_task_body(bufpool_task_t *task)
     return bufpool_run(t->id, &t->args, &t->call, &t->plan, t->comm, &t->module->state);
 }
 
-/* The body of a persistent hand-back whose root's own block is at risk:
- * the block copied (this start's input), then the previous module's
- * request started and awaited. */
+/* The body of a hand-back whose own block bufpool mends
+ * (own_block_request): persistent, the block copied (this start's input)
+ * and the previous module's request started; then, either form, that
+ * request awaited. */
 static int own_block_body(bufpool_task_t *task)
 {
     bufpool_coll_task_t *t = (bufpool_coll_task_t *)task;
-    int rc = bufpool_own_block_hand_back(&t->own);
-    if (OMPI_SUCCESS == rc) {
-        rc = t->inner->req_start(1, &t->inner);
-    }
-    if (OMPI_SUCCESS != rc) {
-        return rc;
+    if (BUFPOOL_FORM_PERSISTENT == t->form) {
+        int rc = bufpool_own_block_hand_back(&t->own);
+        if (OMPI_SUCCESS == rc) {
+            rc = t->inner->req_start(1, &t->inner);
+        }
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
     }
     bufpool_task_await(task, &t->inner, 1);
-    /* A persistent request: completed, it becomes inactive, not freed. */
+    /* A persistent request becomes inactive; a nonblocking one is freed
+     * (t->inner then MPI_REQUEST_NULL). */
     return ompi_request_wait(&t->inner, MPI_STATUS_IGNORE);
 }
 
@@ -223,8 +227,11 @@ static void request_release(bufpool_coll_task_t *t)
     free(t->args.owned_counts);
     t->args.owned_counts = NULL;
     if (NULL != t->inner) {
-        (void)ompi_request_free(&t->inner);
+        if (MPI_REQUEST_NULL != t->inner) {
+            (void)ompi_request_free(&t->inner);
+        }
         t->inner = NULL;
+        bufpool_own_block_release(&t->own);
     }
 }
 
@@ -317,6 +324,7 @@ static void coll_task_construct(bufpool_coll_task_t *t)
     t->kept_op = NULL;
     t->args.owned_counts = NULL;
     t->inner = NULL;
+    t->own.scratch = NULL;
 }
 
 static void coll_task_destruct(bufpool_coll_task_t *t)
@@ -445,25 +453,33 @@ static int request_make(bufpool_coll_id_t id, int form, const bufpool_args_t *ar
     return rc;
 }
 
-/* The persistent request of a gather or scatter handed back whose root's
- * own block is at risk (bufpool_own_block_at_risk): *request, the previous
- * module's, made with MPI_IN_PLACE at the root, goes inside a task of
- * ours that copies the block at every start, then starts it.  No tags are
- * reserved: this rank alone wraps its request, and the counter every rank
- * shares must advance alike everywhere. */
-static int own_block_request(bufpool_coll_id_t id, const bufpool_own_block_t *own,
+/* The request of a call handed back whose own block bufpool mends
+ * (bufpool_own_block_at_risk) where the previous module's request alone
+ * would not do: persistent (the block copied at every start) or holding
+ * scratch to the end (allgather's, nonblocking).  *request, the previous
+ * module's, made with the mended arguments (a nonblocking one already
+ * started), goes inside a task of ours, which takes own's scratch.  No
+ * tags are reserved: this rank alone wraps its request, and the counter
+ * every rank shares must advance alike everywhere.  On an error the
+ * previous module's request is completed and freed, and the scratch
+ * released. */
+static int own_block_request(bufpool_coll_id_t id, int form, bufpool_own_block_t *own,
                              struct ompi_communicator_t *comm, mca_coll_bufpool_module_t *module,
                              ompi_request_t **request)
 {
     bufpool_coll_task_t *t = request_get();
     if (NULL == t) {
+        if (BUFPOOL_FORM_PERSISTENT != form) {
+            (void)ompi_request_wait(request, MPI_STATUS_IGNORE);
+        }
         (void)ompi_request_free(request);
+        bufpool_own_block_release(own);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    bufpool_task_init(&t->task, own_block_body, true);
+    bufpool_task_init(&t->task, own_block_body, BUFPOOL_FORM_PERSISTENT == form);
     t->id = id;
-    t->form = BUFPOOL_FORM_PERSISTENT;
-    /* What request_retain keeps: the root's two datatypes. */
+    t->form = form;
+    /* What request_retain keeps: the block's two datatypes. */
     t->args = (bufpool_args_t){.sbuf = own->sbuf,
                                .sdtype = own->sdtype,
                                .rbuf = own->rbuf,
@@ -473,8 +489,20 @@ static int own_block_request(bufpool_coll_id_t id, const bufpool_own_block_t *ow
     t->comm = comm;
     t->module = module;
     t->inner = *request;
-    request_open(t, BUFPOOL_FORM_PERSISTENT, request);
-    return OMPI_SUCCESS;
+    request_open(t, form, request);
+    if (BUFPOOL_FORM_PERSISTENT == form) {
+        return OMPI_SUCCESS;
+    }
+    int rc = bufpool_task_start(&t->task);
+    if (OMPI_SUCCESS != rc) {
+        /* No stack for the task: the previous module's request is waited
+         * for here, the scratch released with ours. */
+        (void)ompi_request_wait(&t->inner, MPI_STATUS_IGNORE);
+        t->task.super.super.req_complete = REQUEST_COMPLETED;
+        (void)request_free(request);
+        *request = MPI_REQUEST_NULL;
+    }
+    return rc;
 }
 
 /* MPI_I<coll> or MPI_<coll>_init, its range found by the entry point (for
@@ -524,30 +552,36 @@ static int nb_call(bufpool_coll_id_t id, int form, const bufpool_args_t *args, b
  * module's function (a whole nb_call in the way cost 10-25 ns a call, 4-5 %
  * of an 8-byte MPI_Ibcast, MPI_Ireduce or MPI_Iallreduce at 2 ranks,
  * bench/coll_toll -F nonblocking, 2026-11-27); every other call takes the
- * slow path, out of line, with the same range.  A gather or scatter whose
- * root's own block is at risk (fn##_previous_own) has it copied at the
- * call when nonblocking (the root may not read its receive buffer before
- * completion), at every start when persistent (own_block_request). */
+ * slow path, out of line, with the same range.  A hand-back whose own
+ * block is at risk (fn##_previous_own) has it copied at the call when
+ * nonblocking (the root may not read its receive buffer before completion;
+ * allgather's scratch is held to the end in a request of ours), at every
+ * start when persistent (own_block_request). */
 #define NB_FORM_ENTRY(name, form, fn, prev, params, args, tail_params, tail_args, prep, cls,       \
                       bytes, fits, empty, init, own, mended)                                       \
     static BUFPOOL_NOINLINE int fn##_previous_own(                                                 \
         BUFPOOL_EXPAND params, BUFPOOL_EXPAND tail_params, mca_coll_bufpool_module_t *module)      \
     {                                                                                              \
-        const bufpool_own_block_t bp_own_ = BUFPOOL_EXPAND own;                                    \
+        bufpool_own_block_t bp_own_ = BUFPOOL_EXPAND own;                                          \
         if (!bufpool_own_block_at_risk(&bp_own_, comm)) {                                          \
             return module->prev(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args,                     \
                                 module->prev##_module);                                            \
         }                                                                                          \
-        int rc = BUFPOOL_FORM_PERSISTENT == form ? OMPI_SUCCESS                                    \
-                                                 : bufpool_own_block_hand_back(&bp_own_);          \
+        int rc = bufpool_own_block_prepare(&bp_own_);                                              \
+        if (OMPI_SUCCESS == rc && BUFPOOL_FORM_PERSISTENT != form) {                               \
+            rc = bufpool_own_block_hand_back(&bp_own_);                                            \
+        }                                                                                          \
         if (OMPI_SUCCESS == rc) {                                                                  \
             rc = module->prev(BUFPOOL_EXPAND mended, BUFPOOL_EXPAND tail_args,                     \
                               module->prev##_module);                                              \
         }                                                                                          \
-        if (OMPI_SUCCESS == rc && BUFPOOL_FORM_PERSISTENT == form) {                               \
-            rc = own_block_request(BUFPOOL_COLL_##name, &bp_own_, comm, module, request);          \
+        if (OMPI_SUCCESS != rc) {                                                                  \
+            bufpool_own_block_release(&bp_own_);                                                   \
+            return rc;                                                                             \
         }                                                                                          \
-        return rc;                                                                                 \
+        return BUFPOOL_FORM_PERSISTENT == form || bufpool_own_block_holds(&bp_own_)                \
+                   ? own_block_request(BUFPOOL_COLL_##name, form, &bp_own_, comm, module, request) \
+                   : OMPI_SUCCESS;                                                                 \
     }                                                                                              \
     static inline int fn##_previous(BUFPOOL_EXPAND params, BUFPOOL_EXPAND tail_params,             \
                                     mca_coll_bufpool_module_t *module)                             \

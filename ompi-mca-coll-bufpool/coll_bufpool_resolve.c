@@ -255,10 +255,11 @@ static bool same_map(const bufpool_range_t *a, const bufpool_range_t *b)
 bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, int form,
                                    bufpool_coll_id_t id)
 {
-    /* Gather and scatter stay: their hand-back may have to copy the root's
-     * own block first (bufpool_own_block_at_risk, coll_bufpool_args.h),
-     * which costs a compare in the common case. */
-    if (BUFPOOL_COLL_gather == id || BUFPOOL_COLL_scatter == id) {
+    /* Gather, scatter and allgather stay: their hand-back may have to mend
+     * a rank's own block first (bufpool_own_block_at_risk,
+     * algorithms/coll_bufpool_own_block.h), which costs a compare in the
+     * common case. */
+    if (BUFPOOL_COLL_gather == id || BUFPOOL_COLL_scatter == id || BUFPOOL_COLL_allgather == id) {
         return false;
     }
     /* A forced "previous" (the info key) keeps the entry, whose hand-back

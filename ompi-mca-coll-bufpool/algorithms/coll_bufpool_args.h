@@ -60,65 +60,6 @@ static inline size_t bufpool_rooted_bytes(bool gather, bufpool_count_t scount,
                                                     : bufpool_bytes(sdtype, scount);
 }
 
-/* ---------------------------------------------------------------------- */
-/* The root's own block of a gather or scatter that bufpool hands back.
- *
- * The previous module copies it with Open MPI's ompi_datatype_sndrcv,
- * which, between two different datatypes, packs and unpacks 64 KiB at a
- * time and loses the last element's double when a 64 KiB boundary falls
- * inside an element (4.1.4, 5.0.10, 6.0.x; docs/reliability.md).  Whether
- * a call is at risk is the root's alone to see (its own pair of datatypes),
- * so it cannot be a decision; but MPI lets the root alone pass
- * MPI_IN_PLACE: the root copies its block itself (bufpool's views, right
- * for any pair) and hands the call back in place, which every module
- * must handle and which changes nothing at the other ranks.  A persistent
- * request copies at every start (coll_bufpool_nb.c).  The entry points
- * (coll_bufpool_entries.h, column own) describe the block; the copy is in
- * coll_bufpool_gather_scatter.c. */
-typedef struct bufpool_own_block {
-    int is_gather; /* 1 gather, 0 scatter, -1: not a rooted collective */
-    const void *sbuf;
-    size_t scount;
-    struct ompi_datatype_t *sdtype;
-    void *rbuf;
-    size_t rcount;
-    struct ompi_datatype_t *rdtype;
-    int root;
-} bufpool_own_block_t;
-
-/* The own column of the collectives that have no root's own block. */
-#define BUFPOOL_NO_OWN_BLOCK ({.is_gather = -1})
-
-/* ompi_datatype_sndrcv's chunk between different datatypes. */
-#define BUFPOOL_SNDRCV_CHUNK ((size_t)64 * 1024)
-
-/* True when own's block goes through sndrcv's chunked path (different
- * datatypes, neither MPI_PACKED, more than one chunk): out of line. */
-bool bufpool_own_block_chunked(const bufpool_own_block_t *own);
-
-/* The entry points' inline test, the only one a hand-back pays in the
- * common case: a root's block between two different datatype handles
- * (false at compile time for the collectives without one). */
-static inline bool bufpool_own_block_may_be_at_risk(const bufpool_own_block_t *own)
-{
-    return own->is_gather >= 0 && own->sdtype != own->rdtype;
-}
-
-/* True when the hand-back of own at this rank must copy the root's block
- * itself: the root's, not in place, through sndrcv's chunked path. */
-static inline bool bufpool_own_block_at_risk(const bufpool_own_block_t *own,
-                                             struct ompi_communicator_t *comm)
-{
-    return bufpool_own_block_may_be_at_risk(own) && ompi_comm_rank(comm) == own->root &&
-           MPI_IN_PLACE != (own->is_gather ? own->sbuf : (const void *)own->rbuf) &&
-           bufpool_own_block_chunked(own);
-}
-
-/* Copy the root's block of own (sbuf's to rbuf's) with bufpool's views
- * (through a pooled segment of seg_bytes at most when neither layout is
- * contiguous). */
-int bufpool_own_block_copy(const bufpool_own_block_t *own, size_t seg_bytes);
-
 /* Elements of a reduce_scatter's whole input (some blocks may be empty),
  * from int counts or from counts of either width. */
 static inline size_t bufpool_counts_total(const int *counts, int size)

@@ -167,35 +167,3 @@ int bufpool_run_rooted(bool gather, const bufpool_args_t *args, const bufpool_ca
     return gather ? bufpool_gather_root(&t, have_mine ? &mine : NULL, &rb, state, comm)
                   : bufpool_scatter_root(&t, have_mine ? &mine : NULL, &rb, state, comm);
 }
-
-/* ---------------------------------------------------------------------- */
-/* The root's own block of a call handed back (coll_bufpool_args.h). */
-
-bool bufpool_own_block_chunked(const bufpool_own_block_t *own)
-{
-    /* sndrcv's own tests, in its order: one datatype (checked inline),
-     * then MPI_PACKED on either side, copied in one piece (its test is on
-     * the type's id: a duplicate of MPI_PACKED is copied here too, rightly
-     * and for nothing). */
-    if (MPI_PACKED == own->rdtype || MPI_PACKED == own->sdtype) {
-        return false;
-    }
-    /* The sending side's bytes: the loop runs until its convertor is done. */
-    return own->sdtype->super.size * own->scount > BUFPOOL_SNDRCV_CHUNK;
-}
-
-int bufpool_own_block_copy(const bufpool_own_block_t *own, size_t seg_bytes)
-{
-    ptrdiff_t lb, extent;
-    if (own->is_gather) {
-        ompi_datatype_get_extent(own->rdtype, &lb, &extent);
-        char *block = (char *)own->rbuf + (ptrdiff_t)own->root * (ptrdiff_t)own->rcount * extent;
-        return bufpool_local_copy(block, own->rcount, own->rdtype, own->sbuf, own->scount,
-                                  own->sdtype, seg_bytes);
-    }
-    ompi_datatype_get_extent(own->sdtype, &lb, &extent);
-    const char *block =
-        (const char *)own->sbuf + (ptrdiff_t)own->root * (ptrdiff_t)own->scount * extent;
-    return bufpool_local_copy(own->rbuf, own->rcount, own->rdtype, block, own->scount, own->sdtype,
-                              seg_bytes);
-}

@@ -1,14 +1,16 @@
 #!/bin/sh
-# The root's own block of MPI_Gather and MPI_Scatter (every form) between
-# two different datatypes: Open MPI's local copy (ompi_datatype_sndrcv,
-# 64 KiB at a time) loses the last element's double when a chunk boundary
-# splits an element, on every series to 6.0.x (docs/reliability.md).
-# bufpool copies such a block itself and hands the call back with
-# MPI_IN_PLACE at the root (bufpool_own_block_at_risk).  A rules file
-# hands every gather and scatter back, so that the hand-back alone does
-# it: test_coll_own_block checks every element and every byte around the
-# data at 2, 3 and 4 ranks, and --expect-copies that each root copied
-# exactly its calls at risk and bufpool served none.  On stock Open MPI
+# A rank's own block in MPI_Gather, MPI_Scatter (the root's) and
+# MPI_Allgather (every rank's), every form, between two different
+# datatypes: Open MPI's local copy (ompi_datatype_sndrcv, 64 KiB at a time)
+# loses the last element's double when a chunk boundary splits an element,
+# on every series to 6.0.x (docs/reliability.md).  bufpool copies such a
+# block itself and hands the call back with MPI_IN_PLACE at the root of a
+# gather or scatter, an allgather's block sent from scratch laid out as the
+# receive datatype (bufpool_own_block_at_risk).  A rules file hands every
+# such call back, so that the hand-back alone does it: test_coll_own_block
+# checks every element and every byte around the data at 2, 3 and 4 ranks,
+# and --expect-copies that each rank copied exactly its calls at risk and
+# bufpool served none.  On stock Open MPI
 # (--mca coll ^bufpool), or with the copy off in the code, the same runs
 # report wrong elements (verified 2026-11-29).
 set -u
@@ -16,9 +18,10 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/bufpool-own.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 cat >"$dir/handback.rules" <<'RULES'
 bufpool-rules 1
-# every gather and scatter to the previous module: only the hand-back copies
+# every call to the previous module: only the hand-back copies
 gather alg=previous measured="test: coll_own_block.sh"
 scatter alg=previous measured="test: coll_own_block.sh"
+allgather alg=previous measured="test: coll_own_block.sh"
 RULES
 status=0
 for np in 2 3 4; do

@@ -1,16 +1,18 @@
 /*
- * The root's own block of MPI_Gather and MPI_Scatter, in the blocking,
- * nonblocking and persistent forms, between two different datatypes of
- * the same signature ({int, double} laid out two ways).
+ * A rank's own block in MPI_Gather, MPI_Scatter (the root's) and
+ * MPI_Allgather (every rank's), in the blocking, nonblocking and persistent
+ * forms, between two different datatypes of the same signature ({int,
+ * double} laid out two ways).
  *
  * Open MPI copies that block with ompi_datatype_sndrcv, which between two
  * different datatypes packs and unpacks 64 KiB at a time and loses the last
  * element's double when a 64 KiB boundary of the packed stream falls inside
  * an element (4.1.4, 5.0.10, 6.0.x; docs/reliability.md).  coll/bufpool
- * copies such a block itself before handing the call back with
- * MPI_IN_PLACE at the root (bufpool_own_block_at_risk), so this program,
- * run with rules that hand every gather and scatter back
- * (coll_own_block.sh), checks:
+ * copies such a block itself before handing the call back, with
+ * MPI_IN_PLACE at the root of a gather or scatter, and an allgather's from
+ * scratch laid out as the receive datatype (bufpool_own_block_at_risk), so
+ * this program, run with rules that hand every gather, scatter and
+ * allgather back (coll_own_block.sh), checks:
  *   - every element of every rank's result, bit for bit, on every root,
  *     both directions (the padded type as send or as receive type), with
  *     12-byte elements counted so the stream is under, just over and four
@@ -19,11 +21,12 @@
  *   - that no byte outside the data of a receive buffer changed (the gaps
  *     of its datatype and 64-byte zones around it);
  *   - the controls that need no copy: one datatype on both sides, the root
- *     passing MPI_IN_PLACE;
+ *     (allgather: every rank) passing MPI_IN_PLACE;
  *   - with --expect-copies, that coll_bufpool_own_block_copies grew at
- *     each rank by exactly the calls (persistent: starts) where it is the
- *     root of a call at risk, and that bufpool served none of these calls
- *     (each form's <coll>_calls unchanged): the hand-back did the work.
+ *     each rank by exactly its calls (persistent: starts) at risk (the
+ *     root's, every allgather's), and that bufpool served none of these
+ *     calls (each form's <coll>_calls unchanged): the hand-back did the
+ *     work.
  * On stock Open MPI (--mca coll ^bufpool) the same program reports wrong
  * elements from 5462 elements on.
  */
@@ -170,16 +173,57 @@ static unsigned long long pvar(const char *name)
 }
 
 enum form { BLOCKING, NONBLOCKING, PERSISTENT, NFORMS };
+enum coll { GATHER, SCATTER, ALLGATHER, NCOLLS };
+static const char *const coll_names[NCOLLS] = {"Gather", "Scatter", "Allgather"};
 
-/* One call (all its starts) of gather or scatter; returns the copies this
- * rank's hand-back should have made. */
-static unsigned long long one_call(bool gather, enum form form, const layout_t *slay,
+/* Start or make one call of coll in form (persistent: MPI_<Coll>_init). */
+static void issue(enum coll coll, enum form form, const void *sarg, MPI_Datatype stype, void *rarg,
+                  MPI_Datatype rtype, int n, int root, MPI_Request *req)
+{
+    const MPI_Comm w = MPI_COMM_WORLD;
+    switch (form) {
+        case PERSISTENT:
+            if (GATHER == coll) {
+                PCOLL_INIT(Gather)(sarg, n, stype, rarg, n, rtype, root, w, MPI_INFO_NULL, req);
+            } else if (SCATTER == coll) {
+                PCOLL_INIT(Scatter)(sarg, n, stype, rarg, n, rtype, root, w, MPI_INFO_NULL, req);
+            } else {
+                PCOLL_INIT(Allgather)(sarg, n, stype, rarg, n, rtype, w, MPI_INFO_NULL, req);
+            }
+            break;
+        case NONBLOCKING:
+            if (GATHER == coll) {
+                MPI_Igather(sarg, n, stype, rarg, n, rtype, root, w, req);
+            } else if (SCATTER == coll) {
+                MPI_Iscatter(sarg, n, stype, rarg, n, rtype, root, w, req);
+            } else {
+                MPI_Iallgather(sarg, n, stype, rarg, n, rtype, w, req);
+            }
+            break;
+        default:
+            if (GATHER == coll) {
+                MPI_Gather(sarg, n, stype, rarg, n, rtype, root, w);
+            } else if (SCATTER == coll) {
+                MPI_Scatter(sarg, n, stype, rarg, n, rtype, root, w);
+            } else {
+                MPI_Allgather(sarg, n, stype, rarg, n, rtype, w);
+            }
+            break;
+    }
+}
+
+/* One call (all its starts) of coll; returns the copies this rank's
+ * hand-back should have made.  in_place: the root passes MPI_IN_PLACE
+ * (allgather: every rank). */
+static unsigned long long one_call(enum coll coll, enum form form, const layout_t *slay,
                                    const layout_t *rlay, size_t n, int root, bool in_place)
 {
-    const bool is_root = rank == root;
-    /* gather: sbuf one block, rbuf p blocks (root); scatter the other way. */
-    const size_t sblocks = gather ? 1 : (is_root ? (size_t)nranks : 0);
-    const size_t rblocks = gather ? (is_root ? (size_t)nranks : 0) : 1;
+    /* Who holds every block: gather's root, every rank of an allgather;
+     * whose own block may be mended (the root, every rank). */
+    const bool collects = ALLGATHER == coll || (GATHER == coll && rank == root);
+    const bool own = ALLGATHER == coll || rank == root;
+    const size_t sblocks = SCATTER == coll ? (rank == root ? (size_t)nranks : 0) : 1;
+    const size_t rblocks = SCATTER == coll ? 1 : (collects ? (size_t)nranks : 0);
     buffer_t s = {0}, r = {0};
     if (!buffer_make(&s, slay, n * sblocks) || !buffer_make(&r, rlay, n * rblocks)) {
         fprintf(stderr, "test_coll_own_block: out of memory\n");
@@ -187,69 +231,55 @@ static unsigned long long one_call(bool gather, enum form form, const layout_t *
     }
     char what[200];
     snprintf(what, sizeof(what), "MPI_%s%s%s of %zu x %s to %s, root %d%s",
-             NONBLOCKING == form ? "I" : "", gather ? "Gather" : "Scatter",
+             NONBLOCKING == form ? "I" : "",
+             NONBLOCKING == form && ALLGATHER == coll ? "allgather" : coll_names[coll],
              PERSISTENT == form ? "_init" : "", n, slay->name, rlay->name, root,
              in_place ? " (in place)" : "");
-    /* In place at the root: the own block lives in the root's big buffer. */
+    /* In place: the own block lives in the big buffer. */
     const void *sarg = s.origin;
     void *rarg = r.origin;
-    MPI_Datatype stype = slay->type, rtype = rlay->type;
-    if (in_place && is_root) {
-        if (gather) {
-            sarg = MPI_IN_PLACE;
-        } else {
+    if (in_place && own) {
+        if (SCATTER == coll) {
             rarg = MPI_IN_PLACE;
+        } else {
+            sarg = MPI_IN_PLACE;
         }
     }
     const int starts = PERSISTENT == form ? 2 : 1;
     MPI_Request req = MPI_REQUEST_NULL;
     if (PERSISTENT == form) {
-        if (gather) {
-            PCOLL_INIT(Gather)
-            (sarg, (int)n, stype, rarg, (int)n, rtype, root, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
-        } else {
-            PCOLL_INIT(Scatter)
-            (sarg, (int)n, stype, rarg, (int)n, rtype, root, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
-        }
+        issue(coll, form, sarg, slay->type, rarg, rlay->type, (int)n, root, &req);
     }
     for (int start = 0; start < starts; start++) {
-        /* The input: every send block; in place, the root's own block in
-         * its receive (gather) or send (scatter) buffer. */
+        /* The input: every send block; in place, the own block in the
+         * receive (gather, allgather) or send (scatter) buffer. */
         for (size_t b = 0; b < sblocks; b++) {
             for (size_t i = 0; i < n; i++) {
-                const size_t block = gather ? (size_t)rank : b;
+                const size_t block = SCATTER == coll ? b : (size_t)rank;
                 put(&s, slay, b * n + i, int_of(rank, block, i, start),
                     double_of(rank, block, i, start));
             }
         }
-        if (in_place && is_root && gather) {
+        if (in_place && own && SCATTER != coll) {
             for (size_t i = 0; i < n; i++) {
-                put(&r, rlay, (size_t)root * n + i, int_of(root, (size_t)root, i, start),
-                    double_of(root, (size_t)root, i, start));
+                put(&r, rlay, (size_t)rank * n + i, int_of(rank, (size_t)rank, i, start),
+                    double_of(rank, (size_t)rank, i, start));
             }
         }
         if (PERSISTENT == form) {
             MPI_Start(&req);
-        } else if (NONBLOCKING == form) {
-            if (gather) {
-                MPI_Igather(sarg, (int)n, stype, rarg, (int)n, rtype, root, MPI_COMM_WORLD, &req);
-            } else {
-                MPI_Iscatter(sarg, (int)n, stype, rarg, (int)n, rtype, root, MPI_COMM_WORLD, &req);
-            }
-        } else if (gather) {
-            MPI_Gather(sarg, (int)n, stype, rarg, (int)n, rtype, root, MPI_COMM_WORLD);
         } else {
-            MPI_Scatter(sarg, (int)n, stype, rarg, (int)n, rtype, root, MPI_COMM_WORLD);
+            issue(coll, form, sarg, slay->type, rarg, rlay->type, (int)n, root, &req);
         }
         if (MPI_REQUEST_NULL != req) {
             MPI_Wait(&req, MPI_STATUS_IGNORE);
         }
-        if (gather && is_root) {
+        if (collects) {
             for (int q = 0; q < nranks; q++) {
                 check_block(&r, rlay, (size_t)q * n, n, q, (size_t)q, start, what);
             }
             check_untouched(&r, rlay, n * (size_t)nranks, what);
-        } else if (!gather && !(in_place && is_root)) {
+        } else if (SCATTER == coll && !(in_place && own)) {
             check_block(&r, rlay, 0, n, root, (size_t)rank, start, what);
             check_untouched(&r, rlay, n, what);
         }
@@ -259,8 +289,8 @@ static unsigned long long one_call(bool gather, enum form form, const layout_t *
     }
     free(s.mem);
     free(r.mem);
-    /* At risk: the root, not in place, two datatypes, over 64 KiB packed. */
-    const bool at_risk = is_root && !in_place && slay != rlay && 12 * n > 64 * 1024;
+    /* At risk: its own block, not in place, two datatypes, over 64 KiB. */
+    const bool at_risk = own && !in_place && slay != rlay && 12 * n > 64 * 1024;
     return at_risk ? (unsigned long long)starts : 0;
 }
 
@@ -298,16 +328,18 @@ int main(int argc, char **argv)
     /* 12 packed bytes an element: 12 KiB, 64 KiB + 8, 256 KiB + 8. */
     const size_t counts[] = {1000, 5462, 21846};
     const layout_t *pairs[][2] = {{&padded, &swapped}, {&swapped, &padded}, {&swapped, &swapped}};
-    for (int gather = 1; gather >= 0; gather--) {
+    for (int coll = 0; coll < NCOLLS; coll++) {
         for (int form = 0; form < NFORMS; form++) {
             for (size_t c = 0; c < sizeof(counts) / sizeof(*counts); c++) {
-                for (int root = 0; root < nranks; root++) {
+                /* allgather has no root: once */
+                const int roots = ALLGATHER == coll ? 1 : nranks;
+                for (int root = 0; root < roots; root++) {
                     for (size_t k = 0; k < sizeof(pairs) / sizeof(*pairs); k++) {
-                        copies += one_call(gather, (enum form)form, pairs[k][0], pairs[k][1],
-                                           counts[c], root, false);
+                        copies += one_call((enum coll)coll, (enum form)form, pairs[k][0],
+                                           pairs[k][1], counts[c], root, false);
                     }
-                    copies +=
-                        one_call(gather, (enum form)form, &padded, &swapped, counts[c], root, true);
+                    copies += one_call((enum coll)coll, (enum form)form, &padded, &swapped,
+                                       counts[c], root, true);
                 }
             }
         }

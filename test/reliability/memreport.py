@@ -17,7 +17,7 @@ that frame is: an Open MPI allocation leaked because of a call of ours
 counts as ours.  One exception, narrow on purpose: a leak allocated by
 coll/libnbc itself (its first frame outside the allocator is in
 mca_coll_libnbc) whose only frames of ours are a persistent entry point
-(mca_coll_bufpool_<coll>_init, and <coll>_init_previous inlined in it)
+(mca_coll_bufpool_<coll>_init, and <coll>_init_previous(_own) under it)
 handing the request back to it is libnbc's:
 its persistent requests never free their schedule (Open MPI 4.1.4 to 6.0.x,
 the leak issue 20 is about), whoever asked for them.  It is the *test's* when its first frame outside the
@@ -115,8 +115,10 @@ def is_runtime(fn, where):
 
 
 # A persistent collective bufpool handed back to libnbc (see above): the
-# entry point, and its hand-back (<coll>_init_previous, inlined into it).
-HANDED_BACK = re.compile(r"^(mca_coll_bufpool_\w+_init|\w+_init_previous)$")
+# entry point, and its hand-back (<coll>_init_previous, inlined into it,
+# and <coll>_init_previous_own, out of line, which may mend a rank's own
+# block first).
+HANDED_BACK = re.compile(r"^(mca_coll_bufpool_\w+_init|\w+_init_previous(_own)?)$")
 
 
 def handed_back_to_libnbc(block):
@@ -193,9 +195,10 @@ SELF_TEST = [
     (True, """Direct leak of 2688 byte(s) in 84 object(s) allocated from:
     #0 0x7efe in __interceptor_malloc ../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:69
     #1 0x7efe  (/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_coll_libnbc.so+0x13ae5)
-    #2 0x7efe in gather_init_previous ../../../ompi-mca-coll-bufpool/coll_bufpool_nb.c:584
-    #3 0x7efe in mca_coll_bufpool_gather_init ../../../ompi-mca-coll-bufpool/coll_bufpool_nb.c:584
-    #4 0x7efe in MPIX_Gather_init (/lib/x86_64-linux-gnu/libmpi.so.40+0xe9dee)
+    #2 0x7efe in gather_init_previous_own ../../../ompi-mca-coll-bufpool/coll_bufpool_nb.c:629
+    #3 0x7efe in gather_init_previous ../../../ompi-mca-coll-bufpool/coll_bufpool_nb.c:629
+    #4 0x7efe in mca_coll_bufpool_gather_init ../../../ompi-mca-coll-bufpool/coll_bufpool_nb.c:629
+    #5 0x7efe in MPIX_Gather_init (/lib/x86_64-linux-gnu/libmpi.so.40+0xe9dee)
 
 """, "openmpi"),
     (True, """Direct leak of 96 byte(s) in 1 object(s) allocated from:
