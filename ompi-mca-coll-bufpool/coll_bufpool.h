@@ -263,8 +263,9 @@ uint64_t mca_coll_bufpool_count_total(bool fallbacks, int form, bufpool_coll_id_
 
 /* Whether every blocking call of collective id on the module's
  * communicator goes to the previous module by its rules (one range,
- * "previous", in every class; never gather, scatter or allgather, whose
- * hand-back may mend a rank's own block, never a forced "previous"):
+ * "previous", in every class; never gather, scatter, allgather or
+ * alltoall, whose hand-back may mend a rank's own block, never a forced
+ * "previous"):
  * unless calls are explained, the module then does not install that
  * function, so those calls cost nothing and are not counted, like a
  * disabled collective's. */

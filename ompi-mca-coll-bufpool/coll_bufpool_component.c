@@ -398,10 +398,11 @@ static const coll_pvar_t coll_pvars[] = {
      "with differing datatypes, libnbc's MPI_Ireduce and MPI_Reduce_init of a "
      "user-defined commutative operation on 3 or more ranks (docs/reliability.md)"},
     {"own_block_copies", MCA_BASE_PVAR_CLASS_COUNTER, &mca_coll_bufpool_component.own_block_copies,
-     "Gather, scatter and allgather calls handed back (persistent ones: starts) whose own "
-     "block bufpool copied first (then MPI_IN_PLACE at the root of a gather or scatter, scratch "
-     "of the receive datatype in an allgather): Open MPI's ompi_datatype_sndrcv loses data "
-     "copying more than 64 KiB between different datatypes (docs/reliability.md)"},
+     "Gather, scatter, allgather and alltoall calls handed back (persistent ones: starts) "
+     "whose own block bufpool copied itself (before the call, then MPI_IN_PLACE at the root of "
+     "a gather or scatter and scratch of the receive datatype in an allgather; after it in an "
+     "alltoall): Open MPI's ompi_datatype_sndrcv loses data copying more than 64 KiB between "
+     "different datatypes (docs/reliability.md)"},
     {"nb_tasks_peak", MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_task_counters.tasks_peak,
      "High-water mark of nonblocking and persistent collectives of bufpool in "
      "flight at once (past their first slice)"},
@@ -555,8 +556,8 @@ static void print_report(void)
     }
     if (0 != COMPONENT->own_block_copies) {
         opal_output(0,
-                    "  %llu gather/scatter/allgather calls handed back with their own block "
-                    "copied by bufpool (coll_bufpool_own_block_copies)",
+                    "  %llu gather/scatter/allgather/alltoall calls handed back with their "
+                    "own block copied by bufpool (coll_bufpool_own_block_copies)",
                     (unsigned long long)COMPONENT->own_block_copies);
     }
     bufpool_nb_report();

@@ -65,9 +65,10 @@
       BUFPOOL_NO_OWN_BLOCK, (sbuf, rbuf, count, dtype, op, comm))
 
 /* Block exchanges: scount x sdtype out, rcount x rdtype in (MPI_IN_PLACE:
- * every rank or none; only alltoall's decides).  own: allgather's block,
- * which a hand-back may send from scratch as rcount x rdtype
- * (bufpool_own_block_at_risk); BUFPOOL_OWN_NONE for alltoall. */
+ * every rank or none; only alltoall's decides).  own: the rank's block,
+ * which a hand-back may mend (bufpool_own_block_at_risk): allgather's sent
+ * from scratch as rcount x rdtype (mended), alltoall's copied again after
+ * the call (args unchanged). */
 #define BUFPOOL_ENTRY_EXCHANGE(X, name, in_place_decides, own_kind)                                \
     X(name,                                                                                        \
       (const void *sbuf, bufpool_count_t scount, struct ompi_datatype_t *sdtype, void *rbuf,       \
@@ -87,7 +88,8 @@
         .sdtype = sdtype,                                                                          \
         .rbuf = rbuf,                                                                              \
         .rcount = BUFPOOL_ARG_COUNT(rcount),                                                       \
-        .rdtype = rdtype}),                                                                        \
+        .rdtype = rdtype,                                                                          \
+        .root = ompi_comm_rank(comm)}),                                                            \
       (bp_own_.moved, rcount, rdtype, rbuf, rcount, rdtype, comm))
 
 /* Gather and scatter: only the significant arguments decide.  The root's
@@ -171,7 +173,7 @@
         .dtype = dtype,                                                                            \
         .op = op}),                                                                                \
       BUFPOOL_NO_OWN_BLOCK, (sbuf, rbuf, rcount, dtype, op, comm))                                 \
-    BUFPOOL_ENTRY_EXCHANGE(X, alltoall, true, BUFPOOL_OWN_NONE)                                    \
+    BUFPOOL_ENTRY_EXCHANGE(X, alltoall, true, BUFPOOL_OWN_ALLTOALL)                                \
     BUFPOOL_ENTRY_ROOTED(X, gather, true)                                                          \
     BUFPOOL_ENTRY_ROOTED(X, scatter, false)                                                        \
     BUFPOOL_ENTRY_REDUCTION(X, scan, false)                                                        \

@@ -159,7 +159,7 @@ int bufpool_own_block_hand_back(const bufpool_own_block_t *own)
  * 6, empty reductions) takes the slow path with the same range.  Every
  * hand-back goes through <coll>_previous: the previous module's function,
  * after a rank's own block at risk in a gather, scatter or allgather is
- * mended (bufpool_own_block_at_risk, out of line in <coll>_previous_own:
+ * mended (alltoall's: before it is copied again) (bufpool_own_block_at_risk, out of line in <coll>_previous_own:
  * inline, only a compare of the two datatypes, so that the fast path keeps
  * no stack frame; nothing for the other collectives). */
 #define BUFPOOL_BLOCKING_ENTRY(name, params, args, prep, cls, bytes, fits, empty, init, own,       \
@@ -170,6 +170,10 @@ int bufpool_own_block_hand_back(const bufpool_own_block_t *own)
         bufpool_own_block_t bp_own_ = BUFPOOL_EXPAND own;                                          \
         if (!bufpool_own_block_at_risk(&bp_own_, comm)) {                                          \
             return BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args);                            \
+        }                                                                                          \
+        if (bufpool_own_block_after(&bp_own_)) {                                                   \
+            const int rc = BUFPOOL_PREVIOUS(module, name, BUFPOOL_EXPAND args);                    \
+            return OMPI_SUCCESS != rc ? rc : bufpool_own_block_hand_back(&bp_own_);                \
         }                                                                                          \
         int rc = bufpool_own_block_prepare(&bp_own_);                                              \
         if (OMPI_SUCCESS == rc) {                                                                  \

@@ -106,14 +106,15 @@ static int coll_task_body(bufpool_task_t *task)
 }
 
 /* The body of a hand-back whose own block bufpool mends
- * (own_block_request): persistent, the block copied (this start's input)
- * and the previous module's request started; then, either form, that
- * request awaited. */
+ * (own_block_request): persistent, the block copied (this start's input;
+ * not alltoall's) and the previous module's request started; then, either
+ * form, that request awaited, and alltoall's block copied again. */
 static int own_block_body(bufpool_task_t *task)
 {
     bufpool_coll_task_t *t = (bufpool_coll_task_t *)task;
+    const bool after = bufpool_own_block_after(&t->own);
     if (BUFPOOL_FORM_PERSISTENT == t->form) {
-        int rc = bufpool_own_block_hand_back(&t->own);
+        int rc = after ? OMPI_SUCCESS : bufpool_own_block_hand_back(&t->own);
         if (OMPI_SUCCESS == rc) {
             rc = t->inner->req_start(1, &t->inner);
         }
@@ -124,7 +125,8 @@ static int own_block_body(bufpool_task_t *task)
     bufpool_task_await(task, &t->inner, 1);
     /* A persistent request becomes inactive; a nonblocking one is freed
      * (t->inner then MPI_REQUEST_NULL). */
-    return ompi_request_wait(&t->inner, MPI_STATUS_IGNORE);
+    int rc = ompi_request_wait(&t->inner, MPI_STATUS_IGNORE);
+    return OMPI_SUCCESS == rc && after ? bufpool_own_block_hand_back(&t->own) : rc;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -455,8 +457,9 @@ static int request_make(bufpool_coll_id_t id, int form, const bufpool_args_t *ar
 
 /* The request of a call handed back whose own block bufpool mends
  * (bufpool_own_block_at_risk) where the previous module's request alone
- * would not do: persistent (the block copied at every start) or holding
- * scratch to the end (allgather's, nonblocking).  *request, the previous
+ * would not do: persistent (the block copied at every start), holding
+ * scratch to the end (allgather's, nonblocking) or copying after the call
+ * (alltoall's, nonblocking).  *request, the previous
  * module's, made with the mended arguments (a nonblocking one already
  * started), goes inside a task of ours, which takes own's scratch.  No
  * tags are reserved: this rank alone wraps its request, and the counter
@@ -555,8 +558,9 @@ static int nb_call(bufpool_coll_id_t id, int form, const bufpool_args_t *args, b
  * slow path, out of line, with the same range.  A hand-back whose own
  * block is at risk (fn##_previous_own) has it copied at the call when
  * nonblocking (the root may not read its receive buffer before completion;
- * allgather's scratch is held to the end in a request of ours), at every
- * start when persistent (own_block_request). */
+ * allgather's scratch is held to the end in a request of ours; alltoall's
+ * block is copied again once the previous module's request completes,
+ * inside ours), at every start when persistent (own_block_request). */
 #define NB_FORM_ENTRY(name, form, fn, prev, params, args, tail_params, tail_args, prep, cls,       \
                       bytes, fits, empty, init, own, mended)                                       \
     static BUFPOOL_NOINLINE int fn##_previous_own(                                                 \
@@ -567,13 +571,16 @@ static int nb_call(bufpool_coll_id_t id, int form, const bufpool_args_t *args, b
             return module->prev(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args,                     \
                                 module->prev##_module);                                            \
         }                                                                                          \
+        const bool bp_after_ = bufpool_own_block_after(&bp_own_);                                  \
         int rc = bufpool_own_block_prepare(&bp_own_);                                              \
-        if (OMPI_SUCCESS == rc && BUFPOOL_FORM_PERSISTENT != form) {                               \
+        if (OMPI_SUCCESS == rc && BUFPOOL_FORM_PERSISTENT != form && !bp_after_) {                 \
             rc = bufpool_own_block_hand_back(&bp_own_);                                            \
         }                                                                                          \
         if (OMPI_SUCCESS == rc) {                                                                  \
-            rc = module->prev(BUFPOOL_EXPAND mended, BUFPOOL_EXPAND tail_args,                     \
-                              module->prev##_module);                                              \
+            rc = bp_after_ ? module->prev(BUFPOOL_EXPAND args, BUFPOOL_EXPAND tail_args,           \
+                                          module->prev##_module)                                   \
+                           : module->prev(BUFPOOL_EXPAND mended, BUFPOOL_EXPAND tail_args,         \
+                                          module->prev##_module);                                  \
         }                                                                                          \
         if (OMPI_SUCCESS != rc) {                                                                  \
             bufpool_own_block_release(&bp_own_);                                                   \

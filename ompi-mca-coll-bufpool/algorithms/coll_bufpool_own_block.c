@@ -58,6 +58,16 @@ int bufpool_own_block_copy(const bufpool_own_block_t *own, size_t seg_bytes)
         case BUFPOOL_OWN_ALLGATHER:
             return bufpool_local_copy(own->moved, own->rcount, own->rdtype, own->sbuf, own->scount,
                                       own->sdtype, seg_bytes);
+        case BUFPOOL_OWN_ALLTOALL: {
+            ptrdiff_t slb, sextent;
+            ompi_datatype_get_extent(own->rdtype, &lb, &extent);
+            ompi_datatype_get_extent(own->sdtype, &slb, &sextent);
+            const ptrdiff_t me = own->root; /* the rank itself (see the entry) */
+            return bufpool_local_copy(
+                (char *)own->rbuf + me * (ptrdiff_t)own->rcount * extent, own->rcount, own->rdtype,
+                (const char *)own->sbuf + me * (ptrdiff_t)own->scount * sextent, own->scount,
+                own->sdtype, seg_bytes);
+        }
         default:
             return OMPI_SUCCESS;
     }

@@ -19,7 +19,17 @@
  *                    one datatype on both sides, which sndrcv copies
  *                    straight (the signature, all that the others and
  *                    every decision see, is the same).
- * alltoall is not mended: its own block is one of the send buffer's p.
+ *   alltoall         MPI_IN_PLACE is every rank's or none's, and the own
+ *                    block is one of the send buffer's p: the call is
+ *                    handed back as it is and the rank copies its block
+ *                    again once the call is over.  sndrcv's receive
+ *                    convertor writes nothing but that block's data (a
+ *                    wrong value, never a byte elsewhere: checked), and no
+ *                    alltoall algorithm forwards a rank's own block
+ *                    (linear, pairwise, two_proc and libnbc's send every
+ *                    block straight from the send buffer; only Bruck's
+ *                    rotations, which tuned takes for blocks of at most
+ *                    200 B, copy more than the own block, never at risk).
  * The entry points (coll_bufpool_entries.h, columns own and mended)
  * describe the block; a nonblocking or persistent call that must hold
  * scratch, or copy at every start, is wrapped by coll_bufpool_nb.c.
@@ -35,7 +45,8 @@ typedef enum bufpool_own_kind {
     BUFPOOL_OWN_NONE = -1, /* a collective without such a block */
     BUFPOOL_OWN_SCATTER,
     BUFPOOL_OWN_GATHER,
-    BUFPOOL_OWN_ALLGATHER
+    BUFPOOL_OWN_ALLGATHER,
+    BUFPOOL_OWN_ALLTOALL
 } bufpool_own_kind_t;
 
 typedef struct bufpool_own_block {
@@ -46,7 +57,7 @@ typedef struct bufpool_own_block {
     void *rbuf;
     size_t rcount;
     struct ompi_datatype_t *rdtype;
-    int root;
+    int root; /* gather's and scatter's; alltoall's: the rank itself */
     /* allgather, once prepared: the scratch and the send buffer that
      * replaces sbuf (rcount x rdtype there). */
     void *scratch;
@@ -81,7 +92,7 @@ static inline bool bufpool_own_block_at_risk(const bufpool_own_block_t *own,
     if (!bufpool_own_block_may_be_at_risk(own)) {
         return false;
     }
-    if (BUFPOOL_OWN_ALLGATHER == own->kind) {
+    if (BUFPOOL_OWN_ALLGATHER == own->kind || BUFPOOL_OWN_ALLTOALL == own->kind) {
         return MPI_IN_PLACE != own->sbuf && bufpool_own_block_chunked(own);
     }
     return ompi_comm_rank(comm) == own->root &&
@@ -93,15 +104,22 @@ static inline bool bufpool_own_block_at_risk(const bufpool_own_block_t *own,
 /* What the mended call needs before it is made: allgather's scratch
  * (own->moved); nothing for gather and scatter. */
 int bufpool_own_block_prepare(bufpool_own_block_t *own);
-/* Whether own holds scratch until the call is over (a nonblocking call
- * must then be wrapped). */
+/* Whether own's block is copied after the call (alltoall) rather than
+ * before it. */
+static inline bool bufpool_own_block_after(const bufpool_own_block_t *own)
+{
+    return BUFPOOL_OWN_ALLTOALL == own->kind;
+}
+/* Whether a nonblocking call must be wrapped: own holds scratch until the
+ * call is over, or copies after it. */
 static inline bool bufpool_own_block_holds(const bufpool_own_block_t *own)
 {
-    return NULL != own->scratch;
+    return NULL != own->scratch || bufpool_own_block_after(own);
 }
 /* Copy the block with bufpool's views (through a pooled segment of
  * seg_bytes at most when neither layout is contiguous): gather's and
- * scatter's root block from sbuf to rbuf, allgather's to own->moved. */
+ * scatter's root block and alltoall's own from sbuf to rbuf, allgather's
+ * to own->moved. */
 int bufpool_own_block_copy(const bufpool_own_block_t *own, size_t seg_bytes);
 /* The scratch back (once the call is over). */
 void bufpool_own_block_release(bufpool_own_block_t *own);

@@ -4,10 +4,10 @@
 # per-communicator info keys (a plain duplicate made after the one with the
 # keys shares world's size maps, not its), and a malformed file, which must be reported
 # with its line while the default rules decide.  A collective the rows give
-# wholly to the previous module on a communicator (alltoall in mine.rules,
-# reduce at 2 ranks in the default rules; never gather, scatter or
-# allgather, whose hand-back may mend a rank's own block) is not installed
-# there: neither
+# wholly to the previous module on a communicator (scan in mine.rules,
+# reduce at 2 ranks in the default rules; never gather, scatter, allgather
+# or alltoall, whose hand-back may mend a rank's own block) is not
+# installed there: neither
 # counter moves ("none"), and coll_bufpool_verbose 3 says so (at 2 and
 # more, which explain every call, it stays installed).  Each case's result is
 # checked and the MPI_T counters must show bufpool serving it or handing it
@@ -28,17 +28,17 @@ bcast ranks=2 bytes=1K+4.. alg=linear
 allreduce ranks=2 bytes=..63 alg=previous
 allreduce ranks=2 alg=recursive_doubling
 reduce ranks=2..3 alg=binary
-alltoall alg=previous
+scan alg=previous
 RULES
 
 echo "== a rules file alone, and info keys"
 BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/mine.rules --mca coll_bufpool_rules_default off ${BUFPOOL_TEST_MCA:-}" \
     run --info coll_bufpool_bcast_algorithm=previous --info coll_bufpool_allreduce_algorithm=rsag \
     bcast:8:previous bcast:1024:previous bcast:1028:served bcast:65536:served \
-    allreduce:60:previous allreduce:64:served reduce:4096:served alltoall:4096:none \
-    allgather:64:served bcast:2048:previous:info allreduce:64:served:info \
+    allreduce:60:previous allreduce:64:served reduce:4096:served scan:4096:none \
+    allgather:64:served alltoall:64:served bcast:2048:previous:info allreduce:64:served:info \
     allreduce:60:served:info bcast:2048:served:dup allreduce:60:previous:dup \
-    alltoall:4096:none:dup || status=1
+    scan:4096:none:dup || status=1
 
 echo "== the same under coll_bufpool_min_size 4K"
 BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/mine.rules --mca coll_bufpool_rules_default off --mca coll_bufpool_min_size 4K ${BUFPOOL_TEST_MCA:-}" \
@@ -56,8 +56,8 @@ fi
 
 echo "== coll_bufpool_verbose 3 names what it does not install (installed while explaining)"
 BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/mine.rules --mca coll_bufpool_rules_default off --mca coll_bufpool_verbose 3 ${BUFPOOL_TEST_MCA:-}" \
-    run alltoall:8:previous >"$dir/v3.log" 2>&1 || status=1
-for fn in alltoall ialltoall alltoall_init; do
+    run scan:8:previous >"$dir/v3.log" 2>&1 || status=1
+for fn in scan iscan scan_init; do
     # the row has no form=: every form goes, and none is installed
     if ! grep -q " $fn: every call to the previous module: not installed" "$dir/v3.log"; then
         cat "$dir/v3.log"

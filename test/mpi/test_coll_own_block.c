@@ -1,18 +1,18 @@
 /*
- * A rank's own block in MPI_Gather, MPI_Scatter (the root's) and
- * MPI_Allgather (every rank's), in the blocking, nonblocking and persistent
- * forms, between two different datatypes of the same signature ({int,
- * double} laid out two ways).
+ * A rank's own block in MPI_Gather, MPI_Scatter (the root's), MPI_Allgather
+ * and MPI_Alltoall (every rank's), in the blocking, nonblocking and
+ * persistent forms, between two different datatypes of the same signature
+ * ({int, double} laid out two ways).
  *
  * Open MPI copies that block with ompi_datatype_sndrcv, which between two
  * different datatypes packs and unpacks 64 KiB at a time and loses the last
  * element's double when a 64 KiB boundary of the packed stream falls inside
- * an element (4.1.4, 5.0.10, 6.0.x; docs/reliability.md).  coll/bufpool
- * copies such a block itself before handing the call back, with
- * MPI_IN_PLACE at the root of a gather or scatter, and an allgather's from
- * scratch laid out as the receive datatype (bufpool_own_block_at_risk), so
- * this program, run with rules that hand every gather, scatter and
- * allgather back (coll_own_block.sh), checks:
+ * an element (4.1.4, 5.0.10, 6.0.x; docs/reliability.md).  coll/bufpool's
+ * hand-back copies such a block itself (bufpool_own_block_at_risk): before
+ * the call, then MPI_IN_PLACE at the root of a gather or scatter and an
+ * allgather's block sent from scratch laid out as the receive datatype;
+ * after the call for an alltoall.  So this program, run with rules that
+ * hand every one of these calls back (coll_own_block.sh), checks:
  *   - every element of every rank's result, bit for bit, on every root,
  *     both directions (the padded type as send or as receive type), with
  *     12-byte elements counted so the stream is under, just over and four
@@ -21,12 +21,13 @@
  *   - that no byte outside the data of a receive buffer changed (the gaps
  *     of its datatype and 64-byte zones around it);
  *   - the controls that need no copy: one datatype on both sides, the root
- *     (allgather: every rank) passing MPI_IN_PLACE;
+ *     (allgather, alltoall: every rank) passing MPI_IN_PLACE;
  *   - with --expect-copies, that coll_bufpool_own_block_copies grew at
  *     each rank by exactly its calls (persistent: starts) at risk (the
- *     root's, every allgather's), and that bufpool served none of these
- *     calls (each form's <coll>_calls unchanged): the hand-back did the
- *     work.
+ *     root's, every rank's in allgather and alltoall), and that bufpool
+ *     served none of these calls (each form's <coll>_calls unchanged): the
+ *     hand-back did the work.
+ * --coll NAME runs one collective only.
  * On stock Open MPI (--mca coll ^bufpool) the same program reports wrong
  * elements from 5462 elements on.
  */
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pcoll.h"
 #include "pvar_util.h"
@@ -173,8 +175,8 @@ static unsigned long long pvar(const char *name)
 }
 
 enum form { BLOCKING, NONBLOCKING, PERSISTENT, NFORMS };
-enum coll { GATHER, SCATTER, ALLGATHER, NCOLLS };
-static const char *const coll_names[NCOLLS] = {"Gather", "Scatter", "Allgather"};
+enum coll { GATHER, SCATTER, ALLGATHER, ALLTOALL, NCOLLS };
+static const char *const coll_names[NCOLLS] = {"Gather", "Scatter", "Allgather", "Alltoall"};
 
 /* Start or make one call of coll in form (persistent: MPI_<Coll>_init). */
 static void issue(enum coll coll, enum form form, const void *sarg, MPI_Datatype stype, void *rarg,
@@ -187,8 +189,10 @@ static void issue(enum coll coll, enum form form, const void *sarg, MPI_Datatype
                 PCOLL_INIT(Gather)(sarg, n, stype, rarg, n, rtype, root, w, MPI_INFO_NULL, req);
             } else if (SCATTER == coll) {
                 PCOLL_INIT(Scatter)(sarg, n, stype, rarg, n, rtype, root, w, MPI_INFO_NULL, req);
-            } else {
+            } else if (ALLGATHER == coll) {
                 PCOLL_INIT(Allgather)(sarg, n, stype, rarg, n, rtype, w, MPI_INFO_NULL, req);
+            } else {
+                PCOLL_INIT(Alltoall)(sarg, n, stype, rarg, n, rtype, w, MPI_INFO_NULL, req);
             }
             break;
         case NONBLOCKING:
@@ -196,8 +200,10 @@ static void issue(enum coll coll, enum form form, const void *sarg, MPI_Datatype
                 MPI_Igather(sarg, n, stype, rarg, n, rtype, root, w, req);
             } else if (SCATTER == coll) {
                 MPI_Iscatter(sarg, n, stype, rarg, n, rtype, root, w, req);
-            } else {
+            } else if (ALLGATHER == coll) {
                 MPI_Iallgather(sarg, n, stype, rarg, n, rtype, w, req);
+            } else {
+                MPI_Ialltoall(sarg, n, stype, rarg, n, rtype, w, req);
             }
             break;
         default:
@@ -205,8 +211,10 @@ static void issue(enum coll coll, enum form form, const void *sarg, MPI_Datatype
                 MPI_Gather(sarg, n, stype, rarg, n, rtype, root, w);
             } else if (SCATTER == coll) {
                 MPI_Scatter(sarg, n, stype, rarg, n, rtype, root, w);
-            } else {
+            } else if (ALLGATHER == coll) {
                 MPI_Allgather(sarg, n, stype, rarg, n, rtype, w);
+            } else {
+                MPI_Alltoall(sarg, n, stype, rarg, n, rtype, w);
             }
             break;
     }
@@ -220,9 +228,12 @@ static unsigned long long one_call(enum coll coll, enum form form, const layout_
 {
     /* Who holds every block: gather's root, every rank of an allgather;
      * whose own block may be mended (the root, every rank). */
-    const bool collects = ALLGATHER == coll || (GATHER == coll && rank == root);
-    const bool own = ALLGATHER == coll || rank == root;
-    const size_t sblocks = SCATTER == coll ? (rank == root ? (size_t)nranks : 0) : 1;
+    const bool all = ALLGATHER == coll || ALLTOALL == coll;
+    const bool collects = all || (GATHER == coll && rank == root);
+    const bool own = all || rank == root;
+    const size_t sblocks = ALLTOALL == coll  ? (size_t)nranks
+                           : SCATTER == coll ? (rank == root ? (size_t)nranks : 0)
+                                             : 1;
     const size_t rblocks = SCATTER == coll ? 1 : (collects ? (size_t)nranks : 0);
     buffer_t s = {0}, r = {0};
     if (!buffer_make(&s, slay, n * sblocks) || !buffer_make(&r, rlay, n * rblocks)) {
@@ -232,7 +243,8 @@ static unsigned long long one_call(enum coll coll, enum form form, const layout_
     char what[200];
     snprintf(what, sizeof(what), "MPI_%s%s%s of %zu x %s to %s, root %d%s",
              NONBLOCKING == form ? "I" : "",
-             NONBLOCKING == form && ALLGATHER == coll ? "allgather" : coll_names[coll],
+             NONBLOCKING == form && all ? (ALLGATHER == coll ? "allgather" : "alltoall")
+                                        : coll_names[coll],
              PERSISTENT == form ? "_init" : "", n, slay->name, rlay->name, root,
              in_place ? " (in place)" : "");
     /* In place: the own block lives in the big buffer. */
@@ -251,16 +263,25 @@ static unsigned long long one_call(enum coll coll, enum form form, const layout_
         issue(coll, form, sarg, slay->type, rarg, rlay->type, (int)n, root, &req);
     }
     for (int start = 0; start < starts; start++) {
-        /* The input: every send block; in place, the own block in the
-         * receive (gather, allgather) or send (scatter) buffer. */
+        /* The input: every send block (block b of a scatter's root or an
+         * alltoall for rank b); in place, the own block in the receive
+         * (gather, allgather) or send (scatter) buffer, an alltoall's
+         * every block in the receive buffer. */
         for (size_t b = 0; b < sblocks; b++) {
             for (size_t i = 0; i < n; i++) {
-                const size_t block = SCATTER == coll ? b : (size_t)rank;
+                const size_t block = SCATTER == coll || ALLTOALL == coll ? b : (size_t)rank;
                 put(&s, slay, b * n + i, int_of(rank, block, i, start),
                     double_of(rank, block, i, start));
             }
         }
-        if (in_place && own && SCATTER != coll) {
+        if (in_place && ALLTOALL == coll) {
+            for (size_t b = 0; b < (size_t)nranks; b++) {
+                for (size_t i = 0; i < n; i++) {
+                    put(&r, rlay, b * n + i, int_of(rank, b, i, start),
+                        double_of(rank, b, i, start));
+                }
+            }
+        } else if (in_place && own && SCATTER != coll) {
             for (size_t i = 0; i < n; i++) {
                 put(&r, rlay, (size_t)rank * n + i, int_of(rank, (size_t)rank, i, start),
                     double_of(rank, (size_t)rank, i, start));
@@ -275,8 +296,11 @@ static unsigned long long one_call(enum coll coll, enum form form, const layout_
             MPI_Wait(&req, MPI_STATUS_IGNORE);
         }
         if (collects) {
+            /* block q: rank q's own (gather, allgather), the one it sent
+             * to this rank (alltoall) */
             for (int q = 0; q < nranks; q++) {
-                check_block(&r, rlay, (size_t)q * n, n, q, (size_t)q, start, what);
+                const size_t block = ALLTOALL == coll ? (size_t)rank : (size_t)q;
+                check_block(&r, rlay, (size_t)q * n, n, q, block, start, what);
             }
             check_untouched(&r, rlay, n * (size_t)nranks, what);
         } else if (SCATTER == coll && !(in_place && own)) {
@@ -297,13 +321,26 @@ static unsigned long long one_call(enum coll coll, enum form form, const layout_
 int main(int argc, char **argv)
 {
     bool expect_copies = false;
+    int only = -1;
     for (int i = 1; i < argc; i++) {
         if (0 == strcmp(argv[i], "--expect-copies")) {
             expect_copies = true;
-        } else {
-            fprintf(stderr, "usage: test_coll_own_block [--expect-copies]\n");
-            return 2;
+            continue;
         }
+        if (0 == strcmp(argv[i], "--coll") && i + 1 < argc) {
+            i++;
+            for (int c = 0; c < NCOLLS; c++) {
+                if (0 == strcasecmp(argv[i], coll_names[c])) {
+                    only = c;
+                }
+            }
+            if (only >= 0) {
+                continue;
+            }
+        }
+        fprintf(stderr, "usage: test_coll_own_block [--expect-copies] [--coll gather|scatter|"
+                        "allgather|alltoall]\n");
+        return 2;
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -329,10 +366,13 @@ int main(int argc, char **argv)
     const size_t counts[] = {1000, 5462, 21846};
     const layout_t *pairs[][2] = {{&padded, &swapped}, {&swapped, &padded}, {&swapped, &swapped}};
     for (int coll = 0; coll < NCOLLS; coll++) {
+        if (only >= 0 && coll != only) {
+            continue;
+        }
         for (int form = 0; form < NFORMS; form++) {
             for (size_t c = 0; c < sizeof(counts) / sizeof(*counts); c++) {
-                /* allgather has no root: once */
-                const int roots = ALLGATHER == coll ? 1 : nranks;
+                /* allgather and alltoall have no root: once */
+                const int roots = ALLGATHER == coll || ALLTOALL == coll ? 1 : nranks;
                 for (int root = 0; root < roots; root++) {
                     for (size_t k = 0; k < sizeof(pairs) / sizeof(*pairs); k++) {
                         copies += one_call((enum coll)coll, (enum form)form, pairs[k][0],

@@ -10,7 +10,7 @@
  *   test_coll_rules_job [--info KEY=VALUE]... CASE...
  *
  * CASE is COLL:BYTES:WHO[:COMM] with COLL one of allreduce, bcast, reduce,
- * allgather, alltoall; BYTES the message (per block for allgather and
+ * allgather, alltoall, scan; BYTES the message (per block for allgather and
  * alltoall; a multiple of 4); WHO served, previous (handed back through
  * bufpool's entry) or none (bufpool did not install the collective on that
  * communicator because the rules give all of it to the previous module:
@@ -82,6 +82,15 @@ static int run_checked(const char *coll, int n, MPI_Comm comm)
             for (int i = 0; i < n; i++) {
                 bad += b[r * n + i] != r * 1000003 + rank * n + i;
             }
+        }
+    } else if (0 == strcmp(coll, "scan")) {
+        MPI_Scan(a, b, n, MPI_INT32_T, MPI_SUM, comm);
+        for (int i = 0; i < n; i++) {
+            int64_t want = 0;
+            for (int r = 0; r <= rank; r++) {
+                want += r * 1000003 + i;
+            }
+            bad += b[i] != (int32_t)want;
         }
     } else {
         fail(coll, "unknown collective in a case");

@@ -5,8 +5,8 @@
 #   a. the collcheck programs (both families, --smoke; also in the
 #      nonblocking and persistent forms, and test_coll_nb), test_coll_nb_hazards
 #      (persistent requests left at MPI_Finalize, a user operation with a
-#      large frame), test_coll_own_block (the hand-back of gather, scatter
-#      and allgather copying a rank's own block), rel_job's mix workload, and the node algorithms of
+#      large frame), test_coll_own_block (the hand-back of gather, scatter,
+#      allgather and alltoall copying a rank's own block), rel_job's mix workload, and the node algorithms of
 #      every collective forced (test_coll_barrier too), bcast and
 #      allgather node_cma (where CMA is allowed) and allreduce hier_node on
 #      two pretended hosts, themselves sanitized;
@@ -123,10 +123,10 @@ run rel_job_mix "$san" "$san/test/reliability/rel_job" --rel-workload=mix --rel-
 run_mca="--mca coll_bufpool_rules_default off"
 run nb_finalize "$san" "$san/test/mpi/test_coll_nb_hazards" --case=finalize --expect-bufpool
 run nb_big_frame "$san" "$san/test/mpi/test_coll_nb_hazards" --case=big-frame --expect-bufpool
-# A rank's own block in gather, scatter and allgather, copied by the
-# hand-back (a rules file hands every call back; persistent calls, and
-# nonblocking allgathers holding scratch, wrap libnbc's request).
-printf 'bufpool-rules 1\ngather alg=previous\nscatter alg=previous\nallgather alg=previous\n' \
+# A rank's own block in gather, scatter, allgather and alltoall, copied by
+# the hand-back (a rules file hands every call back; persistent calls, and
+# nonblocking allgathers and alltoalls, wrap libnbc's request).
+{ echo 'bufpool-rules 1'; for c in gather scatter allgather alltoall; do echo "$c alg=previous"; done; } \
     >"$logdir/handback.rules"
 run_mca="--mca coll_bufpool_rules_file $logdir/handback.rules"
 run own_block "$san" "$san/test/mpi/test_coll_own_block" --expect-copies
