@@ -64,6 +64,19 @@
       ({.sbuf = sbuf, .rbuf = rbuf, .count = BUFPOOL_ARG_COUNT(count), .dtype = dtype, .op = op}), \
       BUFPOOL_NO_OWN_BLOCK, (sbuf, rbuf, count, dtype, op, comm))
 
+/* The own column of the block exchanges and gather/scatter (whose
+ * parameters bear the same names): kind, and the root (alltoall: the rank
+ * itself). */
+#define BUFPOOL_OWN_BLOCK_OF(kind_, root_)                                                         \
+    ({.kind = (kind_),                                                                             \
+      .sbuf = sbuf,                                                                                \
+      .scount = BUFPOOL_ARG_COUNT(scount),                                                         \
+      .sdtype = sdtype,                                                                            \
+      .rbuf = rbuf,                                                                                \
+      .rcount = BUFPOOL_ARG_COUNT(rcount),                                                         \
+      .rdtype = rdtype,                                                                            \
+      .root = (root_)})
+
 /* Block exchanges: scount x sdtype out, rcount x rdtype in (MPI_IN_PLACE:
  * every rank or none; only alltoall's decides).  own: the rank's block,
  * which a hand-back may mend (bufpool_own_block_at_risk): allgather's sent
@@ -82,14 +95,7 @@
         .rbuf = rbuf,                                                                              \
         .rcount = (int)rcount,                                                                     \
         .rdtype = rdtype}),                                                                        \
-      ({.kind = (own_kind),                                                                        \
-        .sbuf = sbuf,                                                                              \
-        .scount = BUFPOOL_ARG_COUNT(scount),                                                       \
-        .sdtype = sdtype,                                                                          \
-        .rbuf = rbuf,                                                                              \
-        .rcount = BUFPOOL_ARG_COUNT(rcount),                                                       \
-        .rdtype = rdtype,                                                                          \
-        .root = ompi_comm_rank(comm)}),                                                            \
+      BUFPOOL_OWN_BLOCK_OF(own_kind, ompi_comm_rank(comm)),                                        \
       (bp_own_.moved, rcount, rdtype, rbuf, rcount, rdtype, comm))
 
 /* Gather and scatter: only the significant arguments decide.  The root's
@@ -112,14 +118,7 @@
         .rcount = (int)rcount,                                                                     \
         .rdtype = rdtype,                                                                          \
         .root = root}),                                                                            \
-      ({.kind = (gather) ? BUFPOOL_OWN_GATHER : BUFPOOL_OWN_SCATTER,                               \
-        .sbuf = sbuf,                                                                              \
-        .scount = BUFPOOL_ARG_COUNT(scount),                                                       \
-        .sdtype = sdtype,                                                                          \
-        .rbuf = rbuf,                                                                              \
-        .rcount = BUFPOOL_ARG_COUNT(rcount),                                                       \
-        .rdtype = rdtype,                                                                          \
-        .root = root}),                                                                            \
+      BUFPOOL_OWN_BLOCK_OF((gather) ? BUFPOOL_OWN_GATHER : BUFPOOL_OWN_SCATTER, root),             \
       ((gather) ? MPI_IN_PLACE : sbuf, scount, sdtype, (gather) ? rbuf : MPI_IN_PLACE, rcount,     \
        rdtype, root, comm))
 

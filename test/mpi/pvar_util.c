@@ -176,3 +176,14 @@ void pvar_util_finalize(void)
     MPI_T_finalize();
     pvar_session_open = false;
 }
+
+unsigned long long pvar_util_value_or_abort(const char *prog, const char *name)
+{
+    unsigned long long v = 0;
+    const enum pvar_status st = pvar_util_read(name, &v);
+    if (PVAR_OK != st) {
+        fprintf(stderr, "%s: %s: %s\n", prog, name, pvar_util_status_string(st));
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return v;
+}

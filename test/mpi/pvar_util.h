@@ -25,6 +25,9 @@ enum pvar_status {
 enum pvar_status pvar_util_init(void);
 enum pvar_status pvar_util_read(const char *name, unsigned long long *value);
 const char *pvar_util_status_string(enum pvar_status status);
+/* The value of name, or (when it cannot be read) a message naming prog and
+ * the variable and MPI_Abort: for tests whose counts must be there. */
+unsigned long long pvar_util_value_or_abort(const char *prog, const char *name);
 void pvar_util_finalize(void);
 
 #endif

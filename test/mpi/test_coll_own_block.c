@@ -165,13 +165,7 @@ static void check_untouched(const buffer_t *b, const layout_t *lay, size_t n, co
 
 static unsigned long long pvar(const char *name)
 {
-    unsigned long long v = 0;
-    enum pvar_status st = pvar_util_read(name, &v);
-    if (PVAR_OK != st) {
-        fprintf(stderr, "test_coll_own_block: %s: %s\n", name, pvar_util_status_string(st));
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return v;
+    return pvar_util_value_or_abort("test_coll_own_block", name);
 }
 
 enum form { BLOCKING, NONBLOCKING, PERSISTENT, NFORMS };

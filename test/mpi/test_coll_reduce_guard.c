@@ -206,13 +206,7 @@ static void check_result(const buffer_t *b, const layout_t *l, size_t count, int
 
 static unsigned long long pvar(const char *name)
 {
-    unsigned long long v = 0;
-    enum pvar_status s = pvar_util_read(name, &v);
-    if (PVAR_OK != s) {
-        fprintf(stderr, "test_coll_reduce_guard: %s: %s\n", name, pvar_util_status_string(s));
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return v;
+    return pvar_util_value_or_abort("test_coll_reduce_guard", name);
 }
 
 int main(int argc, char **argv)
