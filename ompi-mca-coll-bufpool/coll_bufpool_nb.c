@@ -31,6 +31,7 @@
 #include "coll_bufpool_entry.h"
 #include "coll_bufpool_entries.h"
 #include "runtime/coll_bufpool_scratch.h"
+#include "runtime/coll_bufpool_wait.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,10 +123,9 @@ static int own_block_body(bufpool_task_t *task)
             return rc;
         }
     }
-    bufpool_task_await(task, &t->inner, 1);
-    /* A persistent request becomes inactive; a nonblocking one is freed
-     * (t->inner then MPI_REQUEST_NULL). */
-    int rc = ompi_request_wait(&t->inner, MPI_STATUS_IGNORE);
+    /* Awaited in the task; a persistent request then becomes inactive, a
+     * nonblocking one is freed (t->inner then MPI_REQUEST_NULL). */
+    int rc = bufpool_wait(&t->inner);
     return OMPI_SUCCESS == rc && after ? bufpool_own_block_hand_back(&t->own) : rc;
 }
 
@@ -472,10 +472,13 @@ static int own_block_request(bufpool_coll_id_t id, int form, bufpool_own_block_t
 {
     bufpool_coll_task_t *t = request_get();
     if (NULL == t) {
+        /* A nonblocking request is completed and freed, a persistent
+         * (inactive) one freed. */
         if (BUFPOOL_FORM_PERSISTENT != form) {
-            (void)ompi_request_wait(request, MPI_STATUS_IGNORE);
+            (void)bufpool_wait(request);
+        } else {
+            (void)ompi_request_free(request);
         }
-        (void)ompi_request_free(request);
         bufpool_own_block_release(own);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -500,7 +503,7 @@ static int own_block_request(bufpool_coll_id_t id, int form, bufpool_own_block_t
     if (OMPI_SUCCESS != rc) {
         /* No stack for the task: the previous module's request is waited
          * for here, the scratch released with ours. */
-        (void)ompi_request_wait(&t->inner, MPI_STATUS_IGNORE);
+        (void)bufpool_wait(&t->inner);
         t->task.super.super.req_complete = REQUEST_COMPLETED;
         (void)request_free(request);
         *request = MPI_REQUEST_NULL;
