@@ -391,7 +391,8 @@ typedef struct coll_pvar {
 static const coll_pvar_t coll_pvars[] = {
     {"persistent_starts", MCA_BASE_PVAR_CLASS_COUNTER,
      &mca_coll_bufpool_component.persistent_starts,
-     "MPI_Start of persistent collectives that bufpool runs"},
+     "MPI_Start of persistent collectives that bufpool runs (a hand-back it wraps to mend a "
+     "rank's own block included: coll_bufpool_own_block_copies)"},
     {"guarded_calls", MCA_BASE_PVAR_CLASS_COUNTER, &mca_coll_bufpool_component.guarded_calls,
      "Calls bufpool served, where its rules would have handed them back, because the "
      "previous module computes them wrongly: tuned's Bruck alltoall of Open MPI <= 4.1.4 "
