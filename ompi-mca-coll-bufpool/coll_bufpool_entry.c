@@ -159,9 +159,10 @@ int bufpool_own_block_hand_back(const bufpool_own_block_t *own)
  * 6, empty reductions) takes the slow path with the same range.  Every
  * hand-back goes through <coll>_previous: the previous module's function,
  * after a rank's own block at risk in a gather, scatter or allgather is
- * mended (alltoall's: before it is copied again) (bufpool_own_block_at_risk, out of line in <coll>_previous_own:
- * inline, only a compare of the two datatypes, so that the fast path keeps
- * no stack frame; nothing for the other collectives). */
+ * mended (an alltoall's is copied again after it): bufpool_own_block_at_risk,
+ * out of line in <coll>_previous_own; inline only a compare of the two
+ * datatypes, so that the fast path keeps no stack frame, and nothing for
+ * the other collectives. */
 #define BUFPOOL_BLOCKING_ENTRY(name, params, args, prep, cls, bytes, fits, empty, init, own,       \
                                mended)                                                             \
     static BUFPOOL_NOINLINE int name##_previous_own(BUFPOOL_EXPAND params,                         \

@@ -37,40 +37,37 @@ int bufpool_own_block_prepare(bufpool_own_block_t *own)
     return OMPI_SUCCESS;
 }
 
-int bufpool_own_block_copy(const bufpool_own_block_t *own, size_t seg_bytes)
+/* Block i of count x dtype elements in buf. */
+static char *nth_block(const void *buf, ptrdiff_t i, size_t count, struct ompi_datatype_t *dtype)
 {
     ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    return (char *)buf + i * (ptrdiff_t)count * extent;
+}
+
+int bufpool_own_block_copy(const bufpool_own_block_t *own, size_t seg_bytes)
+{
+    void *dst = own->rbuf;
+    const void *src = own->sbuf;
     switch (own->kind) {
-        case BUFPOOL_OWN_GATHER: {
-            ompi_datatype_get_extent(own->rdtype, &lb, &extent);
-            char *block =
-                (char *)own->rbuf + (ptrdiff_t)own->root * (ptrdiff_t)own->rcount * extent;
-            return bufpool_local_copy(block, own->rcount, own->rdtype, own->sbuf, own->scount,
-                                      own->sdtype, seg_bytes);
-        }
-        case BUFPOOL_OWN_SCATTER: {
-            ompi_datatype_get_extent(own->sdtype, &lb, &extent);
-            const char *block =
-                (const char *)own->sbuf + (ptrdiff_t)own->root * (ptrdiff_t)own->scount * extent;
-            return bufpool_local_copy(own->rbuf, own->rcount, own->rdtype, block, own->scount,
-                                      own->sdtype, seg_bytes);
-        }
+        case BUFPOOL_OWN_GATHER:
+            dst = nth_block(own->rbuf, own->root, own->rcount, own->rdtype);
+            break;
+        case BUFPOOL_OWN_SCATTER:
+            src = nth_block(own->sbuf, own->root, own->scount, own->sdtype);
+            break;
         case BUFPOOL_OWN_ALLGATHER:
-            return bufpool_local_copy(own->moved, own->rcount, own->rdtype, own->sbuf, own->scount,
-                                      own->sdtype, seg_bytes);
-        case BUFPOOL_OWN_ALLTOALL: {
-            ptrdiff_t slb, sextent;
-            ompi_datatype_get_extent(own->rdtype, &lb, &extent);
-            ompi_datatype_get_extent(own->sdtype, &slb, &sextent);
-            const ptrdiff_t me = own->root; /* the rank itself (see the entry) */
-            return bufpool_local_copy(
-                (char *)own->rbuf + me * (ptrdiff_t)own->rcount * extent, own->rcount, own->rdtype,
-                (const char *)own->sbuf + me * (ptrdiff_t)own->scount * sextent, own->scount,
-                own->sdtype, seg_bytes);
-        }
+            dst = own->moved;
+            break;
+        case BUFPOOL_OWN_ALLTOALL: /* root: the rank itself */
+            dst = nth_block(own->rbuf, own->root, own->rcount, own->rdtype);
+            src = nth_block(own->sbuf, own->root, own->scount, own->sdtype);
+            break;
         default:
             return OMPI_SUCCESS;
     }
+    return bufpool_local_copy(dst, own->rcount, own->rdtype, src, own->scount, own->sdtype,
+                              seg_bytes);
 }
 
 void bufpool_own_block_release(bufpool_own_block_t *own)
