@@ -1,6 +1,6 @@
 /*
  * A rank's own block in a call bufpool hands back (gather, scatter,
- * allgather), where Open MPI would copy it wrongly.
+ * allgather, alltoall), where Open MPI would copy it wrongly.
  *
  * Every module copies a rank's own block with Open MPI's
  * ompi_datatype_sndrcv, which, between two different datatypes, packs and
@@ -32,7 +32,8 @@
  *                    200 B, copy more than the own block, never at risk).
  * The entry points (coll_bufpool_entries.h, columns own and mended)
  * describe the block; a nonblocking or persistent call that must hold
- * scratch, or copy at every start, is wrapped by coll_bufpool_nb.c.
+ * scratch, copy after completion or copy at every start is wrapped by
+ * coll_bufpool_nb.c.
  */
 #ifndef MCA_COLL_BUFPOOL_OWN_BLOCK_H
 #define MCA_COLL_BUFPOOL_OWN_BLOCK_H
