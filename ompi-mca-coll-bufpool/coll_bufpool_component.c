@@ -55,8 +55,10 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
         "to 4 KiB: every rank reduces every rank's slot of a shared segment, any operation), "
         "node_rsag (one host: each rank reduces a slice of the shared slots; above 4 KiB "
         "commutative operations in 64 KiB rounds), hier_node (hier with each host's phases "
-        "through a segment its ranks share: reduce to the host's first rank, every rank "
-        "reducing a slice, then bcast; a host where that cannot serve runs hier's own)",
+        "through segments its ranks share: on hosts of one size every rank reduces its "
+        "slice of each round and exchanges it with its peers on the other hosts; else "
+        "reduce to the host's first rank, every rank reducing a slice, then bcast; a host "
+        "where that cannot serve runs hier's own)",
     [BUFPOOL_COLL_reduce] = "chain (pipelined chain in rank order; any operation; large "
                             "messages), binary (pipelined binary tree; commutative operations; "
                             "many processes), rsg (pipelined pairwise reduce-scatter then gather "

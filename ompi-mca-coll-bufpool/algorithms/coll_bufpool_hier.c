@@ -64,7 +64,7 @@ static bufpool_hier_topo_t *topo_build(const bufpool_comm_state_t *state,
     const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
     bufpool_hier_topo_t *t = calloc(1, sizeof(*t));
     int *host = malloc((size_t)p * sizeof(*host));
-    int *ranks = malloc(2 * (size_t)p * sizeof(*ranks));
+    int *ranks = malloc(3 * (size_t)p * sizeof(*ranks));
 
     int max_ppn;
     const int nhosts = NULL != host ? state->host_ids(comm, host, &max_ppn) : -1;
@@ -83,7 +83,7 @@ static bufpool_hier_topo_t *topo_build(const bufpool_comm_state_t *state,
             host[r] = r;
         }
     }
-    int *local = ranks, *leaders = ranks + p, nlocal = 0, nleaders = 0;
+    int *local = ranks, *leaders = ranks + p, *peers = ranks + 2 * p, nlocal = 0, nleaders = 0;
     t->leaders.me = -1;
     for (int r = 0; r < p; r++) {
         if (host[r] == host[me]) {
@@ -105,6 +105,28 @@ static bufpool_hier_topo_t *topo_build(const bufpool_comm_state_t *state,
     t->local.ranks = local;
     t->leaders.n = nleaders;
     t->leaders.ranks = leaders;
+    /* Every host's rank of my index on mine, and whether every host has as
+     * many ranks as mine (host[] is free once seen[] counts them). */
+    int *seen = calloc((size_t)nleaders, sizeof(*seen));
+    if (NULL == seen) {
+        free(t);
+        free(host);
+        free(ranks);
+        return NULL;
+    }
+    for (int r = 0; r < p; r++) {
+        if (seen[host[r]]++ == t->local.me) {
+            peers[host[r]] = r;
+        }
+    }
+    t->uniform = true;
+    for (int h = 0; h < nleaders; h++) {
+        t->uniform = t->uniform && seen[h] == nlocal;
+    }
+    free(seen);
+    t->peers.n = nleaders;
+    t->peers.me = host[me];
+    t->peers.ranks = peers;
     t->ranks = ranks;
     free(host);
     return t;
@@ -340,6 +362,154 @@ static int hier_node_leaders(void *rbuf, size_t count, struct ompi_datatype_t *d
     return rc;
 }
 
+/* On hosts of one size every rank of a host leads a slice of each round:
+ * the exchange of its slices with its peers (the ranks of its index on the
+ * other hosts), recursive doubling in member (host) order of a batch of
+ * rounds' slices in flight together, one stream per rank, so every rank of
+ * a host sends at once and each moves 1 / ppn of the message; every peer
+ * gets the same bits. */
+typedef struct slice_exchange {
+    const bufpool_group_t *peers;
+    struct ompi_op_t *op;
+    bufpool_slots_t tmp; /* a batch of the largest slice; none: out of memory */
+    bool have_tmp;
+    struct ompi_communicator_t *comm;
+} slice_exchange_t;
+
+static int slice_exchange(int n, char *const *slices, const size_t *counts,
+                          struct ompi_datatype_t *dtype, void *ctx)
+{
+    slice_exchange_t *x = ctx;
+    char *bufs[BUFPOOL_MAX_DEPTH], *tmps[BUFPOOL_MAX_DEPTH];
+    size_t nonzero[BUFPOOL_MAX_DEPTH];
+    int parts = 0;
+    /* Empty slices move nothing (the same on every peer: the counts are). */
+    for (int i = 0; i < n; i++) {
+        if (counts[i] > 0) {
+            bufs[parts] = slices[i];
+            nonzero[parts] = counts[i];
+            parts++;
+        }
+    }
+    if (0 == parts || x->peers->n < 2) {
+        return OMPI_SUCCESS;
+    }
+    if (!x->have_tmp) {
+        /* (As hier's leader without scratch: the error, no exchange.) */
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 0; i < parts; i++) {
+        tmps[i] = bufpool_slot(&x->tmp, i);
+    }
+    const bufpool_rd_parts_t rd = {.n = parts, .buf = bufs, .tmp = tmps, .count = nonzero};
+    return bufpool_allreduce_rd_group(&rd, dtype, x->op, x->peers, MCA_COLL_BASE_TAG_ALLREDUCE,
+                                      x->comm);
+}
+
+/* A host without its segments, on hosts of one size: the same rounds,
+ * batches and slices, so the same exchanges, with the host's own phases
+ * point to point: recursive doubling of the batch's rounds among the
+ * host's ranks (each rank then holds the host's reduction of them), the
+ * exchange of this rank's slices, the final slices sent to every rank of
+ * the host. */
+static int sliced_p2p(const bufpool_args_t *a, const bufpool_plan_t *plan,
+                      const bufpool_hier_topo_t *topo, const bufpool_node_exchange_t *x,
+                      struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
+{
+    const bufpool_group_t *host = &topo->local;
+    struct ompi_datatype_t *dtype = a->dtype;
+    const size_t per = bufpool_node_round_elems(plan, dtype->super.size);
+    const int batch = bufpool_node_exchange_batch(plan);
+    ptrdiff_t lb, extent, gap;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    const size_t span = bufpool_span(dtype, per < a->count ? per : a->count, &gap);
+    bufpool_slots_t slots = {0};
+    const int got = bufpool_slots_get(&slots, batch, span, gap);
+    int rc = got;
+    for (size_t done = 0; done < a->count;) {
+        char *round[BUFPOOL_MAX_DEPTH], *tmp[BUFPOOL_MAX_DEPTH], *slice[BUFPOOL_MAX_DEPTH];
+        size_t count[BUFPOOL_MAX_DEPTH], first[BUFPOOL_MAX_DEPTH], mine[BUFPOOL_MAX_DEPTH];
+        int nb = 0, rc2 = OMPI_SUCCESS;
+        for (; nb < batch && done < a->count; nb++, done += per) {
+            count[nb] = a->count - done < per ? a->count - done : per;
+            round[nb] = (char *)a->rbuf + (ptrdiff_t)done * extent;
+            if (MPI_IN_PLACE != a->sbuf && OMPI_SUCCESS == rc2) {
+                rc2 = bufpool_copy(round[nb], (const char *)a->sbuf + (ptrdiff_t)done * extent,
+                                   count[nb], dtype);
+            }
+            mine[nb] = bufpool_node_slice(count[nb], host->n, host->me, &first[nb]);
+            slice[nb] = round[nb] + (ptrdiff_t)first[nb] * extent;
+        }
+        if (OMPI_SUCCESS == got && OMPI_SUCCESS == rc2) {
+            for (int b = 0; b < nb; b++) {
+                tmp[b] = bufpool_slot(&slots, b);
+            }
+            const bufpool_rd_parts_t rd = {.n = nb, .buf = round, .tmp = tmp, .count = count};
+            rc2 = bufpool_allreduce_rd_group(&rd, dtype, a->op, host, MCA_COLL_BASE_TAG_ALLREDUCE,
+                                             comm);
+        }
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+        rc2 = x->exchange(nb, slice, mine, dtype, x->ctx);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+        /* Sent whatever failed before: the host's ranks never wait for them
+         * (this rank returns the error). */
+        bufpool_reqs_t reqs;
+        bufpool_reqs_init(&reqs, state, comm);
+        rc2 = OMPI_SUCCESS;
+        for (int b = 0; b < nb; b++) {
+            for (int k = 1; k < host->n && OMPI_SUCCESS == rc2; k++) {
+                const int to = (host->me + k) % host->n, from = (host->me - k + host->n) % host->n;
+                size_t theirs_first;
+                const size_t theirs = bufpool_node_slice(count[b], host->n, from, &theirs_first);
+                rc2 = bufpool_reqs_send(&reqs, slice[b], mine[b], dtype,
+                                        bufpool_group_rank(host, to), MCA_COLL_BASE_TAG_ALLGATHER);
+                if (OMPI_SUCCESS == rc2) {
+                    rc2 = bufpool_reqs_recv(&reqs, round[b] + (ptrdiff_t)theirs_first * extent,
+                                            theirs, dtype, bufpool_group_rank(host, from),
+                                            MCA_COLL_BASE_TAG_ALLGATHER);
+                }
+            }
+        }
+        rc2 = bufpool_reqs_finish(&reqs, rc2);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    if (OMPI_SUCCESS == got) {
+        bufpool_slots_put(&slots);
+    }
+    return rc;
+}
+
+/* hier_node on hosts of one size: node_rsag's rounds on every host with
+ * each batch of slices exchanged across hosts (bufpool_node_host_allreduce),
+ * or, on a host without its segments, sliced_p2p: the same exchanges either
+ * way. */
+static int hier_node_sliced(const bufpool_args_t *a, const bufpool_plan_t *plan,
+                            const bufpool_hier_topo_t *topo, struct ompi_communicator_t *comm,
+                            bufpool_comm_state_t *state)
+{
+    const bufpool_group_t *host = &topo->local;
+    const size_t per = bufpool_node_round_elems(plan, a->dtype->super.size);
+    size_t first;
+    /* The largest slice: of a whole round, the last member's. */
+    const size_t most =
+        bufpool_node_slice(per < a->count ? per : a->count, host->n, host->n - 1, &first);
+    ptrdiff_t gap = 0;
+    const size_t span = bufpool_span(a->dtype, most, &gap);
+    slice_exchange_t ctx = {.peers = &topo->peers, .op = a->op, .comm = comm};
+    ctx.have_tmp =
+        OMPI_SUCCESS == bufpool_slots_get(&ctx.tmp, bufpool_node_exchange_batch(plan), span, gap);
+    const bufpool_node_exchange_t x = {.exchange = slice_exchange, .ctx = &ctx};
+    const uint64_t s = bufpool_node_host_reserve(state);
+    int rc = bufpool_node_host_allreduce(a, plan, host, s, &x, comm, state);
+    if (BUFPOOL_NODE_UNAVAILABLE == rc) {
+        rc = sliced_p2p(a, plan, topo, &x, comm, state);
+    }
+    if (ctx.have_tmp) {
+        bufpool_slots_put(&ctx.tmp);
+    }
+    return rc;
+}
+
 static int hier_node(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                      struct ompi_op_t *op, const bufpool_plan_t *plan,
                      const bufpool_hier_topo_t *topo, struct ompi_communicator_t *comm,
@@ -354,6 +524,9 @@ static int hier_node(const void *sbuf, void *rbuf, size_t count, struct ompi_dat
         return hier_p2p(sbuf, rbuf, count, dtype, op, plan, topo, comm, state);
     }
     const bufpool_args_t a = {.sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op};
+    if (topo->uniform) {
+        return hier_node_sliced(&a, plan, topo, comm, state);
+    }
     const uint64_t s = bufpool_node_host_reserve(state);
     int rc = bufpool_node_host_reduce(&a, plan, host, s, comm, state);
     if (BUFPOOL_NODE_UNAVAILABLE == rc) {

@@ -771,11 +771,55 @@ static int node_allreduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a
     return OMPI_SUCCESS != rc ? rc : rc2;
 }
 
-/* Elements [*first, *first + result) of the slice rank r reduces. */
-static size_t node_slice(size_t count, int p, int r, size_t *first)
+size_t bufpool_node_slice(size_t count, int p, int r, size_t *first)
 {
     *first = count * (size_t)r / (size_t)p;
     return count * (size_t)(r + 1) / (size_t)p - *first;
+}
+
+/* The words of a rank's line of a round (node_slots_t.word): posted (its
+ * chunk is there, and it is done reading every round before), its slice
+ * reduced (node_rsag), the round failed; and hier_node's
+ * (node_exchanged_rounds), whose rounds come in batches: its chunk is
+ * there (posted comes once the batch is done), its slice exchanged across
+ * hosts. */
+enum {
+    NODE_WORD_POSTED = 0,
+    NODE_WORD_REDUCED,
+    NODE_WORD_FAILED,
+    NODE_WORD_CHUNK,
+    NODE_WORD_EXCHANGED
+};
+
+/* The slices of round q of every rank but this one (and this one's too
+ * when own), once each owner's word ready holds q, into buf (the round's
+ * count elements of dtype, in this rank's layout); a slice whose owner
+ * said it failed is not copied, and the call returns an error. */
+static int node_copy_slices(const bufpool_node_t *n, const node_slots_t *slot, uint64_t q,
+                            char *buf, size_t count, struct ompi_datatype_t *dtype, int ready,
+                            bool own)
+{
+    const size_t type_size = dtype->super.size;
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    int rc = OMPI_SUCCESS;
+    for (int k = own ? 0 : 1; k < n->p; k++) {
+        const int j = (n->me + k) % n->p;
+        size_t first;
+        const size_t theirs = bufpool_node_slice(count, n->p, j, &first);
+        bufpool_wait_word(slot->word(n, j, q) + ready, q);
+        if (slot->has_error_word &&
+            q == __atomic_load_n(slot->word(n, j, q) + NODE_WORD_FAILED, __ATOMIC_RELAXED)) {
+            rc = OMPI_SUCCESS != rc ? rc : OMPI_ERR_OUT_OF_RESOURCE;
+            continue;
+        }
+        bufpool_view_t v;
+        bufpool_view_init(&v, buf + (ptrdiff_t)first * extent, theirs, dtype);
+        const int rc2 =
+            bufpool_view_unpack(&v, 0, v.bytes, slot->payload(n, j, q) + first * type_size);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    return rc;
 }
 
 /* Whether a rank posted an error with its chunk of round q (slots with
@@ -783,7 +827,7 @@ static size_t node_slice(size_t count, int p, int r, size_t *first)
 static bool node_round_failed(const bufpool_node_t *n, const node_slots_t *slot, uint64_t q)
 {
     for (int j = 0; slot->has_error_word && j < n->p; j++) {
-        if (q == __atomic_load_n(slot->word(n, j, q) + 2, __ATOMIC_RELAXED)) {
+        if (q == __atomic_load_n(slot->word(n, j, q) + NODE_WORD_FAILED, __ATOMIC_RELAXED)) {
             return true;
         }
     }
@@ -813,7 +857,7 @@ static int node_rsag_round(bufpool_node_t *n, const node_slots_t *slot, uint64_t
     ptrdiff_t lb, extent;
     ompi_datatype_get_extent(dtype, &lb, &extent);
     size_t first;
-    const size_t mine = node_slice(count, n->p, n->me, &first);
+    const size_t mine = bufpool_node_slice(count, n->p, n->me, &first);
     char *slice = NULL != out ? out : NULL != buf ? buf + (ptrdiff_t)first * extent : NULL;
     int rc = OMPI_ERR_OUT_OF_RESOURCE, rc2;
     bufpool_view_t v;
@@ -829,20 +873,11 @@ static int node_rsag_round(bufpool_node_t *n, const node_slots_t *slot, uint64_t
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     if (OMPI_SUCCESS != rc && slot->has_error_word) {
-        __atomic_store_n(slot->word(n, n->me, q) + 2, q, __ATOMIC_RELAXED);
+        __atomic_store_n(slot->word(n, n->me, q) + NODE_WORD_FAILED, q, __ATOMIC_RELAXED);
     }
-    __atomic_store_n(slot->word(n, n->me, q) + 1, q, __ATOMIC_RELEASE);
-    for (int k = 1; copy_out && k < n->p; k++) {
-        const int j = (n->me + k) % n->p;
-        const size_t theirs = node_slice(count, n->p, j, &first);
-        bufpool_wait_word(slot->word(n, j, q) + 1, q);
-        if (slot->has_error_word &&
-            q == __atomic_load_n(slot->word(n, j, q) + 2, __ATOMIC_RELAXED)) {
-            rc = OMPI_SUCCESS != rc ? rc : OMPI_ERR_OUT_OF_RESOURCE;
-            continue;
-        }
-        bufpool_view_init(&v, buf + (ptrdiff_t)first * extent, theirs, dtype);
-        rc2 = bufpool_view_unpack(&v, 0, v.bytes, slot->payload(n, j, q) + first * type_size);
+    __atomic_store_n(slot->word(n, n->me, q) + NODE_WORD_REDUCED, q, __ATOMIC_RELEASE);
+    if (copy_out) {
+        rc2 = node_copy_slices(n, slot, q, buf, count, dtype, NODE_WORD_REDUCED, false);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     return rc;
@@ -864,6 +899,24 @@ static int node_allreduce_rsag(bufpool_node_t *n, uint64_t s, const bufpool_args
     return OMPI_SUCCESS != rc ? rc : rc2;
 }
 
+/* The chunk segment's geometry for a plan (node_big_cut): a round's bytes
+ * per rank, and the slots of its ring. */
+static size_t node_chunk_bytes(const bufpool_plan_t *plan, size_t min_chunk)
+{
+    const size_t chunk = plan->seg_bytes > min_chunk ? plan->seg_bytes : min_chunk;
+    return (chunk + 4095) / 4096 * 4096;
+}
+
+static int node_ring_depth(const bufpool_plan_t *plan)
+{
+    return plan->depth < 2 ? 2 : plan->depth > NODE_BIG_WORDS ? NODE_BIG_WORDS : plan->depth;
+}
+
+size_t bufpool_node_round_elems(const bufpool_plan_t *plan, size_t type_size)
+{
+    return node_chunk_bytes(plan, BUFPOOL_NODE_CHUNK) / type_size;
+}
+
 /* The chunk segment, cut for a call of the plan's geometry: a round of
  * chunk bytes per rank (the plan's segment, at least min_chunk: the
  * reductions' BUFPOOL_NODE_CHUNK, which the decision's bound on elements
@@ -877,11 +930,8 @@ static int node_allreduce_rsag(bufpool_node_t *n, uint64_t s, const bufpool_args
 static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan, size_t min_chunk,
                         struct ompi_communicator_t *comm)
 {
-    size_t chunk = plan->seg_bytes > min_chunk ? plan->seg_bytes : min_chunk;
-    chunk = (chunk + 4095) / 4096 * 4096;
-    const int depth = plan->depth < 2                ? 2
-                      : plan->depth > NODE_BIG_WORDS ? NODE_BIG_WORDS
-                                                     : plan->depth;
+    const size_t chunk = node_chunk_bytes(plan, min_chunk);
+    const int depth = node_ring_depth(plan);
     const size_t need = chunk * (size_t)depth;
     if (n->big_state > 0 && need > n->big_cap) {
         node_unshare(&n->big);
@@ -921,9 +971,9 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
 static void node_big_post(bufpool_node_t *n, uint64_t q, int rc)
 {
     if (OMPI_SUCCESS != rc) {
-        __atomic_store_n(node_big_word(n, n->me, q) + 2, q, __ATOMIC_RELAXED);
+        __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_FAILED, q, __ATOMIC_RELAXED);
     }
-    __atomic_store_n(node_big_word(n, n->me, q), q, __ATOMIC_RELEASE);
+    __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_POSTED, q, __ATOMIC_RELEASE);
 }
 
 /* Unpack rank j's chunk of round q (posted) into bytes [off, off + len) of
@@ -931,7 +981,7 @@ static void node_big_post(bufpool_node_t *n, uint64_t q, int rc)
 static int node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpool_view_t *v,
                          size_t off, size_t len)
 {
-    if (q == __atomic_load_n(node_big_word(n, j, q) + 2, __ATOMIC_RELAXED)) {
+    if (q == __atomic_load_n(node_big_word(n, j, q) + NODE_WORD_FAILED, __ATOMIC_RELAXED)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     return bufpool_view_unpack(v, off, len, node_big_payload(n, j, q));
@@ -997,6 +1047,117 @@ static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
     }
     if (NULL != scratch) {
         bufpool_scratch_put(scratch, span);
+    }
+    node_end(n, s);
+    return rc;
+}
+
+int bufpool_node_exchange_batch(const bufpool_plan_t *plan)
+{
+    /* The ring less one slot (node_exchanged_rounds says why). */
+    const int batch = node_ring_depth(plan) - 1;
+    return batch < BUFPOOL_MAX_DEPTH ? batch : BUFPOOL_MAX_DEPTH;
+}
+
+/* allreduce hier_node on hosts of one size (x: the exchange of slices with
+ * the ranks of this rank's index on the other hosts): node_rounds' rounds
+ * in batches of bufpool_node_exchange_batch, so that the exchange has a
+ * batch of slices in flight at once.  For each round of a batch this rank
+ * packs its chunk and says so in its chunk word; then reduces its slice of
+ * each (node_rsag_round, which leaves it in rbuf and over the same range of
+ * its own slot); exchanges the batch's slices, straight in its slot where
+ * the packed bytes are the layout itself (the transport sends from and
+ * receives into the shared segment, which stays mapped from call to call:
+ * registered once where the transport caches registrations) and else in
+ * rbuf; says each exchanged; copies every exchanged slice out of its
+ * owner's slot into rbuf (its own too where it was exchanged in the slot);
+ * and only then posts the batch's rounds: posted keeps its meaning (done
+ * reading every round before), so node_big_claim serves as it is, and a
+ * batch of at most depth - 1 rounds never waits for its own posts.  The
+ * exchange runs whatever failed here, so that the peers on the other hosts
+ * never wait for it; a failure is said in the failed word, and every rank
+ * of the host that copies the slice returns the error. */
+static int node_exchanged_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
+                                 const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                                 const bufpool_node_exchange_t *x)
+{
+    n->big_last = s;
+    int rc = node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
+    if (OMPI_SUCCESS != rc) {
+        node_end(n, s);
+        return rc;
+    }
+    const int batch = bufpool_node_exchange_batch(plan);
+    const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
+    const size_t type_size = a->dtype->super.size;
+    const size_t per = n->big_chunk / type_size;
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(a->dtype, &lb, &extent);
+    bufpool_view_t sv;
+    bufpool_view_init(&sv, src, a->count, a->dtype);
+    for (size_t done = 0; done < a->count;) {
+        const uint64_t q0 = n->big_seq + 1;
+        char *round[BUFPOOL_MAX_DEPTH], *slice[BUFPOOL_MAX_DEPTH];
+        size_t count[BUFPOOL_MAX_DEPTH], first[BUFPOOL_MAX_DEPTH], mine[BUFPOOL_MAX_DEPTH];
+        bool in_slot[BUFPOOL_MAX_DEPTH];
+        int nb = 0, rc2;
+        for (; nb < batch && done < a->count; nb++, done += per) {
+            const uint64_t q = ++n->big_seq;
+            count[nb] = a->count - done < per ? a->count - done : per;
+            round[nb] = (char *)a->rbuf + (ptrdiff_t)done * extent;
+            node_big_claim(n, q);
+            rc2 = bufpool_view_pack(&sv, done * type_size, count[nb] * type_size,
+                                    node_big_payload(n, n->me, q));
+            rc = OMPI_SUCCESS != rc ? rc : rc2;
+            if (OMPI_SUCCESS != rc2) {
+                __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_FAILED, q,
+                                 __ATOMIC_RELAXED);
+            }
+            __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_CHUNK, q, __ATOMIC_RELEASE);
+        }
+        for (int b = 0; b < nb; b++) {
+            const uint64_t q = q0 + (uint64_t)b;
+            for (int j = 0; j < n->p; j++) {
+                bufpool_wait_word(node_big_word(n, j, q) + NODE_WORD_CHUNK, q);
+            }
+            rc2 = node_rsag_round(n, &node_big_slots, q, round[b], count[b], a->dtype, a->op, NULL,
+                                  false);
+            rc = OMPI_SUCCESS != rc ? rc : rc2;
+            mine[b] = bufpool_node_slice(count[b], n->p, n->me, &first[b]);
+            slice[b] = round[b] + (ptrdiff_t)first[b] * extent;
+            bufpool_view_t v;
+            bufpool_view_init(&v, slice[b], mine[b], a->dtype);
+            in_slot[b] = NULL != v.contig;
+            if (in_slot[b]) {
+                slice[b] =
+                    node_big_payload(n, n->me, q) + first[b] * type_size - (v.contig - slice[b]);
+            }
+        }
+        rc2 = x->exchange(nb, slice, mine, a->dtype, x->ctx);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+        for (int b = 0; b < nb; b++) {
+            const uint64_t q = q0 + (uint64_t)b;
+            if (!in_slot[b] && OMPI_SUCCESS == rc) {
+                bufpool_view_t v;
+                bufpool_view_init(&v, slice[b], mine[b], a->dtype);
+                rc = bufpool_view_pack(&v, 0, v.bytes,
+                                       node_big_payload(n, n->me, q) + first[b] * type_size);
+            }
+            if (OMPI_SUCCESS != rc) {
+                __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_FAILED, q,
+                                 __ATOMIC_RELAXED);
+            }
+            __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_EXCHANGED, q, __ATOMIC_RELEASE);
+        }
+        for (int b = 0; b < nb; b++) {
+            rc2 = node_copy_slices(n, &node_big_slots, q0 + (uint64_t)b, round[b], count[b],
+                                   a->dtype, NODE_WORD_EXCHANGED, in_slot[b]);
+            rc = OMPI_SUCCESS != rc ? rc : rc2;
+        }
+        for (int b = 0; b < nb; b++) {
+            const uint64_t q = q0 + (uint64_t)b;
+            __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_POSTED, q, __ATOMIC_RELEASE);
+        }
     }
     node_end(n, s);
     return rc;
@@ -1446,6 +1607,24 @@ int bufpool_node_host_reduce(const bufpool_args_t *a, const bufpool_plan_t *plan
     }
     if (BUFPOOL_NODE_UNAVAILABLE == rc && NULL != n) {
         /* The bcast's number goes unused: ended, for the calls behind it. */
+        node_end(n, s + 1);
+    }
+    count(BUFPOOL_NODE_UNAVAILABLE == rc ? &bufpool_node_counters.fallbacks
+                                         : &bufpool_node_counters.calls,
+          1);
+    return rc;
+}
+
+int bufpool_node_host_allreduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
+                                const bufpool_group_t *host, uint64_t s,
+                                const bufpool_node_exchange_t *x, struct ompi_communicator_t *comm,
+                                bufpool_comm_state_t *state)
+{
+    bufpool_node_t *n = NULL;
+    int rc = node_begin_at(&state->host_node, host, state, comm, s, &n);
+    if (OMPI_SUCCESS == rc) {
+        rc = node_exchanged_rounds(n, s, a, plan, comm, x);
+        /* One number was enough: the second, reserved alike, ends too. */
         node_end(n, s + 1);
     }
     count(BUFPOOL_NODE_UNAVAILABLE == rc ? &bufpool_node_counters.fallbacks

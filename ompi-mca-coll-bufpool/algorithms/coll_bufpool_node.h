@@ -72,6 +72,35 @@ int bufpool_node_host_bcast(void *buf, size_t elems, struct ompi_datatype_t *dty
                             uint64_t s, int root_error, struct ompi_communicator_t *comm,
                             bufpool_comm_state_t *state);
 
+/* allreduce hier_node on hosts of one size (coll_bufpool_hier.c): with the
+ * call's first number s (bufpool_node_host_reserve; it ends both), the
+ * host's inputs in node_rsag's chunk rounds of bufpool_node_round_elems
+ * elements, each rank of the host reducing its slice of a round
+ * (bufpool_node_slice of the round's elements among host->n), then
+ * exchanging the slices of a batch of bufpool_node_exchange_batch rounds
+ * at once with x->exchange (in the shared segment where the packed bytes
+ * are the layout, else in its rbuf), then copying every rank's exchanged
+ * slices out into its rbuf.  x->exchange is called once per batch on every
+ * rank whatever failed, with n slices of typed elements (a count may be
+ * 0).  OMPI_SUCCESS, an error, or BUFPOOL_NODE_UNAVAILABLE (nothing done,
+ * before the first exchange, on every member alike). */
+typedef struct bufpool_node_exchange {
+    int (*exchange)(int n, char *const *slices, const size_t *counts, struct ompi_datatype_t *dtype,
+                    void *ctx);
+    void *ctx;
+} bufpool_node_exchange_t;
+int bufpool_node_host_allreduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
+                                const struct bufpool_group *host, uint64_t s,
+                                const bufpool_node_exchange_t *x, struct ompi_communicator_t *comm,
+                                bufpool_comm_state_t *state);
+int bufpool_node_exchange_batch(const bufpool_plan_t *plan);
+
+/* The elements of a round of the chunk rounds of the reductions for a plan
+ * (the same on every rank: the plan and the element's size), and elements
+ * [*first, *first + result) of count, the slice of member r of p. */
+size_t bufpool_node_round_elems(const bufpool_plan_t *plan, size_t type_size);
+size_t bufpool_node_slice(size_t count, int p, int r, size_t *first);
+
 /* The communicator's segment, when it goes. */
 void bufpool_node_free(struct bufpool_node *node);
 

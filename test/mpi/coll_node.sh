@@ -184,27 +184,36 @@ node_rsag --mca coll_bufpool_node_cold_calls 1 --mca coll_bufpool_verbose 1" sh 
   node_cold_calls 1, $form: exit $rc, ${released:-no} chunk segments released (expected 2 or more)"
     fi
 done
-# allreduce hier_node: hosts pretended (coll_bufpool_test_host_map) of 2
-# and 3 ranks, their phases through a segment of each host's ranks, in
-# three forms (--expect-node: every rank ran them over its host's segment;
-# the pool counts it); one host without a segment (rank 2's: test_node_fail)
-# or without a chunk segment (rank 3's) runs hier's own host phases while
-# the other keeps its segment, the leaders exchanging alike; and the
-# fuzzer's batches, several nonblocking calls in flight (seed 20 mixed two
-# of them up before each call took both its sequence numbers at once).
-hiernode="--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map \
-0,0,1,1,1 --mca coll_bufpool_segment_size 4K"
-for form in blocking nonblocking persistent; do
-    run 5 test_coll_reduce_family "$hiernode" --colls=allreduce --form=$form --expect-bufpool \
-        --expect-node --smoke --comms=world,dup,reversed
+# allreduce hier_node: hosts pretended (coll_bufpool_test_host_map), their
+# phases through a segment of each host's ranks, in three forms
+# (--expect-node: every rank ran them over its host's segment; the pool
+# counts it): hosts of 2 and 3 ranks (the leaders exchange the host's
+# result), and hosts of 2 ranks each, interleaved, or 3 hosts of 2 (every
+# rank exchanges its slice of each round with the ranks of its index on the
+# other hosts).  One host without a segment (rank 2's: test_node_fail) or
+# without a chunk segment (rank 3's) runs its phases point to point while
+# the other keeps its segment, exchanging alike; and the fuzzer's batches,
+# several nonblocking calls in flight (seed 20 mixed two of them up before
+# each call took both its sequence numbers at once).
+for map in 0,0,1,1,1 0,1,0,1 0,0,1,1,2,2; do
+    np=$(($(printf '%s' "$map" | tr -cd , | wc -c) + 1))
+    hiernode="--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map \
+$map --mca coll_bufpool_segment_size 4K"
+    for form in blocking nonblocking persistent; do
+        run "$np" test_coll_reduce_family "$hiernode" --colls=allreduce --form=$form \
+            --expect-bufpool --expect-node --smoke --comms=world,dup,reversed
+    done
+    [ "$np" -gt 5 ] && continue
+    for fail in "test_node_fail 2" "test_node_fail_chunk 3"; do
+        run "$np" test_coll_reduce_family "$hiernode --mca coll_bufpool_$fail" --colls=allreduce \
+            --form=nonblocking --expect-bufpool --smoke --comms=world,dup,reversed
+    done
 done
-for fail in "test_node_fail 2" "test_node_fail_chunk 3"; do
-    run 5 test_coll_reduce_family "$hiernode --mca coll_bufpool_$fail" --colls=allreduce \
-        --form=nonblocking --expect-bufpool --smoke --comms=world,dup,reversed
+for map in 0,1 0,0,1; do
+    run 4 ../fuzz/coll_fuzz "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
+--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map $map" \
+        --seed 11 --seeds 10
 done
-run 4 ../fuzz/coll_fuzz "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
---mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map 0,1" \
-    --seed 11 --seeds 10
 
 # Geometry: the test's sizes (around 128 KiB, type after type, and 3 MiB
 # beyond --smoke) go through rows of different rounds and rings: the first

@@ -8,7 +8,8 @@
 # --quick (default; make check): reduction and data-movement families at 4
 #   ranks placed 3+1 on 2 hosts, communicator splits at 5 ranks on 3 hosts
 #   (2+2+1, ranks alternating over hosts), 16 ranks on 4 hosts, and allreduce
-#   hier forced at 4 ranks 3+1 and 5 ranks 2+2+1 alternating, and
+#   hier forced at 4 ranks 3+1 and 5 ranks 2+2+1 alternating, hier_node
+#   forced at 4 ranks 2+2 alternating and 3+1, and
 #   bufpool-tune --quick through the cluster's mpirun on 2 hosts x 1 rank
 #   (test/tune/tune_multihost.sh): a few minutes.
 # --full (by hand): every suite (reduce, move, comms, algorithm forcing) on 2,
@@ -124,6 +125,12 @@ if [ $mode = quick ]; then
     hier="--mca coll_bufpool_allreduce_algorithm hier --mca coll_bufpool_segment_size 4K"
     run 2 3,1 slot 4 coll_reduce.sh "--colls=allreduce --expect-bufpool" "$hier"
     run 3 2,2,1 node 5 coll_reduce.sh "--colls=allreduce --expect-bufpool --smoke" "$hier"
+    # allreduce hier_node across real hosts: 2 x 2 alternating (each rank
+    # exchanges its slices with its peer on the other host, every host's
+    # segment its own), and 3+1 (the leaders exchange).
+    hiernode="--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_segment_size 4K"
+    run 2 2,2 node 4 coll_reduce.sh "--colls=allreduce --expect-bufpool --expect-node" "$hiernode"
+    run 2 3,1 slot 4 coll_reduce.sh "--colls=allreduce --expect-bufpool --smoke" "$hiernode"
 else
     for spec in 2:3,1 3:2,2,1 4:1,1,1,1; do
         hosts=${spec%%:*} placement=${spec#*:}
