@@ -165,8 +165,17 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
                 const int cls = order[k];
                 const bufpool_range_t *map = module->map[form][id][cls];
                 bool printed = form > 0 && map == module->map[BUFPOOL_FORM_BLOCKING][id][cls];
-                for (int earlier = 0; earlier < k; earlier++) {
-                    printed |= module->map[form][id][order[earlier]] == map;
+                const char *const *names = takes_user_op[id] ? user_op_class_names : class_names;
+                for (int earlier = 0; earlier < k && !printed; earlier++) {
+                    printed = module->map[form][id][order[earlier]] == map;
+                    if (printed && class_used(id, cls) == cls) {
+                        /* A class of its own that resolved alike (reduce's
+                         * user-defined operations outside the guard). */
+                        opal_output(0, "  %s%s%s, %s: as %s", prefix[form], bufpool_coll_names[id],
+                                    suffix[form], names[cls],
+                                    '\0' != names[order[earlier]][0] ? names[order[earlier]]
+                                                                     : "commutative");
+                    }
                 }
                 size_t lo = 0;
                 for (const bufpool_range_t *r = map; !printed; r++) {
@@ -175,8 +184,7 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
                     if (SIZE_MAX != r->bytes_max) {
                         snprintf(upto, sizeof(upto), "%zu", r->bytes_max);
                     }
-                    const char *cls_name =
-                        (takes_user_op[id] ? user_op_class_names : class_names)[cls];
+                    const char *cls_name = names[cls];
                     opal_output(0, "  %s%s%s%s%s %zu..%s: %s", prefix[form], bufpool_coll_names[id],
                                 suffix[form], '\0' != cls_name[0] ? ", " : "", cls_name, lo, upto,
                                 what);
@@ -351,6 +359,26 @@ void bufpool_mapsets_close(mca_coll_bufpool_component_t *component)
     OPAL_THREAD_UNLOCK(&component->mapsets_lock);
 }
 
+/* Where a map equal to map is already kept in all for collective id: the
+ * blocking form's of the same class (the other forms mostly share it), or
+ * this form's of an earlier class (reduce's built-in and user-defined
+ * operations differ only where guard_map serves); SIZE_MAX: nowhere. */
+static size_t mapset_kept(const bufpool_mapset_t *set, const bufpool_range_t *all, int form, int id,
+                          int cls, const bufpool_range_t *map)
+{
+    const size_t blocking = set->offset[BUFPOOL_FORM_BLOCKING][id][cls];
+    if (form > 0 && same_map(all + blocking, map)) {
+        return blocking;
+    }
+    for (int earlier = 0; earlier < cls; earlier++) {
+        const size_t at = set->offset[form][id][earlier];
+        if (SIZE_MAX != at && same_map(all + at, map)) {
+            return at;
+        }
+    }
+    return SIZE_MAX;
+}
+
 /* The maps of the module's shape, made from the rules: NULL when memory is
  * short. */
 static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
@@ -403,11 +431,11 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
                     bufpool_sizemap_build_rows(rows_of[id], nrows_of[id], (bufpool_coll_id_t)id,
                                                &shape, tuning->min_size, forced, note, map);
                 n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, map, n);
-                /* Rows rarely name a form: the other forms mostly share the
-                 * blocking form's map. */
-                const size_t blocking = set->offset[BUFPOOL_FORM_BLOCKING][id][cls];
-                if (form > 0 && same_map(all + blocking, map)) {
-                    set->offset[form][id][cls] = blocking;
+                /* Rows rarely name a form or a class that only a guard
+                 * tells apart: a map equal to one already kept is shared. */
+                const size_t kept = mapset_kept(set, all, form, id, cls, map);
+                if (SIZE_MAX != kept) {
+                    set->offset[form][id][cls] = kept;
                     continue;
                 }
                 if (used + n > room) {
