@@ -15,20 +15,5 @@
 # (--mca coll ^bufpool), or with the copy off in the code, the same runs
 # report wrong elements (verified 2026-11-29).
 set -u
-dir=$(mktemp -d "${TMPDIR:-/tmp}/bufpool-own.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
-cat >"$dir/handback.rules" <<'RULES'
-bufpool-rules 1
-# every call to the previous module: only the hand-back copies
-gather alg=previous measured="test: coll_own_block.sh"
-scatter alg=previous measured="test: coll_own_block.sh"
-allgather alg=previous measured="test: coll_own_block.sh"
-alltoall alg=previous measured="test: coll_own_block.sh"
-RULES
-status=0
-for np in 2 3 4; do
-    BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/handback.rules ${BUFPOOL_TEST_MCA:-}" \
-        sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$np" \
-        "$top_builddir/test/mpi/test_coll_own_block" --expect-copies || status=1
-done
-exit $status
+. "$top_srcdir/test/mpi/handback-run.sh"
+handback_run "gather scatter allgather alltoall" "2 3 4" test_coll_own_block --expect-copies

@@ -13,17 +13,5 @@
 # back.  On stock Open MPI (--mca coll ^bufpool), or with the guard off in
 # the code, the same runs abort, hang or crash (verified 2026-11-29).
 set -u
-dir=$(mktemp -d "${TMPDIR:-/tmp}/bufpool-guard.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
-cat >"$dir/handback.rules" <<'RULES'
-bufpool-rules 1
-# every reduce to the previous module: what the guard serves is its own
-reduce alg=previous measured="test: coll_reduce_guard.sh"
-RULES
-status=0
-for np in 3 4 5; do
-    BUFPOOL_TEST_MCA="--mca coll_bufpool_rules_file $dir/handback.rules ${BUFPOOL_TEST_MCA:-}" \
-        sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$np" \
-        "$top_builddir/test/mpi/test_coll_reduce_guard" --expect-guard || status=1
-done
-exit $status
+. "$top_srcdir/test/mpi/handback-run.sh"
+handback_run reduce "3 4 5" test_coll_reduce_guard --expect-guard
