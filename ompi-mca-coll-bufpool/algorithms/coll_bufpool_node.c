@@ -987,6 +987,39 @@ static int node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpo
     return bufpool_view_unpack(v, off, len, node_big_payload(n, j, q));
 }
 
+/* What the reductions' chunk rounds take of a call: its input (packed
+ * round by round), the element's bytes, the whole elements of a round (at
+ * least p of them: the decision sees to it, and the element's size is the
+ * same on every rank) and the extent. */
+typedef struct node_reduce_rounds {
+    bufpool_view_t src;
+    size_t type_size, per;
+    ptrdiff_t extent;
+} node_reduce_rounds_t;
+
+/* The chunk segment cut for the call s (its last use noted for the cold
+ * release), and r; else the call ended and BUFPOOL_NODE_UNAVAILABLE or an
+ * error.  result: whether this rank takes the result (into rbuf, which in
+ * place is its input too). */
+static int node_reduce_rounds_begin(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
+                                    const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
+                                    bool result, node_reduce_rounds_t *r)
+{
+    n->big_last = s;
+    const int rc = node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
+    if (OMPI_SUCCESS != rc) {
+        node_end(n, s);
+        return rc;
+    }
+    bufpool_view_init(&r->src, result && MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf, a->count,
+                      a->dtype);
+    r->type_size = a->dtype->super.size;
+    r->per = n->big_chunk / r->type_size;
+    ptrdiff_t lb;
+    ompi_datatype_get_extent(a->dtype, &lb, &r->extent);
+    return OMPI_SUCCESS;
+}
+
 /* allreduce node_rsag and reduce node above BUFPOOL_NODE_MAX_BYTES: rounds
  * of big_chunk bytes per rank through the communicator's chunk segment,
  * big_depth slots per rank in turn; every rank reduces its slice of each
@@ -1002,23 +1035,15 @@ static int node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpo
 static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
                        const bufpool_plan_t *plan, struct ompi_communicator_t *comm, int root)
 {
-    n->big_last = s;
-    int rc = node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
-    if (OMPI_SUCCESS != rc) {
-        node_end(n, s);
-        return rc;
-    }
     /* Whether this rank takes the result (into rbuf, its input in place). */
     const bool result = root < 0 || n->me == root;
-    const void *src = result && MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
-    const size_t type_size = a->dtype->super.size;
-    /* Whole elements per round, at least p of them (the decision sees to
-     * it: the element's size is the same on every rank). */
-    const size_t per = n->big_chunk / type_size;
-    ptrdiff_t lb, extent;
-    ompi_datatype_get_extent(a->dtype, &lb, &extent);
-    bufpool_view_t sv;
-    bufpool_view_init(&sv, src, a->count, a->dtype);
+    node_reduce_rounds_t r;
+    int rc = node_reduce_rounds_begin(n, s, a, plan, comm, result, &r);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    const size_t type_size = r.type_size, per = r.per;
+    const ptrdiff_t extent = r.extent;
     /* reduce's other ranks have no rbuf for their slice: scratch of the
      * largest one (NULL: they post an error instead, node_rsag_round). */
     char *scratch = NULL;
@@ -1032,7 +1057,7 @@ static int node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
         const size_t count = a->count - done < per ? a->count - done : per;
         const uint64_t q = ++n->big_seq;
         node_big_claim(n, q);
-        int rc2 = bufpool_view_pack(&sv, done * type_size, count * type_size,
+        int rc2 = bufpool_view_pack(&r.src, done * type_size, count * type_size,
                                     node_big_payload(n, n->me, q));
         rc = OMPI_SUCCESS != rc ? rc : rc2;
         node_big_post(n, q, rc2);
@@ -1081,20 +1106,14 @@ static int node_exchanged_rounds(bufpool_node_t *n, uint64_t s, const bufpool_ar
                                  const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                                  const bufpool_node_exchange_t *x)
 {
-    n->big_last = s;
-    int rc = node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
+    node_reduce_rounds_t r;
+    int rc = node_reduce_rounds_begin(n, s, a, plan, comm, true, &r);
     if (OMPI_SUCCESS != rc) {
-        node_end(n, s);
         return rc;
     }
     const int batch = bufpool_node_exchange_batch(plan);
-    const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
-    const size_t type_size = a->dtype->super.size;
-    const size_t per = n->big_chunk / type_size;
-    ptrdiff_t lb, extent;
-    ompi_datatype_get_extent(a->dtype, &lb, &extent);
-    bufpool_view_t sv;
-    bufpool_view_init(&sv, src, a->count, a->dtype);
+    const size_t type_size = r.type_size, per = r.per;
+    const ptrdiff_t extent = r.extent;
     for (size_t done = 0; done < a->count;) {
         const uint64_t q0 = n->big_seq + 1;
         char *round[BUFPOOL_MAX_DEPTH], *slice[BUFPOOL_MAX_DEPTH];
@@ -1106,7 +1125,7 @@ static int node_exchanged_rounds(bufpool_node_t *n, uint64_t s, const bufpool_ar
             count[nb] = a->count - done < per ? a->count - done : per;
             round[nb] = (char *)a->rbuf + (ptrdiff_t)done * extent;
             node_big_claim(n, q);
-            rc2 = bufpool_view_pack(&sv, done * type_size, count[nb] * type_size,
+            rc2 = bufpool_view_pack(&r.src, done * type_size, count[nb] * type_size,
                                     node_big_payload(n, n->me, q));
             rc = OMPI_SUCCESS != rc ? rc : rc2;
             if (OMPI_SUCCESS != rc2) {
