@@ -20,7 +20,7 @@ BEGIN_C_DECLS
 struct bufpool_hier_topo;
 struct bufpool_params;
 
-/* Where a node segment lives in the state (coll_bufpool_node.c): the
+/* Where a node segment lives in the state (coll_bufpool_node_segment.c): the
  * segment, NULL until set up or when it could not be; the phase of its
  * set-up; the sequence number of the last call that took one. */
 typedef struct bufpool_node_home {
@@ -48,7 +48,7 @@ typedef struct bufpool_comm_state {
      * on one host. */
     int (*host_ids)(struct ompi_communicator_t *comm, int *host, int *max_ppn);
     /* The node algorithms' shared segment, of the whole communicator
-     * (coll_bufpool_node.c). */
+     * (coll_bufpool_node_segment.c). */
     bufpool_node_home_t node;
     /* allreduce hier_node's: of this rank's host, its ranks of the
      * communicator (hier->local). */

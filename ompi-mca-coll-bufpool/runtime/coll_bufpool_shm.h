@@ -10,7 +10,7 @@
  * kernel places it on that rank's NUMA node (its default policy allocates
  * on the node of the allocating CPU), as a first touch would.  No Open
  * MPI: the agreement of the ranks on one segment is the caller's
- * (algorithms/coll_bufpool_node.c).
+ * (algorithms/coll_bufpool_node.c, _rounds.c).
  */
 #ifndef MCA_COLL_BUFPOOL_SHM_H
 #define MCA_COLL_BUFPOOL_SHM_H

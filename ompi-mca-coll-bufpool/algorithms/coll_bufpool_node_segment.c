@@ -1,0 +1,469 @@
+/*
+ * The node-level collectives' segments (see coll_bufpool_node.c's opening
+ * comment): the agreement that sets one up among the ranks of a
+ * communicator (or of allreduce hier_node's host), the cap on what a
+ * process maps, the start of a call (its sequence number, the set-up and
+ * the cold release of the chunk segment), and the reduction of the ranks'
+ * slots that the small messages and the chunk rounds share.
+ */
+#include "coll_bufpool_node_segment.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ompi/mca/coll/base/coll_tags.h"
+
+#define NODE_MAGIC 0x627566706e6f6465ULL /* "bufpnode" */
+
+bufpool_node_counters_t bufpool_node_counters;
+
+typedef struct node_header {
+    uint64_t magic, nonce;
+    uint64_t ranks, rank_stride;
+} node_header_t;
+
+/* Phases of a segment's set-up (bufpool_node_home_t.phase). */
+enum { NODE_NONE = 0, NODE_SETTING_UP, NODE_SETTLED };
+
+/* ---------------------------------------------------------------------- */
+/* Setting the segment up: one agreement of every rank. */
+
+typedef struct node_offer {
+    int32_t status; /* rank 0's errno, 0: created */
+    int32_t ranks;
+    uint64_t nonce, bytes;
+    char name[BUFPOOL_SHM_NAME_MAX];
+} node_offer_t;
+
+/* A rank's own refusal of a segment past coll_bufpool_node_max_bytes
+ * (reported as this errno; said by node_cap_check, not again). */
+#define NODE_OVER_CAP EDQUOT
+
+/* The first time this process comes here with *said (each message says
+ * itself once): true, with this host's name in host. */
+bool bufpool_node_first_say(int *said, char host[64])
+{
+    if (0 != __atomic_exchange_n(said, 1, __ATOMIC_RELAXED)) {
+        return false;
+    }
+    memset(host, 0, 64);
+    (void)gethostname(host, 63);
+    return true;
+}
+
+static void node_say_unavailable(const bufpool_params_t *params, const char *what, int err,
+                                 struct ompi_communicator_t *comm)
+{
+    static int said;
+    char host[64];
+    if (NODE_OVER_CAP != err && bufpool_node_first_say(&said, host)) {
+        bufpool_params_show(params, "node-shm",
+                            "coll_bufpool: on host %s (pid %d), %s failed: %s; the node "
+                            "algorithms of communicator %s run point-to-point (/dev/shm)",
+                            host, (int)getpid(), what, strerror(err), comm->c_name);
+    }
+}
+
+/* NODE_OVER_CAP, said once, when bytes more would take the segments this
+ * process maps past max_bytes; else 0.  max_bytes 0 asks for no segment at
+ * all: refused without a word. */
+static int node_cap_check(const bufpool_params_t *params, size_t bytes, size_t max_bytes,
+                          const char *what, struct ompi_communicator_t *comm)
+{
+    static int said;
+    const size_t mapped =
+        (size_t)__atomic_load_n(&bufpool_node_counters.segment_bytes, __ATOMIC_RELAXED);
+    if (mapped <= max_bytes && bytes <= max_bytes - mapped) {
+        return 0;
+    }
+    char host[64];
+    if (0 != max_bytes && bufpool_node_first_say(&said, host)) {
+        bufpool_params_show(params, "node-cap",
+                            "coll_bufpool: on host %s (pid %d), the %s of communicator %s (%zu "
+                            "bytes) would pass coll_bufpool_node_max_bytes (%zu; %zu mapped): "
+                            "point-to-point instead",
+                            host, (int)getpid(), what, comm->c_name, bytes, max_bytes, mapped);
+    }
+    return NODE_OVER_CAP;
+}
+
+static void node_cma_publish(void *base, size_t block)
+{
+    uint64_t *w = node_cma_words(base, block);
+    w[0] = (uint64_t)getpid();
+    w[1] = (uint64_t)(uintptr_t)w;
+}
+
+static uint64_t node_nonce(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40) ^
+                 (uint64_t)(uintptr_t)&ts;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x | 1;
+}
+
+/* One agreement of every rank of comm on a segment of a header page and a
+ * block of rank_stride bytes per rank: rank 0 creates it and sends its
+ * name, every rank maps it, reserves its own block (rank 0 the header too:
+ * each block's pages on its owner's NUMA node) and reports, rank 0 removes
+ * the name and sends the verdict.  0 and *shm mapped on every rank,
+ * BUFPOOL_NODE_UNAVAILABLE when one rank could not (on all ranks alike:
+ * nothing mapped), else a point-to-point error.  my_error: this rank's
+ * failure known beforehand (an errno value, or 0), which it reports instead
+ * of creating or mapping, as it does when the segment would take it past
+ * max_bytes; what names the segment in the messages.  publish_cma: each
+ * rank writes where its block lies in its process before it reports
+ * (node_cma_publish), for the single-copy probe. */
+int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
+                       size_t rank_stride, size_t max_bytes, const char *what,
+                       const bufpool_params_t *params, bool publish_cma, bufpool_shm_t *shm)
+{
+    const int p = g->n, me = g->me;
+    const size_t bytes = NODE_HEADER + (size_t)p * rank_stride;
+    const bufpool_shm_range_t own = {.offset = 0 == me ? 0 : NODE_HEADER + (size_t)me * rank_stride,
+                                     .bytes = 0 == me ? NODE_HEADER + rank_stride : rank_stride};
+    const int tag = MCA_COLL_BASE_TAG_BCAST;
+    node_offer_t offer;
+    int32_t mine = 0, verdict = 0;
+    int rc = OMPI_SUCCESS;
+    char step[96];
+
+    memset(shm, 0, sizeof(*shm));
+    memset(&offer, 0, sizeof(offer));
+    if (0 == my_error) {
+        my_error = node_cap_check(params, bytes, max_bytes, what, comm);
+    }
+    if (0 == me) {
+        offer.nonce = node_nonce();
+        offer.ranks = p;
+        offer.bytes = bytes;
+        offer.status = 0 != my_error ? my_error : bufpool_shm_create(shm, bytes, offer.nonce, own);
+        if (0 == offer.status) {
+            /* The pages are zero: every sequence word starts at 0. */
+            node_header_t *h = shm->base;
+            h->nonce = offer.nonce;
+            h->ranks = (uint64_t)p;
+            h->rank_stride = rank_stride;
+            if (publish_cma) {
+                node_cma_publish(shm->base, NODE_HEADER);
+            }
+            __atomic_store_n(&h->magic, NODE_MAGIC, __ATOMIC_RELEASE);
+            snprintf(offer.name, sizeof(offer.name), "%s", shm->name);
+        } else {
+            snprintf(step, sizeof(step), "creating the %s (%zu bytes)", what, bytes);
+            node_say_unavailable(params, step, offer.status, comm);
+        }
+        verdict = 0 == offer.status;
+        for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
+            rc = bufpool_send(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, r), tag, comm);
+        }
+        for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
+            int32_t status;
+            rc = bufpool_recv(&status, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
+            verdict = verdict && 0 == status;
+        }
+        /* Everyone who will ever map it has: the name goes now. */
+        bufpool_shm_unlink(shm);
+        for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
+            rc = bufpool_send(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
+        }
+    } else {
+        rc = bufpool_recv(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, 0), tag, comm);
+        if (OMPI_SUCCESS == rc) {
+            mine = 0 != offer.status                          ? offer.status
+                   : offer.ranks != p || offer.bytes != bytes ? EINVAL
+                                                              : 0;
+            if (0 == mine) {
+                offer.name[sizeof(offer.name) - 1] = '\0';
+                mine = 0 != my_error ? my_error : bufpool_shm_attach(shm, offer.name, bytes, own);
+                shm->name[0] = '\0'; /* rank 0 unlinks it */
+                if (0 == mine) {
+                    /* The same segment as rank 0's, not a namesake. */
+                    const node_header_t *h = shm->base;
+                    if (NODE_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
+                        offer.nonce != h->nonce || (uint64_t)p != h->ranks) {
+                        mine = EINVAL;
+                    }
+                }
+                if (0 != mine) {
+                    snprintf(step, sizeof(step),
+                             "mapping rank 0's %s (%zu bytes) and reserving its part", what, bytes);
+                    node_say_unavailable(params, step, mine, comm);
+                }
+                if (0 == mine && publish_cma) {
+                    node_cma_publish(shm->base, own.offset);
+                }
+            }
+            rc = bufpool_send(&mine, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
+        }
+        if (OMPI_SUCCESS == rc) {
+            rc = bufpool_recv(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
+        }
+    }
+    if (OMPI_SUCCESS == rc && !verdict) {
+        rc = BUFPOOL_NODE_UNAVAILABLE;
+    }
+    if (OMPI_SUCCESS != rc) {
+        bufpool_shm_unlink(shm);
+        bufpool_shm_detach(shm);
+        return rc;
+    }
+    node_count(&bufpool_node_counters.segments, 1);
+    node_count(&bufpool_node_counters.segment_bytes, (int64_t)shm->bytes);
+    /* The pool keeps that much less idle memory while it is mapped. */
+    shm->counted = bufpool_scratch_count_outside((int64_t)shm->bytes);
+    return OMPI_SUCCESS;
+}
+
+void bufpool_node_unshare(bufpool_shm_t *shm)
+{
+    if (NULL != shm->base) {
+        node_count(&bufpool_node_counters.segments, -1);
+        node_count(&bufpool_node_counters.segment_bytes, -(int64_t)shm->bytes);
+        if (shm->counted) {
+            (void)bufpool_scratch_count_outside(-(int64_t)shm->bytes);
+            shm->counted = false;
+        }
+    }
+    bufpool_shm_unlink(shm);
+    bufpool_shm_detach(shm);
+}
+
+/* The communicator's segment: OMPI_SUCCESS and *out, or as bufpool_node_share. */
+static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g,
+                      const bufpool_comm_state_t *state, bufpool_node_t **out)
+{
+    bufpool_node_t *n = calloc(1, sizeof(*n));
+    /* Every rank takes part in the agreement, one without memory for its
+     * state too: it reports the failure there. */
+    bufpool_shm_t shm;
+    const int my_error = NULL == n                                       ? ENOMEM
+                         : ompi_comm_rank(comm) == state->node_fail_rank ? ENOSPC /* testing */
+                                                                         : 0;
+    int rc = bufpool_node_share(comm, g, my_error, NODE_RANK_STRIDE, state->node_max_bytes,
+                                "segment", state->params, true, &shm);
+    if (OMPI_SUCCESS != rc) {
+        free(n);
+        return rc;
+    }
+    n->shm = shm;
+    n->base = n->shm.base;
+    n->group = *g;
+    n->p = g->n;
+    n->me = g->me;
+    n->fail_chunk_rank = state->node_fail_chunk_rank;
+    n->max_bytes = state->node_max_bytes;
+    n->params = state->params;
+    n->cold_calls = state->node_cold_calls;
+    n->cma_error = !state->node_cma                                  ? NODE_CMA_UNWANTED
+                   : ompi_comm_rank(comm) == state->node_no_cma_rank ? EPERM /* testing */
+                                                                     : 0;
+    *out = n;
+    return OMPI_SUCCESS;
+}
+
+void bufpool_node_free(struct bufpool_node *node)
+{
+    if (NULL != node) {
+        bufpool_node_unshare(&node->big);
+        bufpool_node_unshare(&node->shm);
+        free(node);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* One call's steps. */
+
+/* At call s: the chunk segment goes when no call since n->cold_calls calls
+ * wanted it (every rank counts the same calls), and one refused is asked
+ * for again by the next large allreduce after such a pause. */
+static void node_chunks_cold(bufpool_node_t *n, uint64_t s)
+{
+    if (0 == n->big_state || 0 == n->cold_calls || s - n->big_last <= n->cold_calls) {
+        return;
+    }
+    if (NULL != n->big.base) {
+        bufpool_node_unshare(&n->big);
+        node_count(&bufpool_node_counters.cold_releases, 1);
+    }
+    n->big_state = 0;
+}
+
+/* The call's sequence number and the segment, once the set-up (this call's
+ * or an earlier one's) is settled and this rank's earlier calls are done;
+ * BUFPOOL_NODE_UNAVAILABLE without the segment. */
+int bufpool_node_begin_at(bufpool_node_home_t *home, const bufpool_group_t *g,
+                          bufpool_comm_state_t *state, struct ompi_communicator_t *comm, uint64_t s,
+                          bufpool_node_t **out)
+{
+    if (NODE_NONE == home->phase) {
+        home->phase = NODE_SETTING_UP;
+        bufpool_node_t *n = NULL;
+        int rc = node_setup(comm, g, state, &n);
+        home->node = n;
+        __atomic_store_n(&home->phase, NODE_SETTLED, __ATOMIC_RELEASE);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    } else {
+        /* A nonblocking call started before it is still setting it up. */
+        bufpool_wait_word(&home->phase, NODE_SETTLED);
+    }
+    bufpool_node_t *n = home->node;
+    if (NULL == n) {
+        return BUFPOOL_NODE_UNAVAILABLE;
+    }
+    bufpool_wait_word(node_done(n, n->me), s - 1);
+    node_chunks_cold(n, s);
+    *out = n;
+    return OMPI_SUCCESS;
+}
+
+/* buf = slot(0) op (slot(1) op (... op slot(p-1))) of call s for count
+ * elements of dtype in buf's own layout, read at byte off of every slot
+ * (their signature bytes from element first on: buf is that element). */
+int bufpool_node_reduce_range(bufpool_node_t *n, const node_slots_t *slot, uint64_t s, void *buf,
+                              size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              size_t off)
+{
+    bufpool_view_t v;
+    bufpool_view_init(&v, buf, count, dtype);
+    if (NULL != v.contig && n->p >= 2 && count > 0) {
+        /* Packed bytes are the layout itself: reduce from the slots, the
+         * last two at once into buf (one pass fewer than copying the last
+         * one in first). */
+        const ptrdiff_t shift = v.contig - (char *)buf;
+        bufpool_reduce3(op, slot->payload(n, n->p - 2, s) + off - shift,
+                        slot->payload(n, n->p - 1, s) + off - shift, buf, count, dtype);
+        for (int j = n->p - 3; j >= 0; j--) {
+            bufpool_reduce(op, slot->payload(n, j, s) + off - shift, buf, count, dtype);
+        }
+        return OMPI_SUCCESS;
+    }
+    int rc = bufpool_view_unpack(&v, 0, v.bytes, slot->payload(n, n->p - 1, s) + off);
+    if (OMPI_SUCCESS != rc || n->p < 2 || 0 == count) {
+        return rc;
+    }
+    /* A layout with gaps: each slot unpacked into scratch of that layout. */
+    ptrdiff_t gap;
+    const size_t span = bufpool_span(dtype, count, &gap);
+    char *mem = bufpool_scratch_get(span);
+    if (NULL == mem) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    bufpool_view_t t;
+    bufpool_view_init(&t, mem - gap, count, dtype);
+    for (int j = n->p - 2; j >= 0 && OMPI_SUCCESS == rc; j--) {
+        rc = bufpool_view_unpack(&t, 0, t.bytes, slot->payload(n, j, s) + off);
+        if (OMPI_SUCCESS == rc) {
+            bufpool_reduce(op, mem - gap, buf, count, dtype);
+        }
+    }
+    bufpool_scratch_put(mem, span);
+    return rc;
+}
+
+size_t bufpool_node_slice(size_t count, int p, int r, size_t *first)
+{
+    *first = count * (size_t)r / (size_t)p;
+    return count * (size_t)(r + 1) / (size_t)p - *first;
+}
+
+/* The slices of round q of every rank but this one (and this one's too
+ * when own), once each owner's word ready holds q, into buf (the round's
+ * count elements of dtype, in this rank's layout); a slice whose owner
+ * said it failed is not copied, and the call returns an error. */
+int bufpool_node_copy_slices(const bufpool_node_t *n, const node_slots_t *slot, uint64_t q,
+                             char *buf, size_t count, struct ompi_datatype_t *dtype, int ready,
+                             bool own)
+{
+    const size_t type_size = dtype->super.size;
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    int rc = OMPI_SUCCESS;
+    for (int k = own ? 0 : 1; k < n->p; k++) {
+        const int j = (n->me + k) % n->p;
+        size_t first;
+        const size_t theirs = bufpool_node_slice(count, n->p, j, &first);
+        bufpool_wait_word(slot->word(n, j, q) + ready, q);
+        if (slot->has_error_word &&
+            q == __atomic_load_n(slot->word(n, j, q) + NODE_WORD_FAILED, __ATOMIC_RELAXED)) {
+            rc = OMPI_SUCCESS != rc ? rc : OMPI_ERR_OUT_OF_RESOURCE;
+            continue;
+        }
+        bufpool_view_t v;
+        bufpool_view_init(&v, buf + (ptrdiff_t)first * extent, theirs, dtype);
+        const int rc2 =
+            bufpool_view_unpack(&v, 0, v.bytes, slot->payload(n, j, q) + first * type_size);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    return rc;
+}
+
+/* Whether a rank posted an error with its chunk of round q (slots with
+ * an error word; the word holds q only when that round failed). */
+static bool node_round_failed(const bufpool_node_t *n, const node_slots_t *slot, uint64_t q)
+{
+    for (int j = 0; slot->has_error_word && j < n->p; j++) {
+        if (q == __atomic_load_n(slot->word(n, j, q) + NODE_WORD_FAILED, __ATOMIC_RELAXED)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The second half of node_rsag, once every rank has posted count elements
+ * of dtype in its slot of round q: this rank reduces its slice of every slot
+ * (elements cut alike on every rank: the count and the signature are the
+ * same everywhere) into out (the slice's first element, typed) or, when out
+ * is NULL, into buf (the count elements of the result, in this rank's
+ * layout), writes the result over its own slice of its own slot (no other
+ * rank reads that range of it before the result is posted), posts it in the
+ * slot's second word, and, when copy_out, copies the others' slices out
+ * into buf: each rank reads 2 n bytes of the slots instead of p n.  (Leaving
+ * the rank's own slice of its input out of the slot saves a copy of n / p;
+ * at 2 ranks on the 2-core machine it measured no faster, 2026-11-27: not
+ * done.)  Neither out nor buf (no scratch), or a rank that posted an error
+ * with its chunk: this rank does not reduce; it still posts, and where the
+ * slots have an error word it says so there, so that the ranks that copy
+ * its slice return the error too instead of a wrong result. */
+int bufpool_node_rsag_round(bufpool_node_t *n, const node_slots_t *slot, uint64_t q, char *buf,
+                            size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            char *out, bool copy_out)
+{
+    const size_t type_size = dtype->super.size;
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    size_t first;
+    const size_t mine = bufpool_node_slice(count, n->p, n->me, &first);
+    char *slice = NULL != out ? out : NULL != buf ? buf + (ptrdiff_t)first * extent : NULL;
+    int rc = OMPI_ERR_OUT_OF_RESOURCE, rc2;
+    bufpool_view_t v;
+    if (NULL != slice && node_round_failed(n, slot, q)) {
+        /* A rank could not pack its chunk: no slice of this round is
+         * right, so this rank says so for its own slice too. */
+        slice = NULL;
+    }
+    if (NULL != slice) {
+        rc = bufpool_node_reduce_range(n, slot, q, slice, mine, dtype, op, first * type_size);
+        bufpool_view_init(&v, slice, mine, dtype);
+        rc2 = bufpool_view_pack(&v, 0, v.bytes, slot->payload(n, n->me, q) + first * type_size);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    if (OMPI_SUCCESS != rc && slot->has_error_word) {
+        __atomic_store_n(slot->word(n, n->me, q) + NODE_WORD_FAILED, q, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(slot->word(n, n->me, q) + NODE_WORD_REDUCED, q, __ATOMIC_RELEASE);
+    if (copy_out) {
+        rc2 = bufpool_node_copy_slices(n, slot, q, buf, count, dtype, NODE_WORD_REDUCED, false);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    return rc;
+}
