@@ -24,7 +24,7 @@
  * from --min to --max by a factor --step (4).  --raw prints, for scripts
  * (bench/model_vs_measured.py), one line per algorithm "alg COLL P HOSTS
  * PPN BYTES NAME BUFPOOL SECONDS" and one per call "pick COLL P HOSTS PPN
- * BYTES OMPI DECIDED MODEL|RULE" instead of the table.  --rules FILE
+ * BYTES OMPI DECIDED model|rule" instead of the table.  --rules FILE
  * decides with a rules file's rows before the default rules (as
  * coll_bufpool_rules_file does), --no-default-rules without the default
  * rules (coll_bufpool_rules_default=off).
@@ -364,8 +364,9 @@ static const char *decided(enum bufpool_model_coll c, const struct bufpool_model
     bufpool_plan_t plan;
     bufpool_decide[id[c]](&call, &tuning, BUFPOOL_ALG_AUTO, &plan);
     *why = plan.why;
-    /* The model lists bufpool's algorithms first, in the enums' order. */
-    return plan.alg < 1 ? "previous" : bufpool_model_algs(c)[plan.alg - 1].name;
+    /* The decision's own names: the model lists only the algorithms it
+     * costs (not the node-level ones, which rows name). */
+    return plan.alg < 1 ? "previous" : bufpool_algorithm_names[id[c]][plan.alg];
 }
 
 static void fmt_size(char *out, size_t len, size_t b)

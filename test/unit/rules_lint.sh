@@ -72,4 +72,14 @@ rc=$?
 cat "$dir/moved.txt"
 [ "$rc" = 1 ] && grep -q "^reduce ranks=8 hosts=1 .* bytes=8193..16384:" "$dir/moved.txt" ||
     fail "--compare: a moved bound was not reported (exit status $rc)"
+
+echo "== the decided column names every algorithm a row chooses"
+# The node-level algorithms are not in the cost model's list: their names
+# come from the decision's table (a model index printed "chain" for
+# node_rsag, and read past the list for hier_node).
+"$model" --hosts 1 --p 8 --coll allreduce --min 8 --max 2K --step 256 --raw >"$dir/raw.txt" 2>&1
+cat "$dir/raw.txt" | grep '^pick'
+grep -q '^pick allreduce 8 1 [0-9]* 8 .* node rule$' "$dir/raw.txt" &&
+    grep -q '^pick allreduce 8 1 [0-9]* 2048 .* node_rsag rule$' "$dir/raw.txt" ||
+    fail "coll_model --raw: the rows' node algorithms are not named"
 exit $status
