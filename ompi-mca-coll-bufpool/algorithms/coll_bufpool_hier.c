@@ -367,27 +367,34 @@ static int hier_node_leaders(void *rbuf, size_t count, struct ompi_datatype_t *d
  * other hosts), recursive doubling in member (host) order of a batch of
  * rounds' slices in flight together, one stream per rank, so every rank of
  * a host sends at once and each moves 1 / ppn of the message; every peer
- * gets the same bits. */
+ * gets the same bits.  One batch at a time, run alongside the host's work
+ * on the next (bufpool_rd_t). */
 typedef struct slice_exchange {
     const bufpool_group_t *peers;
     struct ompi_op_t *op;
     bufpool_slots_t tmp; /* a batch of the largest slice; none: out of memory */
     bool have_tmp;
     struct ompi_communicator_t *comm;
+    /* The batch in flight: its nonempty slices, their scratch and counts. */
+    char *bufs[BUFPOOL_MAX_DEPTH], *tmps[BUFPOOL_MAX_DEPTH];
+    size_t counts[BUFPOOL_MAX_DEPTH];
+    bool running;
+    int rc;
+    bufpool_rd_t rd;
 } slice_exchange_t;
 
-static int slice_exchange(int n, char *const *slices, const size_t *counts,
-                          struct ompi_datatype_t *dtype, void *ctx)
+static int slice_exchange_start(int n, char *const *slices, const size_t *counts,
+                                struct ompi_datatype_t *dtype, bool alone, void *ctx)
 {
     slice_exchange_t *x = ctx;
-    char *bufs[BUFPOOL_MAX_DEPTH], *tmps[BUFPOOL_MAX_DEPTH];
-    size_t nonzero[BUFPOOL_MAX_DEPTH];
     int parts = 0;
+    x->running = false;
+    x->rc = OMPI_SUCCESS;
     /* Empty slices move nothing (the same on every peer: the counts are). */
     for (int i = 0; i < n; i++) {
         if (counts[i] > 0) {
-            bufs[parts] = slices[i];
-            nonzero[parts] = counts[i];
+            x->bufs[parts] = slices[i];
+            x->counts[parts] = counts[i];
             parts++;
         }
     }
@@ -396,14 +403,48 @@ static int slice_exchange(int n, char *const *slices, const size_t *counts,
     }
     if (!x->have_tmp) {
         /* (As hier's leader without scratch: the error, no exchange.) */
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        x->rc = OMPI_ERR_OUT_OF_RESOURCE;
+        return x->rc;
     }
     for (int i = 0; i < parts; i++) {
-        tmps[i] = bufpool_slot(&x->tmp, i);
+        x->tmps[i] = bufpool_slot(&x->tmp, i);
     }
-    const bufpool_rd_parts_t rd = {.n = parts, .buf = bufs, .tmp = tmps, .count = nonzero};
-    return bufpool_allreduce_rd_group(&rd, dtype, x->op, x->peers, MCA_COLL_BASE_TAG_ALLREDUCE,
-                                      x->comm);
+    const bufpool_rd_parts_t rd = {.n = parts, .buf = x->bufs, .tmp = x->tmps, .count = x->counts};
+    if (alone) {
+        /* Blocking, as recursive doubling runs by itself: a single slice
+         * may go out inline. */
+        x->rc = bufpool_allreduce_rd_group(&rd, dtype, x->op, x->peers, MCA_COLL_BASE_TAG_ALLREDUCE,
+                                           x->comm);
+        return x->rc;
+    }
+    x->running = true;
+    return bufpool_rd_start(&x->rd, &rd, dtype, x->op, x->peers, MCA_COLL_BASE_TAG_ALLREDUCE,
+                            x->comm);
+}
+
+static bool slice_exchange_test(void *ctx)
+{
+    slice_exchange_t *x = ctx;
+    return !x->running || bufpool_rd_test(&x->rd);
+}
+
+static int slice_exchange_wait(void *ctx)
+{
+    slice_exchange_t *x = ctx;
+    if (x->running) {
+        x->running = false;
+        x->rc = bufpool_rd_wait(&x->rd);
+    }
+    return x->rc;
+}
+
+/* The whole exchange of a batch at once (a host without its segments). */
+static int slice_exchange(const bufpool_node_exchange_t *x, int n, char *const *slices,
+                          const size_t *counts, struct ompi_datatype_t *dtype)
+{
+    const int rc = x->start(n, slices, counts, dtype, true, x->ctx);
+    const int rc2 = x->wait(x->ctx);
+    return OMPI_SUCCESS != rc ? rc : rc2;
 }
 
 /* A host without its segments, on hosts of one size: the same rounds,
@@ -449,7 +490,7 @@ static int sliced_p2p(const bufpool_args_t *a, const bufpool_plan_t *plan,
                                              comm);
         }
         rc = OMPI_SUCCESS != rc ? rc : rc2;
-        rc2 = x->exchange(nb, slice, mine, dtype, x->ctx);
+        rc2 = slice_exchange(x, nb, slice, mine, dtype);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
         /* Sent whatever failed before: the host's ranks never wait for them
          * (this rank returns the error). */
@@ -498,7 +539,10 @@ static int hier_node_sliced(const bufpool_args_t *a, const bufpool_plan_t *plan,
     slice_exchange_t ctx = {.peers = &topo->peers, .op = a->op, .comm = comm};
     ctx.have_tmp =
         OMPI_SUCCESS == bufpool_slots_get(&ctx.tmp, bufpool_node_exchange_batch(plan), span, gap);
-    const bufpool_node_exchange_t x = {.exchange = slice_exchange, .ctx = &ctx};
+    const bufpool_node_exchange_t x = {.start = slice_exchange_start,
+                                       .test = slice_exchange_test,
+                                       .wait = slice_exchange_wait,
+                                       .ctx = &ctx};
     const uint64_t s = bufpool_node_host_reserve(state);
     int rc = bufpool_node_host_allreduce(a, plan, host, s, &x, comm, state);
     if (BUFPOOL_NODE_UNAVAILABLE == rc) {

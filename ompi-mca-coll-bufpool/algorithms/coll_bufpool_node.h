@@ -78,15 +78,22 @@ int bufpool_node_host_bcast(void *buf, size_t elems, struct ompi_datatype_t *dty
  * elements, each rank of the host reducing its slice of a round
  * (bufpool_node_slice of the round's elements among host->n), then
  * exchanging the slices of a batch of bufpool_node_exchange_batch rounds
- * at once with x->exchange (in the shared segment where the packed bytes
- * are the layout, else in its rbuf), then copying every rank's exchanged
- * slices out into its rbuf.  x->exchange is called once per batch on every
- * rank whatever failed, with n slices of typed elements (a count may be
- * 0).  OMPI_SUCCESS, an error, or BUFPOOL_NODE_UNAVAILABLE (nothing done,
+ * at once through x (in the shared segment where the packed bytes are the
+ * layout, else in its rbuf) while it reduces the next batch, then copying
+ * every rank's exchanged slices out into its rbuf.  x->start is called
+ * once per batch on every rank whatever failed, with n slices of typed
+ * elements (a count may be 0; the arrays stay valid until x->wait
+ * returns; alone: nothing runs beside it, so it may run to the end at
+ * once), then x->test any number of times (whether the exchange is over,
+ * without blocking; it moves the exchange along), then x->wait (until it
+ * is over: the first error); one exchange at a time.
+ * OMPI_SUCCESS, an error, or BUFPOOL_NODE_UNAVAILABLE (nothing done,
  * before the first exchange, on every member alike). */
 typedef struct bufpool_node_exchange {
-    int (*exchange)(int n, char *const *slices, const size_t *counts, struct ompi_datatype_t *dtype,
-                    void *ctx);
+    int (*start)(int n, char *const *slices, const size_t *counts, struct ompi_datatype_t *dtype,
+                 bool alone, void *ctx);
+    bool (*test)(void *ctx);
+    int (*wait)(void *ctx);
     void *ctx;
 } bufpool_node_exchange_t;
 int bufpool_node_host_allreduce(const bufpool_args_t *a, const bufpool_plan_t *plan,

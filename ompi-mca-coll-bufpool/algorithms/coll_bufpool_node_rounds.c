@@ -331,106 +331,169 @@ int bufpool_node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
     return rc;
 }
 
+/* The ring of hier_node's sliced rounds holds two batches and a slot
+ * (node_exchanged_rounds says why). */
+#define NODE_MAX_EXCHANGE_BATCH ((NODE_BIG_WORDS - 1) / 2)
+
 int bufpool_node_exchange_batch(const bufpool_plan_t *plan)
 {
-    /* The ring less one slot (node_exchanged_rounds says why). */
+    /* The plan's ring less one slot, as many as its other chunk rounds
+     * have ahead of their posts. */
     const int batch = node_ring_depth(plan) - 1;
-    return batch < BUFPOOL_MAX_DEPTH ? batch : BUFPOOL_MAX_DEPTH;
+    return batch < NODE_MAX_EXCHANGE_BATCH ? batch : NODE_MAX_EXCHANGE_BATCH;
+}
+
+/* A batch of hier_node's rounds (node_exchanged_rounds): its first round's
+ * number, each round's elements and place in rbuf, this rank's slice of
+ * each (first element, count, where it is exchanged) and whether that is
+ * in the slot. */
+typedef struct node_batch {
+    uint64_t q0;
+    int nb;
+    char *round[NODE_MAX_EXCHANGE_BATCH], *slice[NODE_MAX_EXCHANGE_BATCH];
+    size_t count[NODE_MAX_EXCHANGE_BATCH], first[NODE_MAX_EXCHANGE_BATCH];
+    size_t mine[NODE_MAX_EXCHANGE_BATCH];
+    bool in_slot[NODE_MAX_EXCHANGE_BATCH];
+} node_batch_t;
+
+/* The next batch of at most `batch` rounds from element *done: this rank
+ * packs its chunk of each and says so in its chunk word, then reduces its
+ * slice of each (bufpool_node_rsag_round: into rbuf and over the same range
+ * of its own slot), giving the exchange in flight (x, when `busy`) a turn
+ * after each round. */
+static int node_batch_reduce(bufpool_node_t *n, const bufpool_args_t *a,
+                             const node_reduce_rounds_t *r, int batch, size_t *done,
+                             const bufpool_node_exchange_t *x, bool busy, node_batch_t *b)
+{
+    int rc = OMPI_SUCCESS, rc2;
+    b->q0 = n->big_seq + 1;
+    for (b->nb = 0; b->nb < batch && *done < a->count; b->nb++, *done += r->per) {
+        const uint64_t q = ++n->big_seq;
+        b->count[b->nb] = a->count - *done < r->per ? a->count - *done : r->per;
+        b->round[b->nb] = (char *)a->rbuf + (ptrdiff_t)*done * r->extent;
+        node_big_claim(n, q);
+        rc2 = bufpool_view_pack(&r->src, *done * r->type_size, b->count[b->nb] * r->type_size,
+                                node_big_payload(n, n->me, q));
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+        if (OMPI_SUCCESS != rc2) {
+            __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_FAILED, q, __ATOMIC_RELAXED);
+        }
+        __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_CHUNK, q, __ATOMIC_RELEASE);
+        busy = busy && !x->test(x->ctx);
+    }
+    for (int i = 0; i < b->nb; i++) {
+        const uint64_t q = b->q0 + (uint64_t)i;
+        for (int j = 0; j < n->p; j++) {
+            bufpool_wait_word(node_big_word(n, j, q) + NODE_WORD_CHUNK, q);
+        }
+        rc2 = bufpool_node_rsag_round(n, &node_big_slots, q, b->round[i], b->count[i], a->dtype,
+                                      a->op, NULL, false);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+        b->mine[i] = bufpool_node_slice(b->count[i], n->p, n->me, &b->first[i]);
+        b->slice[i] = b->round[i] + (ptrdiff_t)b->first[i] * r->extent;
+        bufpool_view_t v;
+        bufpool_view_init(&v, b->slice[i], b->mine[i], a->dtype);
+        b->in_slot[i] = NULL != v.contig;
+        if (b->in_slot[i]) {
+            b->slice[i] = node_big_payload(n, n->me, q) + b->first[i] * r->type_size -
+                          (v.contig - b->slice[i]);
+        }
+        busy = busy && !x->test(x->ctx);
+    }
+    return rc;
+}
+
+/* Once a batch's exchange is over (rc: whether anything failed here): its
+ * slices exchanged in rbuf go to the slot, each is said exchanged, every
+ * rank's is copied out of its owner's slot into rbuf (this rank's own too
+ * where it was exchanged in the slot), and only then are the rounds
+ * posted. */
+static int node_batch_finish(bufpool_node_t *n, const bufpool_args_t *a,
+                             const node_reduce_rounds_t *r, const node_batch_t *b, int rc)
+{
+    for (int i = 0; i < b->nb; i++) {
+        const uint64_t q = b->q0 + (uint64_t)i;
+        if (!b->in_slot[i] && OMPI_SUCCESS == rc) {
+            bufpool_view_t v;
+            bufpool_view_init(&v, b->slice[i], b->mine[i], a->dtype);
+            rc = bufpool_view_pack(&v, 0, v.bytes,
+                                   node_big_payload(n, n->me, q) + b->first[i] * r->type_size);
+        }
+        if (OMPI_SUCCESS != rc) {
+            __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_FAILED, q, __ATOMIC_RELAXED);
+        }
+        __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_EXCHANGED, q, __ATOMIC_RELEASE);
+    }
+    for (int i = 0; i < b->nb; i++) {
+        const int rc2 =
+            bufpool_node_copy_slices(n, &node_big_slots, b->q0 + (uint64_t)i, b->round[i],
+                                     b->count[i], a->dtype, NODE_WORD_EXCHANGED, b->in_slot[i]);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    for (int i = 0; i < b->nb; i++) {
+        const uint64_t q = b->q0 + (uint64_t)i;
+        __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_POSTED, q, __ATOMIC_RELEASE);
+    }
+    return rc;
 }
 
 /* allreduce hier_node on hosts of one size (x: the exchange of slices with
- * the ranks of this rank's index on the other hosts): bufpool_node_rounds' rounds
- * in batches of bufpool_node_exchange_batch, so that the exchange has a
- * batch of slices in flight at once.  For each round of a batch this rank
- * packs its chunk and says so in its chunk word; then reduces its slice of
- * each (bufpool_node_rsag_round, which leaves it in rbuf and over the same range of
- * its own slot); exchanges the batch's slices, straight in its slot where
- * the packed bytes are the layout itself (the transport sends from and
- * receives into the shared segment, which stays mapped from call to call:
- * registered once where the transport caches registrations) and else in
- * rbuf; says each exchanged; copies every exchanged slice out of its
- * owner's slot into rbuf (its own too where it was exchanged in the slot);
- * and only then posts the batch's rounds: posted keeps its meaning (done
- * reading every round before), so node_big_claim serves as it is, and a
- * batch of at most depth - 1 rounds never waits for its own posts.  The
- * exchange runs whatever failed here, so that the peers on the other hosts
- * never wait for it; a failure is said in the failed word, and every rank
- * of the host that copies the slice returns the error. */
+ * the ranks of this rank's index on the other hosts): bufpool_node_rounds'
+ * rounds in batches of bufpool_node_exchange_batch, so that the exchange
+ * has a batch of slices in flight at once, and while one batch's exchange
+ * runs this rank packs and reduces the next (node_batch_reduce, giving
+ * the exchange a turn after each round, so that its transfers move and
+ * its later steps start): the network and the host's shared memory work
+ * at once, as HAN pipelines its phases.  A batch is exchanged straight in
+ * this rank's slot where the packed bytes are the layout itself (the
+ * transport sends from and receives into the shared segment, which stays
+ * mapped from call to call: registered once where the transport caches
+ * registrations), else in rbuf; then node_batch_finish copies every slice
+ * out and only then posts the batch's rounds: posted keeps its meaning
+ * (done reading every round before), so node_big_claim serves as it is.
+ * Batches of depth - 1 rounds (bufpool_node_exchange_batch), in a ring of
+ * two batches and a slot (2 x batch + 1 chunks per rank, where the other
+ * chunk rounds have depth): a rank writes a slot again once every rank has
+ * posted the round ring - 1 before it, so packing the next batch waits
+ * only for the posts of the batch before the one in flight (which every
+ * rank made before starting that exchange: no cycle), never for the batch
+ * in flight.  The exchange runs whatever failed
+ * here, so that the peers on the other hosts never wait for it; a failure
+ * is said in the failed word, and every rank of the host that copies the
+ * slice returns the error. */
 static int node_exchanged_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
                                  const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                                  const bufpool_node_exchange_t *x)
 {
+    const int batch = bufpool_node_exchange_batch(plan);
+    bufpool_plan_t ringed = *plan;
+    ringed.depth = 2 * batch + 1;
     node_reduce_rounds_t r;
-    int rc = node_reduce_rounds_begin(n, s, a, plan, comm, true, &r);
+    int rc = node_reduce_rounds_begin(n, s, a, &ringed, comm, true, &r);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    const int batch = bufpool_node_exchange_batch(plan);
-    const size_t type_size = r.type_size, per = r.per;
-    const ptrdiff_t extent = r.extent;
-    for (size_t done = 0; done < a->count;) {
-        const uint64_t q0 = n->big_seq + 1;
-        char *round[BUFPOOL_MAX_DEPTH], *slice[BUFPOOL_MAX_DEPTH];
-        size_t count[BUFPOOL_MAX_DEPTH], first[BUFPOOL_MAX_DEPTH], mine[BUFPOOL_MAX_DEPTH];
-        bool in_slot[BUFPOOL_MAX_DEPTH];
-        int nb = 0, rc2;
-        for (; nb < batch && done < a->count; nb++, done += per) {
-            const uint64_t q = ++n->big_seq;
-            count[nb] = a->count - done < per ? a->count - done : per;
-            round[nb] = (char *)a->rbuf + (ptrdiff_t)done * extent;
-            node_big_claim(n, q);
-            rc2 = bufpool_view_pack(&r.src, done * type_size, count[nb] * type_size,
-                                    node_big_payload(n, n->me, q));
-            rc = OMPI_SUCCESS != rc ? rc : rc2;
-            if (OMPI_SUCCESS != rc2) {
-                __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_FAILED, q,
-                                 __ATOMIC_RELAXED);
-            }
-            __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_CHUNK, q, __ATOMIC_RELEASE);
-        }
-        for (int b = 0; b < nb; b++) {
-            const uint64_t q = q0 + (uint64_t)b;
-            for (int j = 0; j < n->p; j++) {
-                bufpool_wait_word(node_big_word(n, j, q) + NODE_WORD_CHUNK, q);
-            }
-            rc2 = bufpool_node_rsag_round(n, &node_big_slots, q, round[b], count[b], a->dtype,
-                                          a->op, NULL, false);
-            rc = OMPI_SUCCESS != rc ? rc : rc2;
-            mine[b] = bufpool_node_slice(count[b], n->p, n->me, &first[b]);
-            slice[b] = round[b] + (ptrdiff_t)first[b] * extent;
-            bufpool_view_t v;
-            bufpool_view_init(&v, slice[b], mine[b], a->dtype);
-            in_slot[b] = NULL != v.contig;
-            if (in_slot[b]) {
-                slice[b] =
-                    node_big_payload(n, n->me, q) + first[b] * type_size - (v.contig - slice[b]);
-            }
-        }
-        rc2 = x->exchange(nb, slice, mine, a->dtype, x->ctx);
+    node_batch_t b[2];
+    size_t done = 0;
+    int cur = 0, rc2;
+    rc = node_batch_reduce(n, a, &r, batch, &done, x, false, &b[cur]);
+    if (b[cur].nb > 0) {
+        /* A call of one batch has nothing to overlap its exchange with. */
+        rc2 = x->start(b[cur].nb, b[cur].slice, b[cur].mine, a->dtype, done >= a->count, x->ctx);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
-        for (int b = 0; b < nb; b++) {
-            const uint64_t q = q0 + (uint64_t)b;
-            if (!in_slot[b] && OMPI_SUCCESS == rc) {
-                bufpool_view_t v;
-                bufpool_view_init(&v, slice[b], mine[b], a->dtype);
-                rc = bufpool_view_pack(&v, 0, v.bytes,
-                                       node_big_payload(n, n->me, q) + first[b] * type_size);
-            }
-            if (OMPI_SUCCESS != rc) {
-                __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_FAILED, q,
-                                 __ATOMIC_RELAXED);
-            }
-            __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_EXCHANGED, q, __ATOMIC_RELEASE);
-        }
-        for (int b = 0; b < nb; b++) {
-            rc2 = bufpool_node_copy_slices(n, &node_big_slots, q0 + (uint64_t)b, round[b], count[b],
-                                           a->dtype, NODE_WORD_EXCHANGED, in_slot[b]);
+    }
+    while (b[cur].nb > 0) {
+        node_batch_t *next = &b[cur ^ 1];
+        rc2 = node_batch_reduce(n, a, &r, batch, &done, x, true, next);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+        rc2 = x->wait(x->ctx);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+        rc = node_batch_finish(n, a, &r, &b[cur], rc);
+        if (next->nb > 0) {
+            rc2 = x->start(next->nb, next->slice, next->mine, a->dtype, false, x->ctx);
             rc = OMPI_SUCCESS != rc ? rc : rc2;
         }
-        for (int b = 0; b < nb; b++) {
-            const uint64_t q = q0 + (uint64_t)b;
-            __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_POSTED, q, __ATOMIC_RELEASE);
-        }
+        cur ^= 1;
     }
     node_end(n, s);
     return rc;

@@ -83,6 +83,26 @@ int bufpool_wait_all(size_t n, ompi_request_t **reqs)
     return ompi_request_wait_all(n, reqs, MPI_STATUSES_IGNORE);
 }
 
+int bufpool_test_all(size_t n, ompi_request_t **reqs, bool *done)
+{
+    if (NULL != bufpool_task_current()) {
+        /* Inside a task the flags only: this task may be what Open MPI's
+         * progress is running (as task_ready reads them). */
+        for (size_t i = 0; i < n; i++) {
+            if (OMPI_REQUEST_INACTIVE != reqs[i]->req_state && !REQUEST_COMPLETE(reqs[i])) {
+                *done = false;
+                return OMPI_SUCCESS;
+            }
+        }
+        *done = true;
+        return ompi_request_wait_all(n, reqs, MPI_STATUSES_IGNORE);
+    }
+    int completed = 0;
+    const int rc = ompi_request_test_all(n, reqs, &completed, MPI_STATUSES_IGNORE);
+    *done = 0 != completed;
+    return rc;
+}
+
 void bufpool_cancel_wait(ompi_request_t **req)
 {
     if (MPI_REQUEST_NULL != *req) {

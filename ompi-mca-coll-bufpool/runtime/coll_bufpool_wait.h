@@ -27,6 +27,7 @@
 
 #include "ompi_config.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,11 @@ int bufpool_recv(void *buf, size_t count, struct ompi_datatype_t *dtype, int pee
 int bufpool_wait(ompi_request_t **req);
 /* Complete and release n requests; the first error. */
 int bufpool_wait_all(size_t n, ompi_request_t **reqs);
+/* Whether n requests are complete (*done), without blocking or yielding:
+ * where they are, released as bufpool_wait_all does (the first error);
+ * where not, outside a task, after one turn of Open MPI's progress, so
+ * that an algorithm doing other work between tests moves them along. */
+int bufpool_test_all(size_t n, ompi_request_t **reqs, bool *done);
 /* Cancel a posted receive (error paths) and complete it. */
 void bufpool_cancel_wait(ompi_request_t **req);
 

@@ -209,6 +209,18 @@ $map --mca coll_bufpool_segment_size 4K"
             --form=nonblocking --expect-bufpool --smoke --comms=world,dup,reversed
     done
 done
+# The sliced shape's pipeline (one batch exchanged while the host reduces
+# the next) at every batch size, the whole 3 MiB (48 rounds): depth 2
+# exchanges a round at a time without overlap, 4 (the default) a round
+# while the next is reduced, 7 three rounds while the next three are.
+for depth in 2 7; do
+    for form in blocking nonblocking; do
+        run 6 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm hier_node \
+--mca coll_bufpool_test_host_map 0,0,1,1,2,2 --mca coll_bufpool_segment_size 4K \
+--mca coll_bufpool_pipeline_depth $depth" --colls=allreduce --form=$form --expect-bufpool \
+            --expect-node --comms=world,dup,reversed
+    done
+done
 for map in 0,1 0,0,1; do
     run 4 ../fuzz/coll_fuzz "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
 --mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map $map" \
