@@ -7,20 +7,26 @@
 # MPI 4.1.4: coll_latency -C default,bufpool with each algorithm forced in
 # its own job, the jobs alternating ROUNDS times, 16 KiB to 4 MiB by 4,
 # every result checked.  With OLD_BUILD (a build directory of an earlier
-# commit) a third job runs that build's hier_node (tag hier_node_old).
+# commit) a third job runs that build's hier_node (tag hier_node_old); with
+# RATE (e.g. 4gbit) every host's link is shaped (tc tbf, cluster.sh shape).
 # As root, from a build directory:
-#   sh ../../docs/results/2026-11-29-hier-node-sliced/run.sh OUT [ROUNDS [OLD_BUILD]]
+#   sh ../../docs/results/2026-11-29-hier-node-sliced/run.sh OUT [ROUNDS [OLD_BUILD [RATE]]]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../.." && pwd)
 out=$1
 rounds=${2:-3}
 old=${3:-}
+rate=${4:-}
 mkdir -p "$out"
 BUFPOOL_CLUSTER_PREFIX=bphs$$
 export BUFPOOL_CLUSTER_PREFIX
 trap 'sh "$src/test/multihost/cluster.sh" down >/dev/null 2>&1' EXIT
-sh "$src/test/multihost/cluster.sh" up 2
+if [ -n "$rate" ]; then
+    sh "$src/test/multihost/cluster.sh" up 2 --rate "$rate"
+else
+    sh "$src/test/multihost/cluster.sh" up 2
+fi
 export BUFPOOL_MH_PLACEMENT=2,2
 system=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 jobs="hier:$PWD hier_node:$PWD"
