@@ -150,9 +150,11 @@ if "$top_builddir/test/mpi/cma_probe" 2>/dev/null; then
     run node_cma_nonblocking "$san" "$san/test/mpi/test_coll_move_family" --smoke \
         --form=nonblocking --colls=bcast,allgather --expect-node --expect-single-copy
 fi
-# allreduce hier_node: two pretended hosts, each through its own segment.
+# allreduce hier_node: two pretended hosts, each through its own segment;
+# depth 2, batches of a round, so that the smoke sizes' 2 and 3 rounds run
+# the pipeline (a batch's exchange beside the next batch's host work).
 run_mca="--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map 0,0,1,1 \
---mca coll_bufpool_segment_size 4K"
+--mca coll_bufpool_segment_size 4K --mca coll_bufpool_pipeline_depth 2"
 run hier_node_nonblocking "$san" "$san/test/mpi/test_coll_reduce_family" --smoke \
     --form=nonblocking --colls=allreduce --expect-node
 run_mca=
