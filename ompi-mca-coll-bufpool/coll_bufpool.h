@@ -261,10 +261,15 @@ static inline void bufpool_module_count(uint64_t *counter)
  * destroyed ones. */
 uint64_t mca_coll_bufpool_count_total(bool fallbacks, int form, bufpool_coll_id_t id);
 
+/* Whether a collective's hand-back may mend a rank's own block (the entry
+ * table's own column: gather, scatter, allgather, alltoall;
+ * coll_bufpool_entry.c). */
+extern const bool bufpool_hand_back_mends[BUFPOOL_NCOLLS];
+
 /* Whether every blocking call of collective id on the module's
  * communicator goes to the previous module by its rules (one range,
- * "previous", in every class; never gather, scatter, allgather or
- * alltoall, whose hand-back may mend a rank's own block, never a forced
+ * "previous", in every class; never a collective whose hand-back may mend
+ * a rank's own block, bufpool_hand_back_mends, never a forced
  * "previous"):
  * unless calls are explained, the module then does not install that
  * function, so those calls cost nothing and are not counted, like a

@@ -222,3 +222,14 @@ int bufpool_own_block_hand_back(const bufpool_own_block_t *own)
     }
 BUFPOOL_ENTRY_TABLE(BUFPOOL_BLOCKING_ENTRY)
 #undef BUFPOOL_BLOCKING_ENTRY
+
+/* The table's own column, read as a flag: its first token pasted after
+ * BUFPOOL_MENDS_ names one of these two (the column is an initializer of
+ * the call's arguments, so only its first token is known here); a column
+ * of another form does not compile. */
+#define BUFPOOL_MENDS_BUFPOOL_NO_OWN_BLOCK             false
+#define BUFPOOL_MENDS_BUFPOOL_OWN_BLOCK_OF(kind, root) true
+#define BUFPOOL_MENDS_COLUMN(name, params, args, prep, cls, bytes, fits, empty, init, own, mended) \
+    [BUFPOOL_COLL_##name] = BUFPOOL_MENDS_##own,
+const bool bufpool_hand_back_mends[BUFPOOL_NCOLLS] = {BUFPOOL_ENTRY_TABLE(BUFPOOL_MENDS_COLUMN)};
+#undef BUFPOOL_MENDS_COLUMN

@@ -263,12 +263,10 @@ static bool same_map(const bufpool_range_t *a, const bufpool_range_t *b)
 bool bufpool_module_hands_back_all(const mca_coll_bufpool_module_t *module, int form,
                                    bufpool_coll_id_t id)
 {
-    /* Gather, scatter, allgather and alltoall stay: their hand-back may have
-     * to mend a rank's own block (bufpool_own_block_at_risk,
-     * algorithms/coll_bufpool_own_block.h), which costs a compare in the
-     * common case. */
-    if (BUFPOOL_COLL_gather == id || BUFPOOL_COLL_scatter == id || BUFPOOL_COLL_allgather == id ||
-        BUFPOOL_COLL_alltoall == id) {
+    /* A collective whose hand-back may have to mend a rank's own block
+     * stays (bufpool_own_block_at_risk, algorithms/coll_bufpool_own_block.h:
+     * a compare in the common case). */
+    if (bufpool_hand_back_mends[id]) {
         return false;
     }
     /* A forced "previous" (the info key) keeps the entry, whose hand-back
