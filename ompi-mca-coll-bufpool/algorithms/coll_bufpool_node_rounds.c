@@ -457,10 +457,9 @@ static int node_batch_finish(bufpool_node_t *n, const bufpool_args_t *a,
  * posted the round ring - 1 before it, so packing the next batch waits
  * only for the posts of the batch before the one in flight (which every
  * rank made before starting that exchange: no cycle), never for the batch
- * in flight.  The exchange runs whatever failed
- * here, so that the peers on the other hosts never wait for it; a failure
- * is said in the failed word, and every rank of the host that copies the
- * slice returns the error. */
+ * in flight.  The exchange runs whatever failed here, so that the peers on
+ * the other hosts never wait for it; a failure is said in the failed word,
+ * and every rank of the host that copies the slice returns the error. */
 static int node_exchanged_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
                                  const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                                  const bufpool_node_exchange_t *x)
