@@ -141,8 +141,7 @@ static bool task_ready(bufpool_task_t *t)
         t->await_word = NULL;
     }
     while (t->await_next < t->await_n) {
-        ompi_request_t *req = t->await[t->await_next];
-        if (OMPI_REQUEST_INACTIVE != req->req_state && !REQUEST_COMPLETE(req)) {
+        if (!bufpool_request_done(t->await[t->await_next])) {
             return false;
         }
         t->await_next++;

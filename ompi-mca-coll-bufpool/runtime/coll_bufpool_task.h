@@ -140,6 +140,13 @@ bufpool_task_t *bufpool_task_current(void);
  * collects them with ompi_request_wait(_all). */
 void bufpool_task_await(bufpool_task_t *task, ompi_request_t **reqs, size_t n);
 
+/* Whether req is complete (or inactive), from its flags alone: no
+ * progress, which may be what is running the caller's task. */
+static inline bool bufpool_request_done(const ompi_request_t *req)
+{
+    return OMPI_REQUEST_INACTIVE == req->req_state || REQUEST_COMPLETE(req);
+}
+
 /* Suspend the task until *word >= value (a sequence number that another
  * process sharing the memory, or another task, advances). */
 void bufpool_task_await_word(bufpool_task_t *task, const uint64_t *word, uint64_t value);

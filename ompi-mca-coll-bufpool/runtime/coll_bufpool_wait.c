@@ -87,9 +87,9 @@ int bufpool_test_all(size_t n, ompi_request_t **reqs, bool *done)
 {
     if (NULL != bufpool_task_current()) {
         /* Inside a task the flags only: this task may be what Open MPI's
-         * progress is running (as task_ready reads them). */
+         * progress is running. */
         for (size_t i = 0; i < n; i++) {
-            if (OMPI_REQUEST_INACTIVE != reqs[i]->req_state && !REQUEST_COMPLETE(reqs[i])) {
+            if (!bufpool_request_done(reqs[i])) {
                 *done = false;
                 return OMPI_SUCCESS;
             }
