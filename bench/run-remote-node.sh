@@ -14,8 +14,9 @@
 # ONLY=defaults: the package's defaults against tuned and libnbc, allreduce
 # 4 B to 16 MiB, reduce, bcast and allgather 4 B to 64 KiB.  ONLY=more: the
 # node algorithms built after the first runs (reduce_scatter(_block),
-# gather, scatter, barrier), correctness then against tuned and libnbc at
-# NP, NP/2 and NP/4 ranks, 4 B to 4 KiB (barrier: one point), three forms.
+# gather, scatter, scan, exscan, barrier), correctness then against tuned
+# (4.1's scan and exscan: basic's linear chain) and libnbc at NP, NP/2 and
+# NP/4 ranks, 4 B to 4 KiB (barrier: one point), three forms.
 # ONLY=ring: allreduce node_rsag's chunk geometry (rounds x ring slots per
 # rank: 64K x 2 as the rows of 3-16 ranks, 64K x 16, 256K x 4 as the row of
 # 2 ranks) against tuned and the copy floor, 8 KiB to 16 MiB, blocking and
@@ -72,11 +73,12 @@ if [ "$only" = more ]; then
     more="--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_scatter_algorithm node \
 --mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node \
 --mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_barrier_algorithm node \
+--mca coll_bufpool_scan_algorithm node --mca coll_bufpool_exscan_algorithm node \
 --mca coll_bufpool_allreduce_algorithm node --mca coll_bufpool_bcast_algorithm node"
     for form in blocking nonblocking persistent; do
         $mpirun -np "$np" $more /tmp/b/test_coll_reduce_family \
-            --colls=reduce_scatter,reduce_scatter_block --form=$form --smoke --expect-bufpool \
-            --expect-node
+            --colls=reduce_scatter,reduce_scatter_block,scan,exscan --form=$form --smoke \
+            --expect-bufpool --expect-node
         $mpirun -np "$np" $more /tmp/b/test_coll_move_family --colls=gather,scatter \
             --form=$form --smoke --expect-bufpool --expect-node
     done
@@ -84,7 +86,8 @@ if [ "$only" = more ]; then
     for n in "$np" $((np / 2)) $((np / 4)); do
         for form in blocking nonblocking persistent; do
             $mpirun -np "$n" $more /tmp/b/coll_latency -C default,bufpool -m 4:4K -r 5 \
-                -c reduce_scatter,reduce_scatter_block,gather,scatter --size-factor 4 -F $form \
+                -c reduce_scatter,reduce_scatter_block,gather,scatter,scan,exscan --size-factor 4 \
+                -F $form \
                 -o "$out/more.csv" -t "more np=$n $form"
             $mpirun -np "$n" $more /tmp/b/coll_latency -C default,bufpool -m 8:8 -r 7 \
                 -c barrier -F $form -o "$out/more.csv" -t "more np=$n $form"

@@ -79,6 +79,10 @@ int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
             return BUFPOOL_GATHER_LINEAR;
         case BUFPOOL_COLL_scatter:
             return BUFPOOL_SCATTER_LINEAR;
+        case BUFPOOL_COLL_scan:
+            return BUFPOOL_SCAN_CHAIN;
+        case BUFPOOL_COLL_exscan:
+            return BUFPOOL_EXSCAN_CHAIN;
         case BUFPOOL_COLL_barrier:
             /* Not an algorithm of its own: bufpool_run runs barrier's
              * point-to-point form (coll_bufpool_barrier.c) for any. */
@@ -118,8 +122,8 @@ static int node_allreduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a
     const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     int rc = node_post(n, s, src, a->count, a->dtype);
     node_wait_all_posts(n, s);
-    int rc2 =
-        bufpool_node_reduce_range(n, &node_call_slots, s, a->rbuf, a->count, a->dtype, a->op, 0);
+    int rc2 = bufpool_node_reduce_range(n, &node_call_slots, s, a->rbuf, a->count, a->dtype, a->op,
+                                        0, n->p);
     node_end(n, s);
     return OMPI_SUCCESS != rc ? rc : rc2;
 }
@@ -150,7 +154,7 @@ static int node_reduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
     if (root) {
         node_wait_all_posts(n, s);
         int rc2 = bufpool_node_reduce_range(n, &node_call_slots, s, a->rbuf, a->count, a->dtype,
-                                            a->op, 0);
+                                            a->op, 0, n->p);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     node_end(n, s);
@@ -220,7 +224,7 @@ static int node_reduce_scatter(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t 
     int rc = node_post(n, s, src, total, a->dtype);
     node_wait_all_posts(n, s);
     int rc2 = bufpool_node_reduce_range(n, &node_call_slots, s, a->rbuf, mine, a->dtype, a->op,
-                                        first * a->dtype->super.size);
+                                        first * a->dtype->super.size, n->p);
     node_end(n, s);
     return OMPI_SUCCESS != rc ? rc : rc2;
 }
@@ -274,6 +278,29 @@ static int node_scatter(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
     return rc;
 }
 
+/* scan and exscan: every rank posts its input and reduces the slots of the
+ * ranks before it (scan: and its own) in the one order of every reduction
+ * here, so any operation; nobody waits for a rank after it, so rank 0
+ * returns as soon as it posted (exscan's rank 0 has no result: MPI leaves
+ * its rbuf alone), and the last rank reads every slot.  In place the input
+ * is rbuf: the reduction reads the slots only. */
+static int node_scan(bufpool_node_t *n, uint64_t s, bool exclusive, const bufpool_args_t *a)
+{
+    const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
+    int rc = node_post(n, s, src, a->count, a->dtype);
+    const int ranks = exclusive ? n->me : n->me + 1;
+    if (ranks > 0) {
+        for (int j = 0; j < ranks; j++) {
+            node_wait_post(n, j, s);
+        }
+        int rc2 = bufpool_node_reduce_range(n, &node_call_slots, s, a->rbuf, a->count, a->dtype,
+                                            a->op, 0, ranks);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    node_end(n, s);
+    return rc;
+}
+
 /* barrier: every rank posts (no payload) and waits for every post; the
  * posts of call s also tell every rank that all have ended s - 1, so back-
  * to-back barriers read nothing but the slot words. */
@@ -321,6 +348,9 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
             return node_gather(n, s, a);
         case BUFPOOL_COLL_scatter:
             return node_scatter(n, s, a);
+        case BUFPOOL_COLL_scan:
+        case BUFPOOL_COLL_exscan:
+            return node_scan(n, s, BUFPOOL_COLL_exscan == id, a);
         case BUFPOOL_COLL_barrier:
             return node_barrier(n, s);
         default:

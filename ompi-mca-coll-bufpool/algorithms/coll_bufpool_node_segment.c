@@ -326,29 +326,30 @@ int bufpool_node_begin_at(bufpool_node_home_t *home, const bufpool_group_t *g,
     return OMPI_SUCCESS;
 }
 
-/* buf = slot(0) op (slot(1) op (... op slot(p-1))) of call s for count
+/* buf = slot(0) op (slot(1) op (... op slot(ranks-1))) of call s, the
+ * first ranks ranks' slots (p, or a scan's prefix: at least 1), for count
  * elements of dtype in buf's own layout, read at byte off of every slot
  * (their signature bytes from element first on: buf is that element). */
 int bufpool_node_reduce_range(bufpool_node_t *n, const node_slots_t *slot, uint64_t s, void *buf,
                               size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                              size_t off)
+                              size_t off, int ranks)
 {
     bufpool_view_t v;
     bufpool_view_init(&v, buf, count, dtype);
-    if (NULL != v.contig && n->p >= 2 && count > 0) {
+    if (NULL != v.contig && ranks >= 2 && count > 0) {
         /* Packed bytes are the layout itself: reduce from the slots, the
          * last two at once into buf (one pass fewer than copying the last
          * one in first). */
         const ptrdiff_t shift = v.contig - (char *)buf;
-        bufpool_reduce3(op, slot->payload(n, n->p - 2, s) + off - shift,
-                        slot->payload(n, n->p - 1, s) + off - shift, buf, count, dtype);
-        for (int j = n->p - 3; j >= 0; j--) {
+        bufpool_reduce3(op, slot->payload(n, ranks - 2, s) + off - shift,
+                        slot->payload(n, ranks - 1, s) + off - shift, buf, count, dtype);
+        for (int j = ranks - 3; j >= 0; j--) {
             bufpool_reduce(op, slot->payload(n, j, s) + off - shift, buf, count, dtype);
         }
         return OMPI_SUCCESS;
     }
-    int rc = bufpool_view_unpack(&v, 0, v.bytes, slot->payload(n, n->p - 1, s) + off);
-    if (OMPI_SUCCESS != rc || n->p < 2 || 0 == count) {
+    int rc = bufpool_view_unpack(&v, 0, v.bytes, slot->payload(n, ranks - 1, s) + off);
+    if (OMPI_SUCCESS != rc || ranks < 2 || 0 == count) {
         return rc;
     }
     /* A layout with gaps: each slot unpacked into scratch of that layout. */
@@ -360,7 +361,7 @@ int bufpool_node_reduce_range(bufpool_node_t *n, const node_slots_t *slot, uint6
     }
     bufpool_view_t t;
     bufpool_view_init(&t, mem - gap, count, dtype);
-    for (int j = n->p - 2; j >= 0 && OMPI_SUCCESS == rc; j--) {
+    for (int j = ranks - 2; j >= 0 && OMPI_SUCCESS == rc; j--) {
         rc = bufpool_view_unpack(&t, 0, t.bytes, slot->payload(n, j, s) + off);
         if (OMPI_SUCCESS == rc) {
             bufpool_reduce(op, mem - gap, buf, count, dtype);
@@ -452,7 +453,7 @@ int bufpool_node_rsag_round(bufpool_node_t *n, const node_slots_t *slot, uint64_
         slice = NULL;
     }
     if (NULL != slice) {
-        rc = bufpool_node_reduce_range(n, slot, q, slice, mine, dtype, op, first * type_size);
+        rc = bufpool_node_reduce_range(n, slot, q, slice, mine, dtype, op, first * type_size, n->p);
         bufpool_view_init(&v, slice, mine, dtype);
         rc2 = bufpool_view_pack(&v, 0, v.bytes, slot->payload(n, n->me, q) + first * type_size);
         rc = OMPI_SUCCESS != rc ? rc : rc2;

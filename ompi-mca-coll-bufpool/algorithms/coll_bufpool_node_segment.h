@@ -192,7 +192,7 @@ int bufpool_node_begin_at(bufpool_node_home_t *home, const bufpool_group_t *g,
                           bufpool_node_t **out);
 int bufpool_node_reduce_range(bufpool_node_t *n, const node_slots_t *slot, uint64_t s, void *buf,
                               size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                              size_t off);
+                              size_t off, int ranks);
 int bufpool_node_rsag_round(bufpool_node_t *n, const node_slots_t *slot, uint64_t q, char *buf,
                             size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                             char *out, bool copy_out);

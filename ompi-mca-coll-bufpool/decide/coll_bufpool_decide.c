@@ -31,8 +31,8 @@ const char *const *const bufpool_algorithm_names[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_alltoall] = NAMES("pairwise", "linear"),
     [BUFPOOL_COLL_gather] = NAMES("binomial", "linear", "node"),
     [BUFPOOL_COLL_scatter] = NAMES("binomial", "linear", "node"),
-    [BUFPOOL_COLL_scan] = NAMES("chain", "recursive_doubling"),
-    [BUFPOOL_COLL_exscan] = NAMES("chain", "recursive_doubling"),
+    [BUFPOOL_COLL_scan] = NAMES("chain", "recursive_doubling", "node"),
+    [BUFPOOL_COLL_exscan] = NAMES("chain", "recursive_doubling", "node"),
     [BUFPOOL_COLL_barrier] = NAMES("node"),
 };
 
@@ -198,6 +198,8 @@ static const int node_alg_of[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_reduce_scatter_block] = BUFPOOL_REDUCE_SCATTER_BLOCK_NODE,
     [BUFPOOL_COLL_gather] = BUFPOOL_GATHER_NODE,
     [BUFPOOL_COLL_scatter] = BUFPOOL_SCATTER_NODE,
+    [BUFPOOL_COLL_scan] = BUFPOOL_SCAN_NODE,
+    [BUFPOOL_COLL_exscan] = BUFPOOL_EXSCAN_NODE,
     [BUFPOOL_COLL_barrier] = BUFPOOL_BARRIER_NODE,
 };
 
@@ -630,10 +632,12 @@ void bufpool_plan_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tu
 /* scan and exscan: where no row decides, the chain (see
  * coll_bufpool_scan.c's header); recursive doubling, which holds two whole
  * messages of scratch, where a row or the model across hosts picks it, or
- * when forced, and only within the bound. */
+ * when forced, and only within the bound; node (one host, up to 4 KiB)
+ * where a row or the user names it (plan_with_node). */
 
-static void plan_scan(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
-                      const bufpool_choice_t *choice, int chain, int rd, bufpool_plan_t *plan)
+static void plan_scan_family(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                             const bufpool_choice_t *choice, int chain, int rd,
+                             bufpool_plan_t *plan)
 {
     const int forced = forced_of(choice);
     bufpool_plan_init(plan, tuning, forced);
@@ -655,16 +659,30 @@ static void plan_scan(const bufpool_call_t *call, const bufpool_tuning_t *tuning
     }
 }
 
+static void plan_scan_body(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                           const bufpool_choice_t *choice, bufpool_plan_t *plan)
+{
+    plan_scan_family(call, tuning, choice, BUFPOOL_SCAN_CHAIN, BUFPOOL_SCAN_RECURSIVE_DOUBLING,
+                     plan);
+}
+
+static void plan_exscan_body(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
+                             const bufpool_choice_t *choice, bufpool_plan_t *plan)
+{
+    plan_scan_family(call, tuning, choice, BUFPOOL_EXSCAN_CHAIN, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING,
+                     plan);
+}
+
 void bufpool_plan_scan(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                        const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_scan(call, tuning, choice, BUFPOOL_SCAN_CHAIN, BUFPOOL_SCAN_RECURSIVE_DOUBLING, plan);
+    plan_with_node(BUFPOOL_COLL_scan, plan_scan_body, call, tuning, choice, plan);
 }
 
 void bufpool_plan_exscan(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                          const bufpool_choice_t *choice, bufpool_plan_t *plan)
 {
-    plan_scan(call, tuning, choice, BUFPOOL_EXSCAN_CHAIN, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING, plan);
+    plan_with_node(BUFPOOL_COLL_exscan, plan_exscan_body, call, tuning, choice, plan);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -97,17 +97,18 @@ enum {
 enum { BUFPOOL_ALLTOALL_PAIRWISE = 1, BUFPOOL_ALLTOALL_LINEAR };
 enum { BUFPOOL_GATHER_BINOMIAL = 1, BUFPOOL_GATHER_LINEAR, BUFPOOL_GATHER_NODE };
 enum { BUFPOOL_SCATTER_BINOMIAL = 1, BUFPOOL_SCATTER_LINEAR, BUFPOOL_SCATTER_NODE };
-enum { BUFPOOL_SCAN_CHAIN = 1, BUFPOOL_SCAN_RECURSIVE_DOUBLING };
-enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING };
+enum { BUFPOOL_SCAN_CHAIN = 1, BUFPOOL_SCAN_RECURSIVE_DOUBLING, BUFPOOL_SCAN_NODE };
+enum { BUFPOOL_EXSCAN_CHAIN = 1, BUFPOOL_EXSCAN_RECURSIVE_DOUBLING, BUFPOOL_EXSCAN_NODE };
 enum { BUFPOOL_BARRIER_NODE = 1 };
 
 /* The node algorithms (allreduce "node" and "node_rsag"; reduce, bcast,
- * allgather, reduce_scatter(_block), gather, scatter and barrier "node";
- * bcast and allgather "node_cma", node with single-copy reads above;
- * coll_bufpool_node.c) serve communicators on one host, what each rank
- * posts within one shared slot of this many signature bytes: the message
- * (the whole input of reduce_scatter(_block)), allgather's and gather's
- * block, and all p blocks of scatter (the root posts them at once). */
+ * allgather, reduce_scatter(_block), gather, scatter, scan, exscan and
+ * barrier "node"; bcast and allgather "node_cma", node with single-copy
+ * reads above; coll_bufpool_node.c) serve communicators on one host, what
+ * each rank posts within one shared slot of this many signature bytes: the
+ * message (the whole input of reduce_scatter(_block)), allgather's and
+ * gather's block, and all p blocks of scatter (the root posts them at
+ * once). */
 #define BUFPOOL_NODE_MAX_BYTES ((size_t)4096)
 /* Above it allreduce node_rsag and reduce node serve commutative
  * operations of at least p elements only (their fallbacks when no segment

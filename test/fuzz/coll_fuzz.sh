@@ -44,7 +44,8 @@
 #   node     forced, with the node algorithms (shared segment, no
 #            point-to-point) named for allreduce (node_rsag, which runs
 #            the flat node below p elements), reduce, bcast, allgather,
-#            reduce_scatter(_block), gather, scatter and barrier: they
+#            reduce_scatter(_block), gather, scatter, scan, exscan and
+#            barrier: they
 #            serve every call on one host up to 4 KiB (scatter: p blocks
 #            together), and node_rsag (commutative operations), reduce,
 #            bcast and allgather above, in rounds of a second segment
@@ -154,7 +155,7 @@ config_mca() {
         default) echo "" ;;
         forced) echo "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off --mca coll_bufpool_min_size 0" ;;
         hostmap) echo "--mca coll_bufpool_test_host_map 0,1" ;;
-        node) echo "$(config_mca forced) --mca coll_bufpool_allreduce_algorithm node_rsag --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm $node_bcast --mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_reduce_scatter_algorithm node --mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_barrier_algorithm node" ;;
+        node) echo "$(config_mca forced) --mca coll_bufpool_allreduce_algorithm node_rsag --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm $node_bcast --mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_reduce_scatter_algorithm node --mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_scan_algorithm node --mca coll_bufpool_exscan_algorithm node --mca coll_bufpool_barrier_algorithm node" ;;
         stock) echo "--mca coll ^bufpool" ;;
         *) echo "coll_fuzz.sh: unknown configuration '$1'" >&2; exit 2 ;;
     esac

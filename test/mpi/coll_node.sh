@@ -1,6 +1,6 @@
 #!/bin/sh
 # The node algorithms (allreduce "node" and "node_rsag"; reduce, bcast,
-# allgather, reduce_scatter(_block), gather and scatter "node": one shared
+# allgather, reduce_scatter(_block), gather, scatter, scan and exscan "node": one shared
 # segment per communicator, no point-to-point once it is set up), forced for
 # every call up to 4 KiB (allreduce node_rsag, reduce, bcast and allgather:
 # above too, in rounds of a second segment), against the serial reference:
@@ -38,11 +38,12 @@ others="--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_algorithm node \
 --mca coll_bufpool_bcast_algorithm node --mca coll_bufpool_allgather_algorithm node \
 --mca coll_bufpool_reduce_scatter_algorithm node \
 --mca coll_bufpool_reduce_scatter_block_algorithm node \
---mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node"
+--mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node \
+--mca coll_bufpool_scan_algorithm node --mca coll_bufpool_exscan_algorithm node"
 # The same but for bcast's and allgather's (named by a run's own MCA).
 others_no_moves=$(printf '%s\n' "$others" | sed 's/--mca coll_bufpool_bcast_algorithm node//;
 s/--mca coll_bufpool_allgather_algorithm node//')
-reductions=allreduce,reduce,reduce_scatter,reduce_scatter_block
+reductions=allreduce,reduce,reduce_scatter,reduce_scatter_block,scan,exscan
 moves=bcast,allgather,gather,scatter
 node="$others --mca coll_bufpool_allreduce_algorithm node"
 runner=$top_srcdir/test/mpi/run-mpi-test.sh

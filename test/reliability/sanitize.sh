@@ -136,7 +136,8 @@ run_mca="--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm no
 --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node \
 --mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_reduce_scatter_algorithm node \
 --mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node \
---mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_barrier_algorithm node \
+--mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_scan_algorithm node \
+--mca coll_bufpool_exscan_algorithm node --mca coll_bufpool_barrier_algorithm node \
 --mca coll_bufpool_node_cold_calls 16"
 run node_reduce_nonblocking "$san" "$san/test/mpi/test_coll_reduce_family" --smoke \
     --form=nonblocking --expect-node

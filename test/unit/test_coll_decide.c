@@ -293,8 +293,20 @@ static void test_rooted(void)
 static void test_scans(void)
 {
     const int P = BUFPOOL_ALG_PREVIOUS, AUTO = BUFPOOL_ALG_AUTO;
-    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 2, 4 * K - 4, true, false), P);
-    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 2, 4 * K, false, false), BUFPOOL_SCAN_CHAIN);
+    /* 2 ranks, one host, blocking: node from 256 B to 4 KiB (2026-11-29),
+     * any operation; the previous module below, the chain above. */
+    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 2, 252, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 2, 256, true, false), BUFPOOL_SCAN_NODE);
+    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 2, 4 * K - 4, false, false), BUFPOOL_SCAN_NODE);
+    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 2, 4 * K, false, false), BUFPOOL_SCAN_NODE);
+    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 2, 4 * K + 4, false, false), BUFPOOL_SCAN_CHAIN);
+    UNIT_CHECK_EQ_U64(ALG(exscan, AUTO, 2, 252, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(exscan, AUTO, 2, 256, false, false), BUFPOOL_EXSCAN_NODE);
+    UNIT_CHECK_EQ_U64(ALG(exscan, AUTO, 2, 4 * K, true, false), BUFPOOL_EXSCAN_NODE);
+    UNIT_CHECK_EQ_U64(ALG(exscan, AUTO, 2, 4 * K + 4, true, false), P);
+    /* Not measured from 3 ranks: no row names node there. */
+    UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 3, 1 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(exscan, AUTO, 3, 1 * K, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 3, 16 * K - 4, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(scan, AUTO, 3, 16 * K, true, false), BUFPOOL_SCAN_CHAIN);
     /* Recursive doubling only when forced, with two messages in the bound. */
@@ -705,8 +717,8 @@ static void test_guard(void)
 
 /* node: forced, it serves one host up to 4 KiB (bcast and allgather: any
  * size, in rounds; non-commutative operations too where every rank reduces
- * in rank order, which is not bufpool's reduce_scatter: that hands them
- * back); scatter's root posts all p blocks, so p x block up to 4 KiB;
+ * in rank order, as allreduce, scan and exscan do, which is not bufpool's
+ * reduce_scatter: that hands them back); scatter's root posts all p blocks, so p x block up to 4 KiB;
  * above, or across hosts, auto's choice serves and the plan says why. */
 static void test_node(void)
 {
@@ -722,7 +734,9 @@ static void test_node(void)
                  {BUFPOOL_COLL_reduce_scatter, BUFPOOL_REDUCE_SCATTER_NODE, false},
                  {BUFPOOL_COLL_reduce_scatter_block, BUFPOOL_REDUCE_SCATTER_BLOCK_NODE, false},
                  {BUFPOOL_COLL_gather, BUFPOOL_GATHER_NODE, true},
-                 {BUFPOOL_COLL_scatter, BUFPOOL_SCATTER_NODE, true}};
+                 {BUFPOOL_COLL_scatter, BUFPOOL_SCATTER_NODE, true},
+                 {BUFPOOL_COLL_scan, BUFPOOL_SCAN_NODE, true},
+                 {BUFPOOL_COLL_exscan, BUFPOOL_EXSCAN_NODE, true}};
     for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
         const bufpool_coll_id_t id = colls[i].id;
         const int node = colls[i].node;
