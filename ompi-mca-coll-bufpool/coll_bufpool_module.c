@@ -167,6 +167,10 @@ out:
 static int bufpool_comm_hosts(struct ompi_communicator_t *comm, int *max_ppn)
 {
     const int p = ompi_comm_size(comm);
+    if (1 == p) {
+        *max_ppn = 1;
+        return 1;
+    }
     int *host = malloc((size_t)p * sizeof(*host));
     int hosts = NULL != host ? bufpool_comm_host_ids(comm, host, max_ppn) : -1;
     free(host);
@@ -302,6 +306,27 @@ static bool bufpool_han_level(struct ompi_communicator_t *comm)
     return NULL != comma && comma > value && 0 == strcmp(comma, ",^han");
 }
 
+/* The priority of a communicator of one process: above coll/self's, which
+ * otherwise answers every call there with Open MPI's local copy, the one
+ * that loses an element between differing datatypes
+ * (algorithms/coll_bufpool_own_block.h); every call is handed back to it
+ * (the size maps of one rank, coll_bufpool_resolve.c), but the four
+ * collectives that may copy a rank's own block stay installed, so that
+ * bufpool mends their hand-backs as it does on larger communicators.
+ * Just above coll/self, so that a component placed above it on purpose
+ * (6.0's coll/accelerator, 78, which stages device buffers) stays above
+ * bufpool too. */
+static int single_process_priority(int my_priority)
+{
+    const int idx = mca_base_var_find("ompi", "coll", "self", "priority");
+    const int *self_priority = NULL;
+    if (idx < 0 || OPAL_SUCCESS != mca_base_var_get_value(idx, &self_priority, NULL, NULL) ||
+        NULL == self_priority || *self_priority < my_priority) {
+        return my_priority;
+    }
+    return *self_priority + 1;
+}
+
 mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
     /* Read at every new communicator: the priority may change at run time. */
@@ -311,7 +336,6 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
      * (--mca coll_base_verbose 10), as the other coll components do. */
     const char *why_not = my_priority < 0            ? "negative coll_bufpool_priority"
                           : OMPI_COMM_IS_INTER(comm) ? "an inter-communicator"
-                          : ompi_comm_size(comm) < 2 ? "a single process"
                           : bufpool_han_level(comm)  ? "one of coll/han's own sub-communicators"
                                                      : NULL;
     if (NULL != why_not) {
@@ -340,9 +364,16 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
 #undef BUFPOOL_INSTALL
     bufpool_nb_module_query(module);
 
+    if (1 == ompi_comm_size(comm)) {
+        my_priority = single_process_priority(my_priority);
+    }
     opal_output_verbose(10, ompi_coll_base_framework.framework_output,
-                        "coll:bufpool:comm_query (%s): offered with priority %d", comm->c_name,
-                        my_priority);
+                        "coll:bufpool:comm_query (%s): offered with priority %d%s", comm->c_name,
+                        my_priority,
+                        1 == ompi_comm_size(comm)
+                            ? " (a single process: every call to the module below, a rank's "
+                              "own block mended)"
+                            : "");
     *priority = my_priority;
     return &module->super;
 }

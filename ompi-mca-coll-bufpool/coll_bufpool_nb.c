@@ -106,6 +106,19 @@ static int coll_task_body(bufpool_task_t *task)
     return bufpool_run(t->id, &t->args, &t->call, &t->plan, t->comm, &t->module->state);
 }
 
+/* Start the previous module's persistent request as MPI_Start does: a
+ * request without a start function is a no-op one (libnbc's for an empty
+ * schedule: a gather of one process in place, as the mended call is),
+ * which starting only marks active. */
+static int start_inner(ompi_request_t **inner)
+{
+    if (NULL != (*inner)->req_start) {
+        return (*inner)->req_start(1, inner);
+    }
+    (*inner)->req_state = OMPI_REQUEST_ACTIVE;
+    return OMPI_SUCCESS;
+}
+
 /* The body of a hand-back whose own block bufpool mends
  * (own_block_request): persistent, the block copied (this start's input;
  * not alltoall's) and the previous module's request started; then, either
@@ -117,7 +130,7 @@ static int own_block_body(bufpool_task_t *task)
     if (BUFPOOL_FORM_PERSISTENT == t->form) {
         int rc = after ? OMPI_SUCCESS : bufpool_own_block_hand_back(&t->own);
         if (OMPI_SUCCESS == rc) {
-            rc = t->inner->req_start(1, &t->inner);
+            rc = start_inner(&t->inner);
         }
         if (OMPI_SUCCESS != rc) {
             return rc;

@@ -79,15 +79,23 @@ static void bad_info_key(const mca_coll_bufpool_component_t *component, const ch
                         comm_name, key, value, names, bufpool_coll_names[id], (int)getpid());
 }
 
+/* The info keys, spelled out once: every communicator reads them all. */
+#define BUFPOOL_INFO_KEY(name) [BUFPOOL_COLL_##name] = "coll_bufpool_" #name "_algorithm",
+static const char *const algorithm_info_keys[BUFPOOL_NCOLLS] = {
+    BUFPOOL_FOREACH_COLL(BUFPOOL_INFO_KEY)};
+#undef BUFPOOL_INFO_KEY
+
 static void read_info_keys(mca_coll_bufpool_module_t *module, struct ompi_communicator_t *comm,
                            const mca_coll_bufpool_component_t *component)
 {
-    if (NULL == comm->super.s_info) {
+    /* A communicator of one process hands every call back whatever is
+     * forced (single_process_range). */
+    if (NULL == comm->super.s_info || 1 == ompi_comm_size(comm)) {
         return;
     }
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
-        char key[64], value[64];
-        snprintf(key, sizeof(key), "coll_bufpool_%s_algorithm", bufpool_coll_names[id]);
+        const char *key = algorithm_info_keys[id];
+        char value[64];
         if (!bufpool_info_get(comm->super.s_info, key, value, sizeof(value))) {
             continue;
         }
@@ -377,6 +385,16 @@ static size_t mapset_kept(const bufpool_mapset_t *set, const bufpool_range_t *al
     return SIZE_MAX;
 }
 
+/* A communicator of one process (mca_coll_bufpool_comm_query): every call
+ * goes to the module below, whatever the rules and settings say; bufpool
+ * is there for the hand-backs that mend a rank's own block. */
+static const bufpool_range_t single_process_range = {
+    .bytes_max = SIZE_MAX,
+    .choice = {.alg = BUFPOOL_ALG_PREVIOUS,
+               .source = BUFPOOL_SOURCE_DEFAULT,
+               .note = "a single process: the previous module (coll/self), a rank's own block "
+                       "mended"}};
+
 /* The maps of the module's shape, made from the rules: NULL when memory is
  * short. */
 static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
@@ -424,11 +442,16 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
                     set->offset[form][id][cls] = SIZE_MAX; /* the map of the class it uses */
                     continue;
                 }
-                const bufpool_shape_t shape = shape_of(module, form, id, cls);
-                size_t n =
-                    bufpool_sizemap_build_rows(rows_of[id], nrows_of[id], (bufpool_coll_id_t)id,
-                                               &shape, tuning->min_size, forced, note, map);
-                n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, map, n);
+                size_t n = 1;
+                if (1 == module->ranks) {
+                    map[0] = single_process_range;
+                } else {
+                    const bufpool_shape_t shape = shape_of(module, form, id, cls);
+                    n = bufpool_sizemap_build_rows(rows_of[id], nrows_of[id],
+                                                   (bufpool_coll_id_t)id, &shape,
+                                                   tuning->min_size, forced, note, map);
+                    n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, map, n);
+                }
                 /* Rows rarely name a form or a class that only a guard
                  * tells apart: a map equal to one already kept is shared. */
                 const size_t kept = mapset_kept(set, all, form, id, cls, map);

@@ -9,11 +9,13 @@
 # receive datatype, an alltoall's copied again after the call
 # (bufpool_own_block_at_risk).  A rules file hands every
 # such call back, so that the hand-back alone does it: test_coll_own_block
-# checks every element and every byte around the data at 2, 3 and 4 ranks,
+# checks every element and every byte around the data at 1, 2, 3 and 4
+# ranks (at 1, bufpool sits just above coll/self, which would otherwise
+# answer every call itself),
 # and --expect-copies that each rank copied exactly its calls at risk and
 # bufpool served none.  On stock Open MPI
 # (--mca coll ^bufpool), or with the copy off in the code, the same runs
 # report wrong elements (verified 2026-11-29).
 set -u
 . "$top_srcdir/test/mpi/handback-run.sh"
-handback_run "gather scatter allgather alltoall" "2 3 4" test_coll_own_block --expect-copies
+handback_run "gather scatter allgather alltoall" "1 2 3 4" test_coll_own_block --expect-copies
