@@ -364,15 +364,16 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
 #undef BUFPOOL_INSTALL
     bufpool_nb_module_query(module);
 
-    if (1 == ompi_comm_size(comm)) {
+    const bool single_process = 1 == ompi_comm_size(comm);
+    if (single_process) {
         my_priority = single_process_priority(my_priority);
     }
-    opal_output_verbose(
-        10, ompi_coll_base_framework.framework_output,
-        "coll:bufpool:comm_query (%s): offered with priority %d%s", comm->c_name, my_priority,
-        1 == ompi_comm_size(comm) ? " (a single process: every call to the module below, a rank's "
-                                    "own block mended)"
-                                  : "");
+    opal_output_verbose(10, ompi_coll_base_framework.framework_output,
+                        "coll:bufpool:comm_query (%s): offered with priority %d%s", comm->c_name,
+                        my_priority,
+                        single_process ? " (a single process: every call to the module below, "
+                                         "a rank's own block mended)"
+                                       : "");
     *priority = my_priority;
     return &module->super;
 }

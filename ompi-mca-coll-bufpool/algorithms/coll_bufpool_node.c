@@ -290,9 +290,7 @@ static int node_scan(bufpool_node_t *n, uint64_t s, bool exclusive, const bufpoo
     int rc = node_post(n, s, src, a->count, a->dtype);
     const int ranks = exclusive ? n->me : n->me + 1;
     if (ranks > 0) {
-        for (int j = 0; j < ranks; j++) {
-            node_wait_post(n, j, s);
-        }
+        node_wait_first_posts(n, s, ranks);
         int rc2 = bufpool_node_reduce_range(n, &node_call_slots, s, a->rbuf, a->count, a->dtype,
                                             a->op, 0, ranks);
         rc = OMPI_SUCCESS != rc ? rc : rc2;

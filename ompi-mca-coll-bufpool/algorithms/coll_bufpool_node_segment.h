@@ -169,12 +169,18 @@ static inline void node_wait_post(const bufpool_node_t *n, int r, uint64_t s)
     bufpool_wait_word(node_slot_seq(n, r, s), s);
 }
 
+/* Until ranks 0 .. ranks - 1 posted call s (a scan's prefix). */
+static inline void node_wait_first_posts(const bufpool_node_t *n, uint64_t s, int ranks)
+{
+    for (int j = 0; j < ranks; j++) {
+        node_wait_post(n, j, s);
+    }
+}
+
 /* Every rank posted call s: every rank has ended s - 1. */
 static inline void node_wait_all_posts(bufpool_node_t *n, uint64_t s)
 {
-    for (int j = 0; j < n->p; j++) {
-        node_wait_post(n, j, s);
-    }
+    node_wait_first_posts(n, s, n->p);
     if (n->peers_done < s - 1) {
         n->peers_done = s - 1;
     }
