@@ -106,14 +106,16 @@ static const char *const algorithm_help[BUFPOOL_NCOLLS] = {
                              "together, through a shared segment)",
     [BUFPOOL_COLL_scan] = "chain (pipelined, any operation), recursive_doubling (small "
                           "messages, any operation; scratch = two messages, so only when that "
-                          "fits pipeline_depth x segment_size), node (one host, up to 4 KiB: "
-                          "every rank reduces the slots of the ranks up to it in a shared "
-                          "segment, any operation)",
+                          "fits pipeline_depth x segment_size), node (one host, through shared "
+                          "segments, any operation: up to 4 KiB every rank reduces the slots "
+                          "of the ranks up to it; above, a chain of rounds, elements within "
+                          "64 KiB)",
     [BUFPOOL_COLL_exscan] = "chain (pipelined, any operation), recursive_doubling (small "
                             "messages, any operation; scratch = two messages, so only when "
-                            "that fits pipeline_depth x segment_size), node (one host, up to "
-                            "4 KiB: every rank reduces the slots of the ranks before it in a "
-                            "shared segment, any operation)",
+                            "that fits pipeline_depth x segment_size), node (one host, through "
+                            "shared segments, any operation: up to 4 KiB every rank reduces "
+                            "the slots of the ranks before it; above, a chain of rounds, "
+                            "elements within 64 KiB)",
     [BUFPOOL_COLL_barrier] = "node (one host: every rank posts a sequence word in a shared "
                              "segment and waits for all the others'; auto serves barrier only "
                              "where a rules row names node, else the previous module does)",

@@ -34,8 +34,9 @@
  * end the call, so that the other ranks never wait for it; the call
  * returns the error.
  *
- * Above BUFPOOL_NODE_MAX_BYTES, allreduce node_rsag and reduce, bcast and
- * allgather node go in rounds through a second segment, the chunk segment
+ * Above BUFPOOL_NODE_MAX_BYTES, allreduce node_rsag and reduce, bcast,
+ * allgather, scan and exscan node go in rounds through a second segment,
+ * the chunk segment
  * (coll_bufpool_node_rounds.c, with node_cma's single-copy reads and
  * allreduce hier_node's host phases).  Setting segments up, a call's start
  * and the reduction of the slots are coll_bufpool_node_segment.c's; this
@@ -348,6 +349,9 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
             return node_scatter(n, s, a);
         case BUFPOOL_COLL_scan:
         case BUFPOOL_COLL_exscan:
+            if (a->dtype->super.size * a->count > BUFPOOL_NODE_MAX_BYTES) {
+                return bufpool_node_scan_rounds(n, s, BUFPOOL_COLL_exscan == id, a, plan, comm);
+            }
             return node_scan(n, s, BUFPOOL_COLL_exscan == id, a);
         case BUFPOOL_COLL_barrier:
             return node_barrier(n, s);

@@ -43,8 +43,8 @@ int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
                           const bufpool_plan_t *plan);
 
 /* Run the node algorithm plan->alg of id (allreduce node_rsag and reduce,
- * bcast and allgather node above BUFPOOL_NODE_MAX_BYTES: rounds of the
- * plan's segment size through a ring of its depth): OMPI_SUCCESS, an
+ * bcast, allgather, scan and exscan node above BUFPOOL_NODE_MAX_BYTES:
+ * rounds of the plan's segment size through a ring of its depth): OMPI_SUCCESS, an
  * error, or BUFPOOL_NODE_UNAVAILABLE (nothing was done). */
 int bufpool_node_run(bufpool_coll_id_t id, const bufpool_plan_t *plan, const bufpool_args_t *a,
                      struct ompi_communicator_t *comm, bufpool_comm_state_t *state);

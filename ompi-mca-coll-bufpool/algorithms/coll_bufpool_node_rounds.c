@@ -1,8 +1,8 @@
 /*
  * Node-level collectives, large messages (see coll_bufpool_node.c's
  * opening comment): rounds of the plan's chunk through a second segment,
- * the chunk segment, for allreduce node_rsag, reduce, bcast and allgather
- * node above BUFPOOL_NODE_MAX_BYTES; bcast and allgather node_cma's
+ * the chunk segment, for allreduce node_rsag, reduce, bcast, allgather,
+ * scan and exscan node above BUFPOOL_NODE_MAX_BYTES; bcast and allgather node_cma's
  * single-copy reads (CMA); allreduce hier_node's host phases.
  */
 #include "coll_bufpool_node_segment.h"
@@ -12,8 +12,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* The chunks of large messages (allreduce node_rsag, reduce, bcast and
- * allgather node above BUFPOOL_NODE_MAX_BYTES), a segment of their own made
+/* The chunks of large messages (allreduce node_rsag, reduce, bcast,
+ * allgather, scan and exscan node above BUFPOOL_NODE_MAX_BYTES), a segment of their own made
  * by the first such call.  Per rank, page-aligned: NODE_BIG_WORDS lines of
  * round words (round q's at q % NODE_BIG_WORDS), then big_cap bytes of
  * payload, cut by each call's geometry into big_depth slots of big_chunk
@@ -322,6 +322,153 @@ int bufpool_node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
         rc2 = bufpool_node_rsag_round(
             n, &node_big_slots, q, result ? (char *)a->rbuf + (ptrdiff_t)done * extent : NULL,
             count, a->dtype, a->op, NULL != scratch ? scratch - gap : NULL, result);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    if (NULL != scratch) {
+        bufpool_scratch_put(scratch, span);
+    }
+    node_end(n, s);
+    return rc;
+}
+
+/* One round of scan's or exscan's chain on rank me > 0, once rank me - 1
+ * posted its prefix of the round (prev: the reduction of the inputs of
+ * ranks 0 .. me - 1, packed): this rank's result into out (scan: prev op
+ * its input; exscan: prev) and, unless it is the last rank, its own prefix
+ * (prev op its input) into mine.  Elements [done, done + count) of the
+ * views in (the input: rbuf in place) and out; tmp: typed scratch of a
+ * round for a layout with gaps (NULL: none could be had, an error).  In
+ * place the input is read before out is written. */
+typedef struct node_scan_round {
+    const bufpool_view_t *in, *out;
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    ptrdiff_t extent;
+    char *tmp;
+    bool exclusive, last;
+} node_scan_round_t;
+
+static int node_scan_round(const node_scan_round_t *c, size_t done, size_t count, const char *prev,
+                           char *mine)
+{
+    const size_t off = done * c->dtype->super.size, len = count * c->dtype->super.size;
+    char *in = c->in->buf + (ptrdiff_t)done * c->extent;
+    char *out = c->out->buf + (ptrdiff_t)done * c->extent;
+    const bool in_place = in == out;
+    if (NULL != c->in->contig) {
+        /* Packed bytes are the layout: reduce straight from and into the
+         * slots. */
+        const ptrdiff_t shift = c->in->contig - c->in->buf;
+        if (c->exclusive) {
+            /* The prefix goes out as it is (the next rank's result), so
+             * it is made from a copy of the input: an operation writes an
+             * element's value bytes only (a long double's 10 of 16), and
+             * the rest must be the input's, not what the slot held. */
+            int rc = OMPI_SUCCESS;
+            if (!c->last) {
+                rc = bufpool_view_pack(c->in, off, len, mine);
+                bufpool_reduce(c->op, prev - shift, mine - shift, count, c->dtype);
+            }
+            return OMPI_SUCCESS != rc ? rc : bufpool_view_unpack(c->out, off, len, prev);
+        }
+        if (in_place) {
+            bufpool_reduce(c->op, prev - shift, out, count, c->dtype);
+        } else {
+            bufpool_reduce3(c->op, prev - shift, in, out, count, c->dtype);
+        }
+        return c->last ? OMPI_SUCCESS : bufpool_view_pack(c->out, off, len, mine);
+    }
+    if (NULL == c->tmp) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    bufpool_view_t t;
+    bufpool_view_init(&t, c->tmp, count, c->dtype);
+    int rc;
+    if (c->exclusive) {
+        if (c->last) {
+            return bufpool_view_unpack(c->out, off, len, prev);
+        }
+        /* tmp = prev op input, the input kept in tmp before out takes prev. */
+        rc = bufpool_copy(c->tmp, in, count, c->dtype);
+        rc = OMPI_SUCCESS != rc ? rc : bufpool_view_unpack(c->out, off, len, prev);
+        if (OMPI_SUCCESS == rc) {
+            bufpool_reduce(c->op, out, c->tmp, count, c->dtype);
+            rc = bufpool_view_pack(&t, 0, len, mine);
+        }
+        return rc;
+    }
+    rc = in_place ? OMPI_SUCCESS : bufpool_copy(out, in, count, c->dtype);
+    rc = OMPI_SUCCESS != rc ? rc : bufpool_view_unpack(&t, 0, len, prev);
+    if (OMPI_SUCCESS == rc) {
+        bufpool_reduce(c->op, c->tmp, out, count, c->dtype);
+        rc = c->last ? OMPI_SUCCESS : bufpool_view_pack(c->out, off, len, mine);
+    }
+    return rc;
+}
+
+/* scan and exscan node above BUFPOOL_NODE_MAX_BYTES: a chain through the
+ * chunk segment, round by round.  Rank 0 posts its input; rank r > 0 waits
+ * for rank r - 1's prefix of the round, takes its result from it and posts
+ * its own prefix for rank r + 1 (node_scan_round), in rank order, so any
+ * operation.  Each rank reduces the message once and copies it once or
+ * twice, and rank r works on round q while rank r - 1 is on round q + 1,
+ * where the small messages' fold (node_scan) has rank r read r + 1 slots.
+ * Every rank posts every round in order (the last one its word only:
+ * nobody reads its slot), which is the ring's rule (node_big_claim).  A
+ * rank that cannot make its prefix posts an error with the round, and the
+ * ranks after it return an error too.  BUFPOOL_NODE_UNAVAILABLE (after
+ * ending the call) when the chunk segment could not be had, on every rank
+ * alike. */
+int bufpool_node_scan_rounds(bufpool_node_t *n, uint64_t s, bool exclusive, const bufpool_args_t *a,
+                             const bufpool_plan_t *plan, struct ompi_communicator_t *comm)
+{
+    n->big_last = s;
+    int rc = node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
+    if (OMPI_SUCCESS != rc) {
+        node_end(n, s);
+        return rc;
+    }
+    bufpool_view_t in, out;
+    bufpool_view_init(&in, MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf, a->count, a->dtype);
+    bufpool_view_init(&out, a->rbuf, a->count, a->dtype);
+    const size_t type_size = a->dtype->super.size, per = n->big_chunk / type_size;
+    node_scan_round_t c = {.in = &in,
+                           .out = &out,
+                           .dtype = a->dtype,
+                           .op = a->op,
+                           .exclusive = exclusive,
+                           .last = n->me == n->p - 1};
+    ptrdiff_t lb, gap = 0;
+    ompi_datatype_get_extent(a->dtype, &lb, &c.extent);
+    char *scratch = NULL;
+    size_t span = 0;
+    if (NULL == in.contig && n->me > 0) {
+        span = bufpool_span(a->dtype, per < a->count ? per : a->count, &gap);
+        scratch = bufpool_scratch_get(span);
+        c.tmp = NULL != scratch ? scratch - gap : NULL;
+    }
+    for (size_t done = 0; done < a->count; done += per) {
+        const size_t count = a->count - done < per ? a->count - done : per;
+        const uint64_t q = ++n->big_seq;
+        char *mine = node_big_payload(n, n->me, q);
+        int rc2;
+        if (!c.last) {
+            node_big_claim(n, q);
+        }
+        if (0 == n->me) {
+            rc2 = bufpool_view_pack(&in, done * type_size, count * type_size, mine);
+            if (OMPI_SUCCESS == rc2 && !exclusive && MPI_IN_PLACE != a->sbuf) {
+                rc2 = bufpool_view_unpack(&out, done * type_size, count * type_size, mine);
+            }
+        } else {
+            const int prev = n->me - 1;
+            bufpool_wait_word(node_big_word(n, prev, q), q);
+            rc2 =
+                q == __atomic_load_n(node_big_word(n, prev, q) + NODE_WORD_FAILED, __ATOMIC_RELAXED)
+                    ? OMPI_ERR_OUT_OF_RESOURCE
+                    : node_scan_round(&c, done, count, node_big_payload(n, prev, q), mine);
+        }
+        node_big_post(n, q, rc2);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     if (NULL != scratch) {

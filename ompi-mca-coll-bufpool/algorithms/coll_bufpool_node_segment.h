@@ -211,5 +211,7 @@ int bufpool_node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
                         const bufpool_plan_t *plan, struct ompi_communicator_t *comm, int root);
 int bufpool_node_move(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, const bufpool_args_t *a,
                       const bufpool_plan_t *plan, struct ompi_communicator_t *comm);
+int bufpool_node_scan_rounds(bufpool_node_t *n, uint64_t s, bool exclusive, const bufpool_args_t *a,
+                             const bufpool_plan_t *plan, struct ompi_communicator_t *comm);
 
 #endif /* MCA_COLL_BUFPOOL_NODE_SEGMENT_H */

@@ -219,12 +219,21 @@ bool bufpool_is_node_alg(int id, int alg)
 
 /* The node algorithms that go on above BUFPOOL_NODE_MAX_BYTES, in rounds
  * through the chunk segment: allreduce node_rsag and reduce node, whose
- * rounds cut whole elements (node_chunked), and bcast and allgather node,
- * cut at any byte. */
+ * rounds cut whole elements (node_chunked, and scan and exscan node's
+ * chain, node_chained), and bcast and allgather node, cut at any byte. */
 static bool node_chunked(int id, int alg)
 {
     return (BUFPOOL_COLL_allreduce == id && BUFPOOL_ALLREDUCE_NODE_RSAG == alg) ||
            (BUFPOOL_COLL_reduce == id && BUFPOOL_REDUCE_NODE == alg);
+}
+
+/* scan and exscan node, which go on above BUFPOOL_NODE_MAX_BYTES as a
+ * chain through the chunk segment: rounds of whole elements, any
+ * operation. */
+static bool node_chained(int id, int alg)
+{
+    return (BUFPOOL_COLL_scan == id && BUFPOOL_SCAN_NODE == alg) ||
+           (BUFPOOL_COLL_exscan == id && BUFPOOL_EXSCAN_NODE == alg);
 }
 
 static bool node_moves_rounds(int id, int alg)
@@ -236,7 +245,7 @@ static bool node_moves_rounds(int id, int alg)
 
 size_t bufpool_node_alg_max_bytes(int id, int alg, int p)
 {
-    if (node_chunked(id, alg) || node_moves_rounds(id, alg)) {
+    if (node_chunked(id, alg) || node_chained(id, alg) || node_moves_rounds(id, alg)) {
         return SIZE_MAX;
     }
     /* scatter's bytes are one block; the root posts all p of them. */
@@ -266,6 +275,11 @@ static const bufpool_choice_t *node_fit(bufpool_coll_id_t id, const bufpool_call
                          "and elements within 64 KiB / p: auto's choice"
                        : "node above 4 KiB needs a commutative operation, at least p elements and "
                          "elements within 64 KiB / p: auto's choice";
+        }
+    } else if (node_chained(id, choice->alg)) {
+        if (call->bytes > BUFPOOL_NODE_MAX_BYTES &&
+            call->bytes / call->count > BUFPOOL_NODE_CHUNK) {
+            why = "node scan and exscan above 4 KiB need elements within 64 KiB: auto's choice";
         }
     } else if (call->bytes > bufpool_node_alg_max_bytes(id, choice->alg, call->comm_size)) {
         why = BUFPOOL_COLL_scatter == id
@@ -632,8 +646,9 @@ void bufpool_plan_scatter(const bufpool_call_t *call, const bufpool_tuning_t *tu
 /* scan and exscan: where no row decides, the chain (see
  * coll_bufpool_scan.c's header); recursive doubling, which holds two whole
  * messages of scratch, where a row or the model across hosts picks it, or
- * when forced, and only within the bound; node (one host, up to 4 KiB)
- * where a row or the user names it (plan_with_node). */
+ * when forced, and only within the bound; node (one host; above 4 KiB
+ * a chain of rounds through the chunk segment) where a row or the user
+ * names it (plan_with_node). */
 
 static void plan_scan_family(const bufpool_call_t *call, const bufpool_tuning_t *tuning,
                              const bufpool_choice_t *choice, int chain, int rd,

@@ -2,8 +2,9 @@
 # The node algorithms (allreduce "node" and "node_rsag"; reduce, bcast,
 # allgather, reduce_scatter(_block), gather, scatter, scan and exscan "node": one shared
 # segment per communicator, no point-to-point once it is set up), forced for
-# every call up to 4 KiB (allreduce node_rsag, reduce, bcast and allgather:
-# above too, in rounds of a second segment), against the serial reference:
+# every call up to 4 KiB (allreduce node_rsag, reduce, bcast, allgather, scan
+# and exscan: above too, in rounds of a second segment), against the serial
+# reference:
 #   - both families, in the blocking, nonblocking and persistent forms, at
 #     2-5 processes (8 oversubscribed, smoke), with --expect-node: the
 #     counters prove that the calls ran over a segment and none fell back;
@@ -110,9 +111,9 @@ for fail in 0 2; do
             --comms=world,dup,reversed
     done
 done
-# No chunk segment (allreduce node_rsag, bcast and allgather node above 4
-# KiB): those calls fall back (rsag, binomial, direct) on every rank alike,
-# the small ones still run over the segment.
+# No chunk segment (allreduce node_rsag, bcast, allgather, scan and exscan
+# node above 4 KiB): those calls fall back (rsag, binomial, direct, chain)
+# on every rank alike, the small ones still run over the segment.
 for fail in 0 2; do
     for form in blocking nonblocking; do
         run 3 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm node_rsag \
@@ -120,6 +121,9 @@ for fail in 0 2; do
             --expect-node=both --smoke --comms=world,dup,reversed
         run 3 test_coll_move_family "--mca coll_bufpool_test_node_fail_chunk $fail" \
             --colls=bcast,allgather --form=$form --expect-bufpool --expect-node=both --smoke \
+            --comms=world,dup,reversed
+        run 3 test_coll_reduce_family "--mca coll_bufpool_test_node_fail_chunk $fail" \
+            --colls=scan,exscan --form=$form --expect-bufpool --expect-node=both --smoke \
             --comms=world,dup,reversed
     done
 done

@@ -741,8 +741,10 @@ static void test_node(void)
         const bufpool_coll_id_t id = colls[i].id;
         const int node = colls[i].node;
         const bool scatter = BUFPOOL_COLL_scatter == id;
-        /* bcast and allgather go on in rounds of the chunk segment. */
-        const bool rounds = BUFPOOL_COLL_bcast == id || BUFPOOL_COLL_allgather == id;
+        /* bcast and allgather go on in rounds of the chunk segment, and
+         * scan and exscan in a chain of them. */
+        const bool rounds = BUFPOOL_COLL_bcast == id || BUFPOOL_COLL_allgather == id ||
+                            BUFPOOL_COLL_scan == id || BUFPOOL_COLL_exscan == id;
         const size_t most = scatter ? 4 * K / 16 : 4 * K;
         UNIT_CHECK_EQ_U64(decide(id, node, 16, 8, true, false).alg, node);
         UNIT_CHECK_EQ_U64(decide(id, node, 16, most, true, false).alg, node);
@@ -771,6 +773,23 @@ static void test_node(void)
         UNIT_CHECK(node != plan.alg);
         /* (A row that hands the call back keeps its own reason.) */
         UNIT_CHECK(plan.alg < 0 || NULL != strstr(plan.why, "across hosts"));
+    }
+    /* scan's and exscan's chain of rounds: any operation, any number of
+     * elements, but each within a round (64 KiB). */
+    for (int i = 0; i < 2; i++) {
+        const bufpool_coll_id_t id = i ? BUFPOOL_COLL_exscan : BUFPOOL_COLL_scan;
+        const int node = i ? BUFPOOL_EXSCAN_NODE : BUFPOOL_SCAN_NODE;
+        UNIT_CHECK_EQ_U64(decide(id, node, 5, 8 * M + 4, false, true).alg, node);
+        const bufpool_call_t huge_elems = {
+            .comm_size = 3, .count = 2, .bytes = 128 * K + 8, .commute = true};
+        bufpool_plan_t big;
+        bufpool_decide[id](&huge_elems, &dflt, node, &big);
+        UNIT_CHECK(node != big.alg);
+        UNIT_CHECK(NULL != strstr(big.why, "elements within 64 KiB"));
+        const bufpool_call_t round_elems = {
+            .comm_size = 3, .count = 2, .bytes = 128 * K, .commute = false};
+        bufpool_decide[id](&round_elems, &dflt, node, &big);
+        UNIT_CHECK_EQ_U64(big.alg, node);
     }
     /* node_cma is bcast's and allgather's only (the numbers recur). */
     UNIT_CHECK(bufpool_is_node_cma_alg(BUFPOOL_COLL_bcast, BUFPOOL_BCAST_NODE_CMA));
