@@ -384,7 +384,8 @@ int main(int argc, char **argv)
     MPI_Comm_dup_with_info(MPI_COMM_WORLD, sync_info, &sync_comm);
     MPI_Info_free(&sync_info);
     bench_config configs[MAX_CONFIGS];
-    int nconfigs = configs_create(opt.configs, opt.world_name, configs, MAX_CONFIGS);
+    int nconfigs =
+        configs_create(opt.configs, opt.world_name, opt.collectives, configs, MAX_CONFIGS);
     if (nconfigs <= 0) {
         if (0 == nconfigs) {
             root_printf("coll_latency: no configuration left to run\n");

@@ -157,7 +157,7 @@ counters counters_sample(int coll_index, int with_pool);
 /* Configurations (coll_latency_configs.c)                                   */
 
 typedef struct {
-    char name[16]; /* in tables and CSV */
+    char name[32]; /* in tables and CSV */
     char kind[16]; /* what it is: its name, or in job mode the -n name of "world" */
     int is_floor;
     int uses_bufpool;  /* its rows get the pool columns */
@@ -168,7 +168,8 @@ typedef struct {
 
 /* Returns how many were made (skipped ones are reported), or -1 on a bad
  * list (reported). */
-int configs_create(const char *list, const char *world_name, bench_config *configs, int max);
+int configs_create(const char *list, const char *world_name, const char *collectives,
+                   bench_config *configs, int max);
 void configs_free(bench_config *configs, int n);
 /* Hosts the job spans and the most ranks on one (set by configs_create). */
 void configs_placement(int *hosts, int *ppn);

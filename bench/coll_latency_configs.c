@@ -246,7 +246,26 @@ int config_runs(const bench_config *cfg, const char *coll, bench_form form, cons
     return 1;
 }
 
-int configs_create(const char *list, const char *world_name, bench_config *configs, int max)
+/* bufpool+ALG: the info keys that force ALG for each collective of the
+ * -c list (every one for "all") on the communicator, so that one job
+ * measures an algorithm of bufpool beside its defaults and Open MPI's. */
+static void set_algorithm_keys(MPI_Info info, const char *alg, const char *collectives)
+{
+    for (int i = 0; i < NUM_COLLECTIVES; i++) {
+        const char *coll = bench_collectives[i].name;
+        char key[64];
+        snprintf(key, sizeof(key), ",%s,", coll);
+        char list[512];
+        snprintf(list, sizeof(list), ",%s,", collectives);
+        if (0 == strcmp(collectives, "all") || NULL != strstr(list, key)) {
+            snprintf(key, sizeof(key), "coll_bufpool_%s_algorithm", coll);
+            MPI_Info_set(info, key, alg);
+        }
+    }
+}
+
+int configs_create(const char *list, const char *world_name, const char *collectives,
+                   bench_config *configs, int max)
 {
     char *copy = strdup(list);
     int n = 0, nprocs;
@@ -258,11 +277,14 @@ int configs_create(const char *list, const char *world_name, bench_config *confi
     for (char *save = NULL, *tok = strtok_r(copy, ",", &save); NULL != tok;
          tok = strtok_r(NULL, ",", &save)) {
         const char *why = NULL;
-        const config_def *def = find_def(tok);
-        if (NULL == def) {
+        /* bufpool+ALG is bufpool, with ALG forced on its communicator. */
+        const char *alg = 0 == strncmp(tok, "bufpool+", 8) && '\0' != tok[8] ? tok + 8 : NULL;
+        const char *base = NULL != alg ? "bufpool" : tok;
+        const config_def *def = find_def(base);
+        if (NULL == def || strlen(tok) >= sizeof(configs[0].name)) {
             root_printf("coll_latency: -C: unknown configuration \"%s\" (use world, floor, "
-                        "default, bufpool, tuned, han, han_nopersist, acoll, xhc, adapt, "
-                        "basic)\n",
+                        "default, bufpool, bufpool+ALG, tuned, han, han_nopersist, acoll, xhc, "
+                        "adapt, basic)\n",
                         tok);
             free(copy);
             return -1;
@@ -274,7 +296,7 @@ int configs_create(const char *list, const char *world_name, bench_config *confi
         }
         /* In job mode "world" is the configuration its mpirun selected:
          * named after it (-n), it is measured where that one would be. */
-        const char *kind = tok;
+        const char *kind = base;
         if (0 == strcmp(tok, "world") && NULL != find_def(world_name)) {
             kind = world_name;
         }
@@ -289,7 +311,7 @@ int configs_create(const char *list, const char *world_name, bench_config *confi
         snprintf(cfg->kind, sizeof(cfg->kind), "%s", kind);
         cfg->is_floor = 0 == strcmp(tok, "floor");
         cfg->uses_bufpool =
-            0 == strcmp(tok, "bufpool") || (0 == strcmp(tok, "world") && probes_bufpool_present());
+            0 == strcmp(base, "bufpool") || (0 == strcmp(tok, "world") && probes_bufpool_present());
         /* Open MPI's own configurations run in processes where bufpool is
          * loaded: while their points run, bufpool takes no communicator
          * (priority -1), so that what han builds for itself at its first
@@ -302,7 +324,7 @@ int configs_create(const char *list, const char *world_name, bench_config *confi
         } else if (!cfg->is_floor) {
             char pref[1024];
             MPI_Info info;
-            if (0 != config_preference(tok, pref, sizeof(pref))) {
+            if (0 != config_preference(base, pref, sizeof(pref))) {
                 root_printf("coll_latency: too many coll components to build the %s preference\n",
                             tok);
                 free(copy);
@@ -310,13 +332,17 @@ int configs_create(const char *list, const char *world_name, bench_config *confi
             }
             MPI_Info_create(&info);
             MPI_Info_set(info, COLL_PREFERENCE_KEY, pref);
+            if (NULL != alg) {
+                set_algorithm_keys(info, alg, collectives);
+            }
             MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &cfg->comm);
             MPI_Info_free(&info);
-            root_printf("# configuration %s: communicator info %s=%s%s\n", tok, COLL_PREFERENCE_KEY,
-                        pref,
-                        cfg->han_nopersist ? "; coll_han_use_persist_buffers 0 (MPI_T) while "
-                                             "its points run"
-                                           : "");
+            root_printf(
+                "# configuration %s: communicator info %s=%s%s%s%s\n", tok, COLL_PREFERENCE_KEY,
+                pref, NULL != alg ? ", coll_bufpool_<coll>_algorithm=" : "", NULL != alg ? alg : "",
+                cfg->han_nopersist ? "; coll_han_use_persist_buffers 0 (MPI_T) while "
+                                     "its points run"
+                                   : "");
         }
         n++;
     }

@@ -16,7 +16,9 @@
 # node algorithms built after the first runs (reduce_scatter(_block),
 # gather, scatter, scan, exscan, barrier), correctness then against tuned
 # (4.1's scan and exscan: basic's linear chain) and libnbc at NP, NP/2 and
-# NP/4 ranks, 4 B to 4 KiB (barrier: one point), three forms.
+# NP/4 ranks, 4 B to 4 KiB (barrier: one point), three forms; and scan and
+# exscan node above 4 KiB (bufpool+node) beside the package's defaults and
+# Open MPI's, 8 KiB to 8 MiB (more-scan-rounds.csv).
 # ONLY=ring: allreduce node_rsag's chunk geometry (rounds x ring slots per
 # rank: 64K x 2 as the rows of 3-16 ranks, 64K x 16, 256K x 4 as the row of
 # 2 ranks) against tuned and the copy floor, 8 KiB to 16 MiB, blocking and
@@ -91,6 +93,11 @@ if [ "$only" = more ]; then
                 -o "$out/more.csv" -t "more np=$n $form"
             $mpirun -np "$n" $more /tmp/b/coll_latency -C default,bufpool -m 8:8 -r 7 \
                 -c barrier -F $form -o "$out/more.csv" -t "more np=$n $form"
+            # scan and exscan node above 4 KiB (a chain of chunk rounds)
+            # beside the package's defaults (bufpool's chain) and Open MPI's.
+            $mpirun -np "$n" /tmp/b/coll_latency -C default,bufpool,bufpool+node -c scan,exscan \
+                -m 8K:8M --size-factor 4 -r 3 -F $form -o "$out/more-scan-rounds.csv" \
+                -t "more np=$n $form"
         done
     done
     ls /dev/shm
