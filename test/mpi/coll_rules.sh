@@ -83,4 +83,20 @@ run --info "ompi_comm_coll_preference=libnbc,^han" allreduce:65536:none:info bca
 run --info ompi_comm_coll_han_topo_level=INTER_NODE --info ompi_comm_coll_preference=libnbc \
     allreduce:65536:none:info || status=1
 run --info "ompi_comm_coll_preference=libnbc,^adapt" allreduce:65536:served:info || status=1
+
+echo "== bench/coll_latency's bufpool+ALG: ALG forced on that configuration's communicator only"
+# (how a user measures one of bufpool's algorithms beside its defaults in
+# one job, docs/benchmarks.md)
+BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} --mca coll_bufpool_verbose 2" \
+    sh "$top_srcdir/test/mpi/run-mpi-test.sh" 2 "$top_builddir/bench/coll_latency" \
+    -C bufpool,bufpool+node -c scan -m 8K:8K -i 3 -x 1 >"$dir/alg.log" 2>&1 || status=1
+forced=$(grep -c 'scan of 8192 bytes .*rank 0): node (forced by coll_bufpool_scan_algorithm)' \
+    "$dir/alg.log")
+others=$(grep 'scan of 8192 bytes .*rank 0): ' "$dir/alg.log" | grep -vc 'node (forced')
+# warm-up and timed calls of each (-x 1 -i 3: 4 a configuration, at least)
+if [ "$forced" -lt 4 ] || [ "$others" -lt 4 ]; then
+    cat "$dir/alg.log"
+    echo "FAIL: bufpool+node forced node on $forced scans, left $others to bufpool's own choice"
+    status=1
+fi
 exit $status
