@@ -10,13 +10,6 @@
 set -eu
 out=$1 run=$2
 . "$(dirname "$0")/../2rank-mode.sh"
-ompi=${OMPI:-}
-mpirun=mpirun
-if [ -n "$ompi" ]; then
-    mpirun=$ompi/bin/mpirun
-    export OMPI_MCA_mca_base_component_path=$ompi/lib/openmpi:$PWD/components
-    export PRTE_MCA_prte_allow_run_as_root=1
-fi
 forced="--mca coll_bufpool_min_size 0 --mca coll_bufpool_scan_algorithm node \
 --mca coll_bufpool_exscan_algorithm node"
 for form in blocking nonblocking persistent; do

@@ -14,13 +14,6 @@
 set -eu
 out=$1 run=$2
 . "$(dirname "$0")/../2rank-mode.sh"
-ompi=${OMPI:-}
-mpirun=mpirun
-if [ -n "$ompi" ]; then
-    mpirun=$ompi/bin/mpirun
-    export OMPI_MCA_mca_base_component_path=$ompi/lib/openmpi:$PWD/components
-    export PRTE_MCA_prte_allow_run_as_root=1
-fi
 for form in blocking nonblocking persistent; do
     $mpirun --allow-run-as-root -np 2 --bind-to core --mca op ^avx bench/coll_latency \
         -C default,bufpool,bufpool+node -c scan,exscan -m 8K:8M --size-factor 4 -r 5 -F $form \
