@@ -36,12 +36,13 @@
  *
  * Above BUFPOOL_NODE_MAX_BYTES, allreduce node_rsag and reduce, bcast,
  * allgather, scan and exscan node go in rounds through a second segment,
- * the chunk segment
- * (coll_bufpool_node_rounds.c, with node_cma's single-copy reads and
- * allreduce hier_node's host phases).  Setting segments up, a call's start
- * and the reduction of the slots are coll_bufpool_node_segment.c's; this
- * file has the small messages and the dispatch; coll_bufpool_node_segment.h
- * is what the three share.
+ * the chunk segment (its ring: coll_bufpool_node_ring.c; the reductions'
+ * rounds, scan's chain and allreduce hier_node's host phases:
+ * coll_bufpool_node_rounds.c; bcast's and allgather's rounds and node_cma's
+ * single-copy reads: coll_bufpool_node_moves.c).  Setting segments up, a
+ * call's start and the reduction of the slots are
+ * coll_bufpool_node_segment.c's; this file has the small messages and the
+ * dispatch; coll_bufpool_node_segment.h is what they share.
  *
  * Memory: a segment is set up only within coll_bufpool_node_max_bytes of
  * segments per process (a rank past it reports a failure in the agreement,

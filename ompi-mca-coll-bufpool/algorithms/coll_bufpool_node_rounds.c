@@ -1,245 +1,12 @@
 /*
- * Node-level collectives, large messages (see coll_bufpool_node.c's
- * opening comment): rounds of the plan's chunk through a second segment,
- * the chunk segment, for allreduce node_rsag, reduce, bcast, allgather,
- * scan and exscan node above BUFPOOL_NODE_MAX_BYTES; bcast and allgather node_cma's
- * single-copy reads (CMA); allreduce hier_node's host phases.
+ * Node-level collectives, large reductions (see coll_bufpool_node.c's
+ * opening comment): rounds of the plan's chunk through the chunk segment
+ * (coll_bufpool_node_ring.c) for allreduce node_rsag and reduce node above
+ * BUFPOOL_NODE_MAX_BYTES, scan's and exscan's chain of rounds, and allreduce
+ * hier_node's host phases but its bcast (coll_bufpool_node_moves.c, with
+ * bcast's and allgather's rounds).
  */
 #include "coll_bufpool_node_segment.h"
-
-#include <errno.h>
-#include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
-/* The chunks of large messages (allreduce node_rsag, reduce, bcast,
- * allgather, scan and exscan node above BUFPOOL_NODE_MAX_BYTES), a segment of their own made
- * by the first such call.  Per rank, page-aligned: NODE_BIG_WORDS lines of
- * round words (round q's at q % NODE_BIG_WORDS), then big_cap bytes of
- * payload, cut by each call's geometry into big_depth slots of big_chunk
- * bytes used round after round in turn.  The words live apart from the
- * payload, so that a call cutting the payload differently never reads
- * payload bytes as a word.
- *
- * Rounds are numbered alike on every rank (big_seq), and every rank posts
- * every round, in order, in the first word of its line: posting round r
- * says that it is done reading every round before r.  So a rank may write
- * its slot of round q once every rank has posted round q - depth + 1
- * (node_big_claim): nobody reads the round that slot held any more,
- * whichever collective it was. */
-#define NODE_BIG_WORDS 64
-_Static_assert(NODE_BIG_WORDS >= BUFPOOL_MAX_DEPTH, "a word per slot of the deepest ring");
-
-static size_t node_big_rank_stride(size_t cap)
-{
-    return NODE_BIG_WORDS * NODE_LINE + (cap + 4095) / 4096 * 4096;
-}
-
-static inline char *node_big_rank(const bufpool_node_t *n, int r)
-{
-    return (char *)n->big.base + NODE_HEADER + (size_t)r * node_big_rank_stride(n->big_cap);
-}
-
-static inline uint64_t *node_big_word(const bufpool_node_t *n, int r, uint64_t q)
-{
-    return (uint64_t *)(node_big_rank(n, r) + (size_t)(q % NODE_BIG_WORDS) * NODE_LINE);
-}
-
-static inline char *node_big_payload(const bufpool_node_t *n, int r, uint64_t q)
-{
-    return node_big_rank(n, r) + NODE_BIG_WORDS * NODE_LINE +
-           (size_t)(q % (uint64_t)n->big_depth) * n->big_chunk;
-}
-
-static const node_slots_t node_big_slots = {node_big_word, node_big_payload, true};
-
-/* Until nobody reads what this rank's slot of round q holds.  The reductions'
- * rounds wait for every post of the round before anyway (big_posted), so
- * they wait here only after another collective's rounds. */
-static void node_big_claim(bufpool_node_t *n, uint64_t q)
-{
-    const uint64_t depth = (uint64_t)n->big_depth;
-    if (q < depth || n->big_posted >= q - depth + 1) {
-        return;
-    }
-    const uint64_t need = q - depth + 1;
-    uint64_t low = UINT64_MAX;
-    for (int j = 0; j < n->p; j++) {
-        bufpool_wait_word(node_big_word(n, j, need), need);
-        uint64_t v = __atomic_load_n(node_big_word(n, j, need), __ATOMIC_ACQUIRE);
-        low = v < low ? v : low;
-    }
-    n->big_posted = low;
-}
-
-/* len bytes at src in process pid to dst: 0 or an errno value. */
-static int node_cma_read(uint64_t pid, void *dst, uint64_t src, size_t len)
-{
-#if defined(__linux__)
-    char *to = dst;
-    while (len > 0) {
-        struct iovec local = {.iov_base = to, .iov_len = len};
-        struct iovec remote = {.iov_base = (void *)(uintptr_t)src, .iov_len = len};
-        const ssize_t got = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
-        if (got <= 0) {
-            if (got < 0 && EINTR == errno) {
-                continue;
-            }
-            return got < 0 ? errno : EIO;
-        }
-        to += got;
-        src += (uint64_t)got;
-        len -= (size_t)got;
-    }
-    return 0;
-#else
-    (void)pid, (void)dst, (void)src, (void)len;
-    return ENOSYS;
-#endif
-}
-
-/* Whether this process reads the words the owner of block published out of
- * the owner's own memory, as they are in the segment: 0 or an errno. */
-static int node_cma_probe(void *base, size_t block)
-{
-    const uint64_t *w = node_cma_words(base, block);
-    uint64_t seen[2] = {0, 0};
-    if (0 == w[0]) {
-        return EINVAL;
-    }
-    const int err = node_cma_read(w[0], seen, w[1], sizeof(seen));
-    return 0 != err ? err : seen[0] == w[0] && seen[1] == w[1] ? 0 : EINVAL;
-}
-
-/* Whether every rank may read the others' memory: probed and agreed at
- * the communicator's first call that asks (every rank at the same call),
- * remembered after. */
-static bool node_cma_agree(bufpool_node_t *n)
-{
-    if (0 == n->cma) {
-        int err = n->cma_error;
-        if (0 == err) {
-            const int peer = n->p < 2 || 0 != n->me ? 0 : 1;
-            err = node_cma_probe(n->base, (size_t)((char *)node_done(n, peer) - n->base));
-        }
-        uint64_t *mine = node_done(n, n->me) + NODE_CMA_WORD;
-        mine[3] = (uint64_t)(int64_t)err;
-        __atomic_store_n(&mine[2], 0 == err ? 1 : 2, __ATOMIC_RELEASE);
-        int verdict = 1;
-        for (int j = 0; j < n->p; j++) {
-            const uint64_t *w = node_done(n, j) + NODE_CMA_WORD;
-            bufpool_wait_word(&w[2], 1);
-            if (2 == __atomic_load_n(&w[2], __ATOMIC_ACQUIRE) && verdict > 0) {
-                verdict = -1;
-                n->cma_error = (int)(int64_t)w[3];
-            }
-        }
-        n->cma = verdict;
-    }
-    return n->cma > 0;
-}
-
-static void node_say_no_single_copy(const bufpool_params_t *params, int err,
-                                    struct ompi_communicator_t *comm)
-{
-    static int said;
-    char host[64];
-    if (bufpool_node_first_say(&said, host)) {
-        bufpool_params_show(params, "node-single-copy",
-                            "coll_bufpool: on host %s (pid %d), single-copy reads (CMA) "
-                            "failed: %s; bcast and allgather node_cma of communicator %s go "
-                            "through shared memory",
-                            host, (int)getpid(), strerror(err), comm->c_name);
-    }
-}
-
-/* The chunk segment's geometry for a plan (node_big_cut): a round's bytes
- * per rank, and the slots of its ring. */
-static size_t node_chunk_bytes(const bufpool_plan_t *plan, size_t min_chunk)
-{
-    const size_t chunk = plan->seg_bytes > min_chunk ? plan->seg_bytes : min_chunk;
-    return (chunk + 4095) / 4096 * 4096;
-}
-
-static int node_ring_depth(const bufpool_plan_t *plan)
-{
-    return plan->depth < 2 ? 2 : plan->depth > NODE_BIG_WORDS ? NODE_BIG_WORDS : plan->depth;
-}
-
-size_t bufpool_node_round_elems(const bufpool_plan_t *plan, size_t type_size)
-{
-    return node_chunk_bytes(plan, BUFPOOL_NODE_CHUNK) / type_size;
-}
-
-/* The chunk segment, cut for a call of the plan's geometry: a round of
- * chunk bytes per rank (the plan's segment, at least min_chunk: the
- * reductions' BUFPOOL_NODE_CHUNK, which the decision's bound on elements
- * assumes, else a page), a ring of depth slots (at least 2).  The plan is
- * the same on every rank, and so is what follows: a segment too small for
- * it goes, and one is agreed anew; BUFPOOL_NODE_UNAVAILABLE when none can
- * be had.  Why a deeper ring: a rank that writes lines a peer read moments
- * ago pays for taking them back from the peer's cache (on a 2-core EPYC, a
- * 64 KiB pack took 8 us with 2 slots and 2.5 us with 16); slots that come
- * round later find them gone. */
-static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan, size_t min_chunk,
-                        struct ompi_communicator_t *comm)
-{
-    const size_t chunk = node_chunk_bytes(plan, min_chunk);
-    const int depth = node_ring_depth(plan);
-    const size_t need = chunk * (size_t)depth;
-    if (n->big_state > 0 && need > n->big_cap) {
-        bufpool_node_unshare(&n->big);
-        n->big_state = 0;
-    }
-    if (0 == n->big_state) {
-        const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
-        int rc = bufpool_node_share(comm, &n->group, my_error, node_big_rank_stride(need),
-                                    n->max_bytes, "chunk segment", n->params, false, &n->big);
-        if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
-            return rc; /* a point-to-point error: tried again next time */
-        }
-        n->big_state = OMPI_SUCCESS == rc ? 1 : -1;
-        n->big_cap = need;
-        n->big_chunk = 0;
-        /* Nobody reads a round of a segment before it was made. */
-        n->big_posted = n->big_seq;
-    }
-    if (n->big_state < 0) {
-        return BUFPOOL_NODE_UNAVAILABLE;
-    }
-    if (chunk != n->big_chunk || depth != n->big_depth) {
-        if (0 != n->big_chunk) {
-            /* The slots of earlier calls move: every rank must be done
-             * reading them (the words stay where they are). */
-            node_wait_all_ended(n, s - 1);
-            n->big_posted = n->big_seq;
-        }
-        n->big_chunk = chunk;
-        n->big_depth = depth;
-    }
-    return OMPI_SUCCESS;
-}
-
-/* Post round q of this rank's chunk (rc: whether packing it failed, said in
- * the error word first so that its readers return the error too). */
-static void node_big_post(bufpool_node_t *n, uint64_t q, int rc)
-{
-    if (OMPI_SUCCESS != rc) {
-        __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_FAILED, q, __ATOMIC_RELAXED);
-    }
-    __atomic_store_n(node_big_word(n, n->me, q) + NODE_WORD_POSTED, q, __ATOMIC_RELEASE);
-}
-
-/* Unpack rank j's chunk of round q (posted) into bytes [off, off + len) of
- * v, or return the error that rank j posted instead. */
-static int node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpool_view_t *v,
-                         size_t off, size_t len)
-{
-    if (q == __atomic_load_n(node_big_word(n, j, q) + NODE_WORD_FAILED, __ATOMIC_RELAXED)) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    return bufpool_view_unpack(v, off, len, node_big_payload(n, j, q));
-}
 
 /* What the reductions' chunk rounds take of a call: its input (packed
  * round by round), the element's bytes, the whole elements of a round (at
@@ -260,7 +27,7 @@ static int node_reduce_rounds_begin(bufpool_node_t *n, uint64_t s, const bufpool
                                     bool result, node_reduce_rounds_t *r)
 {
     n->big_last = s;
-    const int rc = node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
+    const int rc = bufpool_node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
     if (OMPI_SUCCESS != rc) {
         node_end(n, s);
         return rc;
@@ -282,7 +49,7 @@ static int node_reduce_rounds_begin(bufpool_node_t *n, uint64_t s, const bufpool
  * round q - 1, so the post of round q by every rank (which every rank waits
  * for) says that nobody reads the slots of round q - 1 any more, the root's
  * copy-out included: the slots of round q + 1 are free without a word
- * more (node_big_claim waits only after another collective's rounds), and
+ * more (bufpool_node_big_claim waits only after another collective's rounds), and
  * a rank that is done with round q packs round q + 1 while the others
  * still copy.  BUFPOOL_NODE_UNAVAILABLE (after ending the call)
  * when the chunk segment could not be had, on every rank alike. */
@@ -310,18 +77,19 @@ int bufpool_node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
     for (size_t done = 0; done < a->count; done += per) {
         const size_t count = a->count - done < per ? a->count - done : per;
         const uint64_t q = ++n->big_seq;
-        node_big_claim(n, q);
+        bufpool_node_big_claim(n, q);
         int rc2 = bufpool_view_pack(&r.src, done * type_size, count * type_size,
                                     node_big_payload(n, n->me, q));
         rc = OMPI_SUCCESS != rc ? rc : rc2;
-        node_big_post(n, q, rc2);
+        bufpool_node_big_post(n, q, rc2);
         for (int j = 0; j < n->p; j++) {
             bufpool_wait_word(node_big_word(n, j, q), q);
         }
         n->big_posted = q;
-        rc2 = bufpool_node_rsag_round(
-            n, &node_big_slots, q, result ? (char *)a->rbuf + (ptrdiff_t)done * extent : NULL,
-            count, a->dtype, a->op, NULL != scratch ? scratch - gap : NULL, result);
+        rc2 = bufpool_node_rsag_round(n, &bufpool_node_big_slots, q,
+                                      result ? (char *)a->rbuf + (ptrdiff_t)done * extent : NULL,
+                                      count, a->dtype, a->op,
+                                      NULL != scratch ? scratch - gap : NULL, result);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     if (NULL != scratch) {
@@ -414,7 +182,7 @@ static int node_scan_round(const node_scan_round_t *c, size_t done, size_t count
  * twice, and rank r works on round q while rank r - 1 is on round q + 1,
  * where the small messages' fold (node_scan) has rank r read r + 1 slots.
  * Every rank posts every round in order (the last one its word only:
- * nobody reads its slot), which is the ring's rule (node_big_claim).  A
+ * nobody reads its slot), which is the ring's rule (bufpool_node_big_claim).  A
  * rank that cannot make its prefix posts an error with the round, and the
  * ranks after it return an error too.  BUFPOOL_NODE_UNAVAILABLE (after
  * ending the call) when the chunk segment could not be had, on every rank
@@ -423,7 +191,7 @@ int bufpool_node_scan_rounds(bufpool_node_t *n, uint64_t s, bool exclusive, cons
                              const bufpool_plan_t *plan, struct ompi_communicator_t *comm)
 {
     n->big_last = s;
-    int rc = node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
+    int rc = bufpool_node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
     if (OMPI_SUCCESS != rc) {
         node_end(n, s);
         return rc;
@@ -453,7 +221,7 @@ int bufpool_node_scan_rounds(bufpool_node_t *n, uint64_t s, bool exclusive, cons
         char *mine = node_big_payload(n, n->me, q);
         int rc2;
         if (!c.last) {
-            node_big_claim(n, q);
+            bufpool_node_big_claim(n, q);
         }
         if (0 == n->me) {
             rc2 = bufpool_view_pack(&in, done * type_size, count * type_size, mine);
@@ -468,7 +236,7 @@ int bufpool_node_scan_rounds(bufpool_node_t *n, uint64_t s, bool exclusive, cons
                     ? OMPI_ERR_OUT_OF_RESOURCE
                     : node_scan_round(&c, done, count, node_big_payload(n, prev, q), mine);
         }
-        node_big_post(n, q, rc2);
+        bufpool_node_big_post(n, q, rc2);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     if (NULL != scratch) {
@@ -486,7 +254,7 @@ int bufpool_node_exchange_batch(const bufpool_plan_t *plan)
 {
     /* The plan's ring less one slot, as many as its other chunk rounds
      * have ahead of their posts. */
-    const int batch = node_ring_depth(plan) - 1;
+    const int batch = bufpool_node_ring_depth(plan) - 1;
     return batch < NODE_MAX_EXCHANGE_BATCH ? batch : NODE_MAX_EXCHANGE_BATCH;
 }
 
@@ -518,7 +286,7 @@ static int node_batch_reduce(bufpool_node_t *n, const bufpool_args_t *a,
         const uint64_t q = ++n->big_seq;
         b->count[b->nb] = a->count - *done < r->per ? a->count - *done : r->per;
         b->round[b->nb] = (char *)a->rbuf + (ptrdiff_t)*done * r->extent;
-        node_big_claim(n, q);
+        bufpool_node_big_claim(n, q);
         rc2 = bufpool_view_pack(&r->src, *done * r->type_size, b->count[b->nb] * r->type_size,
                                 node_big_payload(n, n->me, q));
         rc = OMPI_SUCCESS != rc ? rc : rc2;
@@ -533,8 +301,8 @@ static int node_batch_reduce(bufpool_node_t *n, const bufpool_args_t *a,
         for (int j = 0; j < n->p; j++) {
             bufpool_wait_word(node_big_word(n, j, q) + NODE_WORD_CHUNK, q);
         }
-        rc2 = bufpool_node_rsag_round(n, &node_big_slots, q, b->round[i], b->count[i], a->dtype,
-                                      a->op, NULL, false);
+        rc2 = bufpool_node_rsag_round(n, &bufpool_node_big_slots, q, b->round[i], b->count[i],
+                                      a->dtype, a->op, NULL, false);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
         b->mine[i] = bufpool_node_slice(b->count[i], n->p, n->me, &b->first[i]);
         b->slice[i] = b->round[i] + (ptrdiff_t)b->first[i] * r->extent;
@@ -573,7 +341,7 @@ static int node_batch_finish(bufpool_node_t *n, const bufpool_args_t *a,
     }
     for (int i = 0; i < b->nb; i++) {
         const int rc2 =
-            bufpool_node_copy_slices(n, &node_big_slots, b->q0 + (uint64_t)i, b->round[i],
+            bufpool_node_copy_slices(n, &bufpool_node_big_slots, b->q0 + (uint64_t)i, b->round[i],
                                      b->count[i], a->dtype, NODE_WORD_EXCHANGED, b->in_slot[i]);
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
@@ -597,7 +365,7 @@ static int node_batch_finish(bufpool_node_t *n, const bufpool_args_t *a,
  * mapped from call to call: registered once where the transport caches
  * registrations), else in rbuf; then node_batch_finish copies every slice
  * out and only then posts the batch's rounds: posted keeps its meaning
- * (done reading every round before), so node_big_claim serves as it is.
+ * (done reading every round before), so bufpool_node_big_claim serves as it is.
  * Batches of depth - 1 rounds (bufpool_node_exchange_batch), in a ring of
  * two batches and a slot (2 x batch + 1 chunks per rank, where the other
  * chunk rounds have depth): a rank writes a slot again once every rank has
@@ -643,219 +411,6 @@ static int node_exchanged_rounds(bufpool_node_t *n, uint64_t s, const bufpool_ar
     }
     node_end(n, s);
     return rc;
-}
-
-/* What bcast and allgather move: this rank's message (bcast: rbuf) or its
- * block (allgather: sbuf, or its block of rbuf in place), and where rank
- * j's block goes (allgather: block 0's view moved j blocks). */
-typedef struct bufpool_node_move {
-    bufpool_view_t mine, block0;
-    size_t blocks;
-} node_move_t;
-
-static void node_move_views(const bufpool_node_t *n, bool bcast, const bufpool_args_t *a,
-                            node_move_t *m)
-{
-    if (bcast) {
-        bufpool_view_init(&m->mine, a->rbuf, a->count, a->dtype);
-        return;
-    }
-    bufpool_view_init(&m->block0, a->rbuf, (size_t)a->rcount, a->rdtype);
-    m->blocks = (size_t)a->rcount;
-    if (MPI_IN_PLACE == a->sbuf) {
-        bufpool_view_sub(&m->mine, &m->block0, (size_t)n->me * m->blocks, m->blocks);
-    } else {
-        bufpool_view_init(&m->mine, a->sbuf, (size_t)a->scount, a->sdtype);
-    }
-}
-
-static void node_move_block(const node_move_t *m, int j, bufpool_view_t *v)
-{
-    *v = m->block0;
-    bufpool_view_move(v, (ptrdiff_t)j * (ptrdiff_t)m->blocks * m->block0.extent);
-}
-
-/* What a rank posts in its call slot where single-copy reads may serve:
- * whether the others may read its block straight, and where it is in its
- * process. */
-typedef struct node_offer_block {
-    uint64_t straight, addr;
-} node_offer_block_t;
-
-/* Not an Open MPI error code: the call goes on in rounds. */
-#define NODE_ROUNDS 2
-
-/* v's bytes from addr in rank j's process: into v itself where it is
- * contiguous, else a bounce buffer at a time. */
-static int node_cma_copy(const bufpool_node_t *n, int j, uint64_t addr, const bufpool_view_t *v)
-{
-    const uint64_t pid = node_done(n, j)[NODE_CMA_WORD];
-    if (NULL != v->contig) {
-        return 0 == node_cma_read(pid, v->contig, addr, v->bytes) ? OMPI_SUCCESS : OMPI_ERROR;
-    }
-    const size_t bounce = v->bytes < BUFPOOL_NODE_CHUNK ? v->bytes : BUFPOOL_NODE_CHUNK;
-    char *mem = bufpool_scratch_get(bounce);
-    if (NULL == mem) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    int rc = OMPI_SUCCESS;
-    for (size_t off = 0; off < v->bytes && OMPI_SUCCESS == rc; off += bounce) {
-        const size_t len = v->bytes - off < bounce ? v->bytes - off : bounce;
-        rc = 0 == node_cma_read(pid, mem, addr + off, len) ? bufpool_view_unpack(v, off, len, mem)
-                                                           : OMPI_ERROR;
-    }
-    bufpool_scratch_put(mem, bounce);
-    return rc;
-}
-
-/* bcast and allgather node_cma above BUFPOOL_NODE_MAX_BYTES where every
- * rank may read the others' memory (node_cma_agree): single-copy reads of the
- * blocks straight from their owners' buffers, where the owner offers it
- * (its block contiguous in its buffer).  The owner posts the offer in its
- * call slot: a bcast's ranks follow the root's, an allgather's read
- * straight only when every rank offered (every rank reads every offer
- * alike), so the ranks choose alike whatever their layouts.  An owner
- * returns once every rank has ended the call: nobody reads its block any
- * more.  NODE_ROUNDS when the rounds serve instead (the call not ended). */
-static int node_single_copy(bufpool_node_t *n, uint64_t s, bool bcast, const bufpool_args_t *a,
-                            const node_move_t *m)
-{
-    const bool owner = !bcast || n->me == a->root;
-    if (owner) {
-        const node_offer_block_t offer = {.straight = NULL != m->mine.contig,
-                                          .addr = (uint64_t)(uintptr_t)m->mine.contig};
-        node_claim(n, s);
-        memcpy(node_payload(n, n->me, s), &offer, sizeof(offer));
-        __atomic_store_n(node_slot_seq(n, n->me, s), s, __ATOMIC_RELEASE);
-        if (bcast && !offer.straight) {
-            return NODE_ROUNDS;
-        }
-    }
-    int rc = OMPI_SUCCESS;
-    if (bcast) {
-        if (!owner) {
-            node_wait_post(n, a->root, s);
-            node_offer_block_t offer;
-            memcpy(&offer, node_payload(n, a->root, s), sizeof(offer));
-            if (!offer.straight) {
-                return NODE_ROUNDS;
-            }
-            rc = node_cma_copy(n, a->root, offer.addr, &m->mine);
-        }
-    } else {
-        node_wait_all_posts(n, s);
-        for (int j = 0; j < n->p; j++) {
-            if (!((const node_offer_block_t *)node_payload(n, j, s))->straight) {
-                return NODE_ROUNDS;
-            }
-        }
-        for (int k = 1; k < n->p; k++) {
-            const int j = (n->me + k) % n->p;
-            bufpool_view_t v;
-            node_move_block(m, j, &v);
-            const int rc2 =
-                node_cma_copy(n, j, ((const node_offer_block_t *)node_payload(n, j, s))->addr, &v);
-            rc = OMPI_SUCCESS != rc ? rc : rc2;
-        }
-        if (MPI_IN_PLACE != a->sbuf) {
-            bufpool_view_t v;
-            node_move_block(m, n->me, &v);
-            const int rc2 = bufpool_view_copy(&v, &m->mine, BUFPOOL_NODE_CHUNK);
-            rc = OMPI_SUCCESS != rc ? rc : rc2;
-        }
-    }
-    node_end(n, s);
-    if (owner) {
-        node_wait_all_ended(n, s);
-    }
-    node_count(&bufpool_node_counters.single_copy, 1);
-    return rc;
-}
-
-/* bcast and allgather node above BUFPOOL_NODE_MAX_BYTES: the message (each
- * rank's block) in rounds of big_chunk bytes, big_depth slots in turn.  A
- * round of bcast: the root packs its chunk and posts; the others post (done
- * with the round before), wait for the root's post and copy the chunk out,
- * while the root packs the next ones.  A round of allgather: every rank
- * packs its block's chunk and posts, waits for every post and copies the
- * others' chunks out.  Cut at any byte: no operation reads the elements.
- * A bcast root's root_error (its data is not right) goes with every round
- * in the error word: the others return it too.  BUFPOOL_NODE_UNAVAILABLE
- * (after ending the call) when the chunk segment could not be had, on
- * every rank alike. */
-static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
-                            const bufpool_args_t *a, const node_move_t *m,
-                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                            int root_error)
-{
-    n->big_last = s;
-    int rc = node_big_cut(n, s, plan, 4096, comm);
-    if (OMPI_SUCCESS != rc) {
-        node_end(n, s);
-        return rc;
-    }
-    const bool bcast = BUFPOOL_COLL_bcast == id;
-    /* What this rank posts (NULL: nothing, a bcast's other ranks). */
-    const bufpool_view_t *from = !bcast || n->me == a->root ? &m->mine : NULL;
-    const size_t bytes = m->mine.bytes;
-    for (size_t off = 0; off < bytes; off += n->big_chunk) {
-        const size_t len = bytes - off < n->big_chunk ? bytes - off : n->big_chunk;
-        const uint64_t q = ++n->big_seq;
-        int rc2 = OMPI_SUCCESS;
-        if (NULL != from) {
-            node_big_claim(n, q);
-            rc2 = bufpool_view_pack(from, off, len, node_big_payload(n, n->me, q));
-            rc2 = OMPI_SUCCESS != root_error ? root_error : rc2;
-        }
-        node_big_post(n, q, rc2);
-        rc = OMPI_SUCCESS != rc ? rc : rc2;
-        if (bcast) {
-            if (NULL == from) {
-                bufpool_wait_word(node_big_word(n, a->root, q), q);
-                rc2 = node_big_read(n, a->root, q, &m->mine, off, len);
-                rc = OMPI_SUCCESS != rc ? rc : rc2;
-            }
-            continue;
-        }
-        for (int j = 0; j < n->p; j++) {
-            bufpool_wait_word(node_big_word(n, j, q), q);
-        }
-        n->big_posted = q;
-        for (int k = 0; k < n->p; k++) {
-            const int j = (n->me + k) % n->p;
-            if (j == n->me && MPI_IN_PLACE == a->sbuf) {
-                continue;
-            }
-            bufpool_view_t v;
-            node_move_block(m, j, &v);
-            rc2 = node_big_read(n, j, q, &v, off, len);
-            rc = OMPI_SUCCESS != rc ? rc : rc2;
-        }
-    }
-    node_end(n, s);
-    return rc;
-}
-
-/* bcast and allgather above BUFPOOL_NODE_MAX_BYTES: node_cma's
- * single-copy reads where they serve, else rounds. */
-int bufpool_node_move(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, const bufpool_args_t *a,
-                      const bufpool_plan_t *plan, struct ompi_communicator_t *comm)
-{
-    /* The views, made once: single copy's, and the rounds' where it falls
-     * back to them. */
-    node_move_t m;
-    node_move_views(n, BUFPOOL_COLL_bcast == id, a, &m);
-    if (bufpool_is_node_cma_alg(id, plan->alg)) {
-        if (node_cma_agree(n)) {
-            const int rc = node_single_copy(n, s, BUFPOOL_COLL_bcast == id, a, &m);
-            if (NODE_ROUNDS != rc) {
-                return rc;
-            }
-        } else if (0 == n->me && NODE_CMA_UNWANTED != n->cma_error) {
-            node_say_no_single_copy(n->params, n->cma_error, comm);
-        }
-    }
-    return node_move_rounds(n, s, id, a, &m, plan, comm, OMPI_SUCCESS);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -908,21 +463,5 @@ int bufpool_node_host_allreduce(const bufpool_args_t *a, const bufpool_plan_t *p
     node_count(BUFPOOL_NODE_UNAVAILABLE == rc ? &bufpool_node_counters.fallbacks
                                               : &bufpool_node_counters.calls,
                1);
-    return rc;
-}
-
-int bufpool_node_host_bcast(void *buf, size_t elems, struct ompi_datatype_t *dtype,
-                            const bufpool_plan_t *plan, const bufpool_group_t *host, uint64_t s,
-                            int root_error, struct ompi_communicator_t *comm,
-                            bufpool_comm_state_t *state)
-{
-    bufpool_node_t *n = NULL;
-    int rc = bufpool_node_begin_at(&state->host_node, host, state, comm, s, &n);
-    if (OMPI_SUCCESS == rc) {
-        const bufpool_args_t b = {.rbuf = buf, .count = elems, .dtype = dtype, .root = 0};
-        node_move_t m;
-        node_move_views(n, true, &b, &m);
-        rc = node_move_rounds(n, s, BUFPOOL_COLL_bcast, &b, &m, plan, comm, root_error);
-    }
     return rc;
 }

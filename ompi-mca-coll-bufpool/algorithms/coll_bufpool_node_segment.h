@@ -1,12 +1,14 @@
 /*
  * The segments of the node-level collectives (coll_bufpool_node_segment.c),
- * and what the three files of those collectives share
+ * and what the files of those collectives share, from the bottom up
  * (coll_bufpool_node_segment.c: setting segments up, a call's start, the
- * reduction of the ranks' slots; coll_bufpool_node_rounds.c: the chunk
- * segment's rounds of large messages, single-copy reads and hier_node's
- * host phases; coll_bufpool_node.c: the small messages and the dispatch):
- * the segments' layout, the per-communicator state, the waits on the
- * sequence words.  Not for other files: coll_bufpool_node.h is the
+ * reduction of the ranks' slots; coll_bufpool_node_ring.c: the chunk
+ * segment's ring of rounds; coll_bufpool_node_rounds.c: the large
+ * reductions' rounds, scan's and exscan's chain and hier_node's host
+ * phases; coll_bufpool_node_moves.c: bcast's and allgather's rounds and
+ * single-copy reads; coll_bufpool_node.c: the small messages and the
+ * dispatch): the segments' layout, the per-communicator state, the waits on
+ * the sequence words.  Not for other files: coll_bufpool_node.h is the
  * interface.
  */
 #ifndef MCA_COLL_BUFPOOL_NODE_SEGMENT_H
@@ -186,6 +188,46 @@ static inline void node_wait_all_posts(bufpool_node_t *n, uint64_t s)
     }
 }
 
+/* The chunk segment (coll_bufpool_node_ring.c): the chunks of large
+ * messages (allreduce node_rsag, reduce, bcast, allgather, scan and exscan
+ * node above BUFPOOL_NODE_MAX_BYTES), a segment of their own made by the
+ * first such call.  Per rank, page-aligned: NODE_BIG_WORDS lines of
+ * round words (round q's at q % NODE_BIG_WORDS), then big_cap bytes of
+ * payload, cut by each call's geometry into big_depth slots of big_chunk
+ * bytes used round after round in turn.  The words live apart from the
+ * payload, so that a call cutting the payload differently never reads
+ * payload bytes as a word.
+ *
+ * Rounds are numbered alike on every rank (big_seq), and every rank posts
+ * every round, in order, in the first word of its line: posting round r
+ * says that it is done reading every round before r.  So a rank may write
+ * its slot of round q once every rank has posted round q - depth + 1
+ * (bufpool_node_big_claim): nobody reads the round that slot held any more,
+ * whichever collective it was. */
+#define NODE_BIG_WORDS 64
+_Static_assert(NODE_BIG_WORDS >= BUFPOOL_MAX_DEPTH, "a word per slot of the deepest ring");
+
+static inline size_t node_big_rank_stride(size_t cap)
+{
+    return NODE_BIG_WORDS * NODE_LINE + (cap + 4095) / 4096 * 4096;
+}
+
+static inline char *node_big_rank(const bufpool_node_t *n, int r)
+{
+    return (char *)n->big.base + NODE_HEADER + (size_t)r * node_big_rank_stride(n->big_cap);
+}
+
+static inline uint64_t *node_big_word(const bufpool_node_t *n, int r, uint64_t q)
+{
+    return (uint64_t *)(node_big_rank(n, r) + (size_t)(q % NODE_BIG_WORDS) * NODE_LINE);
+}
+
+static inline char *node_big_payload(const bufpool_node_t *n, int r, uint64_t q)
+{
+    return node_big_rank(n, r) + NODE_BIG_WORDS * NODE_LINE +
+           (size_t)(q % (uint64_t)n->big_depth) * n->big_chunk;
+}
+
 /* What the files give one another, each described where it is defined:
  * coll_bufpool_node_segment.c, under the other two, */
 int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
@@ -206,7 +248,18 @@ int bufpool_node_copy_slices(const bufpool_node_t *n, const node_slots_t *slot, 
                              char *buf, size_t count, struct ompi_datatype_t *dtype, int ready,
                              bool own);
 
-/* and coll_bufpool_node_rounds.c, under coll_bufpool_node.c. */
+/* coll_bufpool_node_ring.c, over coll_bufpool_node_segment.c, */
+extern const node_slots_t bufpool_node_big_slots;
+int bufpool_node_ring_depth(const bufpool_plan_t *plan);
+void bufpool_node_big_claim(bufpool_node_t *n, uint64_t q);
+int bufpool_node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan,
+                         size_t min_chunk, struct ompi_communicator_t *comm);
+void bufpool_node_big_post(bufpool_node_t *n, uint64_t q, int rc);
+int bufpool_node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpool_view_t *v,
+                          size_t off, size_t len);
+
+/* and coll_bufpool_node_rounds.c and coll_bufpool_node_moves.c, over it
+ * and under coll_bufpool_node.c. */
 int bufpool_node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
                         const bufpool_plan_t *plan, struct ompi_communicator_t *comm, int root);
 int bufpool_node_move(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, const bufpool_args_t *a,
