@@ -30,7 +30,9 @@
 #     back alike (48 KiB: no segment at all; 96 KiB: the small one, not the
 #     chunk segment), results right, the message names /dev/shm;
 #   - /dev/shm: no segment name is left behind by a job, nor by one that is
-#     killed (SIGKILL) in the middle of its collectives.
+#     killed (SIGKILL) in the middle of its collectives;
+#   - MPI_THREAD_MULTIPLE: threads each on a communicator of their own, at
+#     once, every node algorithm forced.
 set -u
 status=0
 failed=
@@ -126,6 +128,12 @@ for fail in 0 2; do
             --colls=scan,exscan --form=$form --expect-bufpool --expect-node=both --smoke \
             --comms=world,dup,reversed
     done
+done
+# MPI_THREAD_MULTIPLE: threads running checked collectives at once, each on
+# its own communicator, so on its own segments (test_coll_threads), every
+# collective's node algorithm forced.
+for np in 2 3; do
+    run $np test_coll_threads "--mca coll_bufpool_allreduce_algorithm node_rsag" --expect-node
 done
 # bcast and allgather above 4 KiB in rounds of the chunk segment at its
 # finest (a page a round, a ring of 2), so that a rank writing a slot
