@@ -18,7 +18,7 @@
 # (4.1's scan and exscan: basic's linear chain) and libnbc at NP, NP/2 and
 # NP/4 ranks, 4 B to 4 KiB (barrier: one point), three forms; and scan and
 # exscan node above 4 KiB (bufpool+node) beside the package's defaults and
-# Open MPI's, 8 KiB to 8 MiB (more-scan-rounds.csv).
+# Open MPI's with CMA on, 8 KiB to 8 MiB (more-scan-rounds.csv).
 # ONLY=ring: allreduce node_rsag's chunk geometry (rounds x ring slots per
 # rank: 64K x 2 as the rows of 3-16 ranks, 64K x 16, 256K x 4 as the row of
 # 2 ranks) against tuned and the copy floor, 8 KiB to 16 MiB, blocking and
@@ -71,6 +71,9 @@ done
 $mpirun -np "$np" $rsag \
     --mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
     /tmp/b/coll_fuzz --seed 11 --seeds 10
+# Open MPI as installed, vader's single copy (CMA) on: what messages above
+# 4 KiB meet by default.
+cma=$(printf '%s\n' "$mpirun" | sed 's/--mca btl_vader_single_copy_mechanism none//')
 if [ "$only" = more ]; then
     more="--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_scatter_algorithm node \
 --mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node \
@@ -94,8 +97,9 @@ if [ "$only" = more ]; then
             $mpirun -np "$n" $more /tmp/b/coll_latency -C default,bufpool -m 8:8 -r 7 \
                 -c barrier -F $form -o "$out/more.csv" -t "more np=$n $form"
             # scan and exscan node above 4 KiB (a chain of chunk rounds)
-            # beside the package's defaults (bufpool's chain) and Open MPI's.
-            $mpirun -np "$n" /tmp/b/coll_latency -C default,bufpool,bufpool+node -c scan,exscan \
+            # beside the package's defaults (bufpool's chain) and Open MPI's,
+            # with CMA as installed.
+            $cma -np "$n" /tmp/b/coll_latency -C default,bufpool,bufpool+node -c scan,exscan \
                 -m 8K:8M --size-factor 4 -r 3 -F $form -o "$out/more-scan-rounds.csv" \
                 -t "more np=$n $form"
         done
@@ -136,7 +140,6 @@ if [ "$only" = ring ]; then
     exit 0
 fi
 if [ "$only" = moves ]; then
-    cma=$(printf '%s\n' "$mpirun" | sed 's/--mca btl_vader_single_copy_mechanism none//')
     for form in blocking nonblocking persistent; do
         $cma -np "$np" $others --mca coll_bufpool_segment_size 4K \
             --mca coll_bufpool_pipeline_depth 2 /tmp/b/test_coll_move_family \
