@@ -235,10 +235,8 @@ static int node_move_rounds(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
                             const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                             int root_error)
 {
-    n->big_last = s;
-    int rc = bufpool_node_big_cut(n, s, plan, 4096, comm);
+    int rc = bufpool_node_big_begin(n, s, plan, 4096, comm);
     if (OMPI_SUCCESS != rc) {
-        node_end(n, s);
         return rc;
     }
     const bool bcast = BUFPOOL_COLL_bcast == id;

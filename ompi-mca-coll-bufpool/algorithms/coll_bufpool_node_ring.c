@@ -33,8 +33,8 @@ void bufpool_node_big_claim(bufpool_node_t *n, uint64_t q)
     n->big_posted = low;
 }
 
-/* The chunk segment's geometry for a plan (bufpool_node_big_cut): a
- * round's bytes per rank, and the slots of its ring. */
+/* The chunk segment's geometry for a plan (node_big_cut): a round's bytes
+ * per rank, and the slots of its ring. */
 static size_t node_chunk_bytes(const bufpool_plan_t *plan, size_t min_chunk)
 {
     const size_t chunk = plan->seg_bytes > min_chunk ? plan->seg_bytes : min_chunk;
@@ -61,8 +61,8 @@ size_t bufpool_node_round_elems(const bufpool_plan_t *plan, size_t type_size)
  * ago pays for taking them back from the peer's cache (on a 2-core EPYC, a
  * 64 KiB pack took 8 us with 2 slots and 2.5 us with 16); slots that come
  * round later find them gone. */
-int bufpool_node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan,
-                         size_t min_chunk, struct ompi_communicator_t *comm)
+static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan, size_t min_chunk,
+                        struct ompi_communicator_t *comm)
 {
     const size_t chunk = node_chunk_bytes(plan, min_chunk);
     const int depth = bufpool_node_ring_depth(plan);
@@ -100,6 +100,17 @@ int bufpool_node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pl
     return OMPI_SUCCESS;
 }
 
+int bufpool_node_big_begin(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan,
+                           size_t min_chunk, struct ompi_communicator_t *comm)
+{
+    n->big_last = s;
+    const int rc = node_big_cut(n, s, plan, min_chunk, comm);
+    if (OMPI_SUCCESS != rc) {
+        node_end(n, s);
+    }
+    return rc;
+}
+
 /* Post round q of this rank's chunk (rc: whether packing it failed, said in
  * the error word first so that its readers return the error too). */
 void bufpool_node_big_post(bufpool_node_t *n, uint64_t q, int rc)
@@ -115,7 +126,7 @@ void bufpool_node_big_post(bufpool_node_t *n, uint64_t q, int rc)
 int bufpool_node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpool_view_t *v,
                           size_t off, size_t len)
 {
-    if (q == __atomic_load_n(node_big_word(n, j, q) + NODE_WORD_FAILED, __ATOMIC_RELAXED)) {
+    if (node_big_failed(n, j, q)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     return bufpool_view_unpack(v, off, len, node_big_payload(n, j, q));

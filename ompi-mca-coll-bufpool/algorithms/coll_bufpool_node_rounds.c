@@ -26,10 +26,8 @@ static int node_reduce_rounds_begin(bufpool_node_t *n, uint64_t s, const bufpool
                                     const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                                     bool result, node_reduce_rounds_t *r)
 {
-    n->big_last = s;
-    const int rc = bufpool_node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
+    const int rc = bufpool_node_big_begin(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
     if (OMPI_SUCCESS != rc) {
-        node_end(n, s);
         return rc;
     }
     bufpool_view_init(&r->src, result && MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf, a->count,
@@ -190,10 +188,8 @@ static int node_scan_round(const node_scan_round_t *c, size_t done, size_t count
 int bufpool_node_scan_rounds(bufpool_node_t *n, uint64_t s, bool exclusive, const bufpool_args_t *a,
                              const bufpool_plan_t *plan, struct ompi_communicator_t *comm)
 {
-    n->big_last = s;
-    int rc = bufpool_node_big_cut(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
+    int rc = bufpool_node_big_begin(n, s, plan, BUFPOOL_NODE_CHUNK, comm);
     if (OMPI_SUCCESS != rc) {
-        node_end(n, s);
         return rc;
     }
     bufpool_view_t in, out;
@@ -231,10 +227,9 @@ int bufpool_node_scan_rounds(bufpool_node_t *n, uint64_t s, bool exclusive, cons
         } else {
             const int prev = n->me - 1;
             bufpool_wait_word(node_big_word(n, prev, q), q);
-            rc2 =
-                q == __atomic_load_n(node_big_word(n, prev, q) + NODE_WORD_FAILED, __ATOMIC_RELAXED)
-                    ? OMPI_ERR_OUT_OF_RESOURCE
-                    : node_scan_round(&c, done, count, node_big_payload(n, prev, q), mine);
+            rc2 = node_big_failed(n, prev, q)
+                      ? OMPI_ERR_OUT_OF_RESOURCE
+                      : node_scan_round(&c, done, count, node_big_payload(n, prev, q), mine);
         }
         bufpool_node_big_post(n, q, rc2);
         rc = OMPI_SUCCESS != rc ? rc : rc2;

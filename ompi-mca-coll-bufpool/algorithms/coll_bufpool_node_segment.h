@@ -228,6 +228,13 @@ static inline char *node_big_payload(const bufpool_node_t *n, int r, uint64_t q)
            (size_t)(q % (uint64_t)n->big_depth) * n->big_chunk;
 }
 
+/* Whether rank j posted round q as failed (its chunk, or the prefix of
+ * scan's chain, is not right). */
+static inline bool node_big_failed(const bufpool_node_t *n, int j, uint64_t q)
+{
+    return q == __atomic_load_n(node_big_word(n, j, q) + NODE_WORD_FAILED, __ATOMIC_RELAXED);
+}
+
 /* What the files give one another, each described where it is defined:
  * coll_bufpool_node_segment.c, under the other two, */
 int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
@@ -252,8 +259,11 @@ int bufpool_node_copy_slices(const bufpool_node_t *n, const node_slots_t *slot, 
 extern const node_slots_t bufpool_node_big_slots;
 int bufpool_node_ring_depth(const bufpool_plan_t *plan);
 void bufpool_node_big_claim(bufpool_node_t *n, uint64_t q);
-int bufpool_node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan,
-                         size_t min_chunk, struct ompi_communicator_t *comm);
+/* The chunk segment for call s (its last use noted for the cold release),
+ * cut for the plan (rounds of at least min_chunk bytes); else the call
+ * ended, and BUFPOOL_NODE_UNAVAILABLE or an error. */
+int bufpool_node_big_begin(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan,
+                           size_t min_chunk, struct ompi_communicator_t *comm);
 void bufpool_node_big_post(bufpool_node_t *n, uint64_t q, int rc);
 int bufpool_node_big_read(const bufpool_node_t *n, int j, uint64_t q, const bufpool_view_t *v,
                           size_t off, size_t len);
