@@ -251,12 +251,12 @@ int config_runs(const bench_config *cfg, const char *coll, bench_form form, cons
  * measures an algorithm of bufpool beside its defaults and Open MPI's. */
 static void set_algorithm_keys(MPI_Info info, const char *alg, const char *collectives)
 {
+    char list[512];
+    snprintf(list, sizeof(list), ",%s,", collectives);
     for (int i = 0; i < NUM_COLLECTIVES; i++) {
         const char *coll = bench_collectives[i].name;
         char key[64];
         snprintf(key, sizeof(key), ",%s,", coll);
-        char list[512];
-        snprintf(list, sizeof(list), ",%s,", collectives);
         if (0 == strcmp(collectives, "all") || NULL != strstr(list, key)) {
             snprintf(key, sizeof(key), "coll_bufpool_%s_algorithm", coll);
             MPI_Info_set(info, key, alg);
