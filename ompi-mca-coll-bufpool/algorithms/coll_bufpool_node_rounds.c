@@ -103,8 +103,9 @@ int bufpool_node_rounds(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a,
  * its input; exscan: prev) and, unless it is the last rank, its own prefix
  * (prev op its input) into mine.  Elements [done, done + count) of the
  * views in (the input: rbuf in place) and out; tmp: typed scratch of a
- * round for a layout with gaps (NULL: none could be had, an error).  In
- * place the input is read before out is written. */
+ * round for a layout with gaps (NULL: none could be had, an error;
+ * exscan's last rank, which needs none, has none).  In place the input is
+ * read before out is written. */
 typedef struct node_scan_round {
     const bufpool_view_t *in, *out;
     struct ompi_datatype_t *dtype;
@@ -121,6 +122,10 @@ static int node_scan_round(const node_scan_round_t *c, size_t done, size_t count
     char *in = c->in->buf + (ptrdiff_t)done * c->extent;
     char *out = c->out->buf + (ptrdiff_t)done * c->extent;
     const bool in_place = in == out;
+    if (c->exclusive && c->last) {
+        /* Its result is the prefix; nobody reads a prefix of its own. */
+        return bufpool_view_unpack(c->out, off, len, prev);
+    }
     if (NULL != c->in->contig) {
         /* Packed bytes are the layout: reduce straight from and into the
          * slots. */
@@ -130,11 +135,8 @@ static int node_scan_round(const node_scan_round_t *c, size_t done, size_t count
              * it is made from a copy of the input: an operation writes an
              * element's value bytes only (a long double's 10 of 16), and
              * the rest must be the input's, not what the slot held. */
-            int rc = OMPI_SUCCESS;
-            if (!c->last) {
-                rc = bufpool_view_pack(c->in, off, len, mine);
-                bufpool_reduce(c->op, prev - shift, mine - shift, count, c->dtype);
-            }
+            const int rc = bufpool_view_pack(c->in, off, len, mine);
+            bufpool_reduce(c->op, prev - shift, mine - shift, count, c->dtype);
             return OMPI_SUCCESS != rc ? rc : bufpool_view_unpack(c->out, off, len, prev);
         }
         if (in_place) {
@@ -151,9 +153,6 @@ static int node_scan_round(const node_scan_round_t *c, size_t done, size_t count
     bufpool_view_init(&t, c->tmp, count, c->dtype);
     int rc;
     if (c->exclusive) {
-        if (c->last) {
-            return bufpool_view_unpack(c->out, off, len, prev);
-        }
         /* tmp = prev op input, the input kept in tmp before out takes prev. */
         rc = bufpool_copy(c->tmp, in, count, c->dtype);
         rc = OMPI_SUCCESS != rc ? rc : bufpool_view_unpack(c->out, off, len, prev);
@@ -206,7 +205,7 @@ int bufpool_node_scan_rounds(bufpool_node_t *n, uint64_t s, bool exclusive, cons
     ompi_datatype_get_extent(a->dtype, &lb, &c.extent);
     char *scratch = NULL;
     size_t span = 0;
-    if (NULL == in.contig && n->me > 0) {
+    if (NULL == in.contig && n->me > 0 && !(exclusive && c.last)) {
         span = bufpool_span(a->dtype, per < a->count ? per : a->count, &gap);
         scratch = bufpool_scratch_get(span);
         c.tmp = NULL != scratch ? scratch - gap : NULL;
