@@ -19,9 +19,11 @@
  *   segments that cannot be received in place (a non-contiguous datatype
  *   whose elements straddle a segment boundary): depth slots.
  * scatter_allgather: binomial scatter of p byte blocks, then a ring
- *   allgather of the blocks, both cut into segments: each rank moves about
- *   2 (p-1)/p of the message, for large messages on many ranks.  Scratch
- *   as for chain, shared by the send and receive sides.
+ *   allgather of the blocks in vrank order without its last link (the
+ *   root holds every block: nothing is sent to it, its buffer is never
+ *   written), both cut into segments: each rank moves about 2 (p-1)/p of
+ *   the message, for large messages on many ranks.  Scratch as for chain,
+ *   shared by the send and receive sides.
  *
  * Requests in flight under coll_bufpool_max_requests (B > 0): binomial's
  *   sends to its children, linear's root and chain's forwarding are
@@ -31,8 +33,8 @@
  *   pieces in order from one sender at a time, so waiting for the oldest
  *   send waits for a piece its receiver has or will have posted: in the
  *   ring, a rank blocked at piece k on its send k - S (S the set's bound)
- *   needs its successor to be past piece k - S - depth, and all ranks
- *   blocked around the ring would need every one to be behind the next.
+ *   needs its successor to be past piece k - S - depth, and the ring has
+ *   no link back to the root: the last rank sends nothing.
  *
  * Order of blocking waits:
  *   binomial, linear: a rank waits for its parent's message, whose send
@@ -45,7 +47,8 @@
  *     step a rank posts its send of segment k before waiting for segment
  *     k, and keeps depth receives posted, so the rank furthest behind can
  *     always complete: its successor has posted at least that segment,
- *     its predecessor has sent it.
+ *     its predecessor has sent it (the root waits for no receive, the
+ *     last rank for no send).
  */
 #include "coll_bufpool_pack.h"
 #include "coll_bufpool_run.h"
@@ -415,9 +418,12 @@ static int bcast_scatter_allgather(void *buf, size_t count, struct ompi_datatype
         rc = bufpool_reqs_wait(&reqs);
     }
 
-    /* Ring allgather: step s passes block v-s on and takes block v-s-1. */
-    const int next = bufpool_vrank_to_rank((v + 1) % p, root, p);
-    const int prev = bufpool_vrank_to_rank((v - 1 + p) % p, root, p);
+    /* Ring allgather: step s passes block v-s on and takes block v-s-1.
+     * The root has every block already: nothing goes to it (its buffer is
+     * never written, and at 2 ranks the ring's second direction, half the
+     * message sent for nothing, would double the step). */
+    const int next = v + 1 < p ? bufpool_vrank_to_rank(v + 1, root, p) : MPI_PROC_NULL;
+    const int prev = 0 != v ? bufpool_vrank_to_rank(v - 1, root, p) : MPI_PROC_NULL;
     for (int step = 0; step < p - 1 && OMPI_SUCCESS == rc; step++) {
         int sb = (v - step + p) % p, rb = (v - step - 1 + 2 * p) % p;
         rc = sag_sendrecv(&g, span_off(total, block, sb), span_len(total, block, sb, sb + 1), next,
