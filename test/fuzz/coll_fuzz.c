@@ -753,8 +753,8 @@ static void fold(const fz_opplan *o, uint64_t key, size_t u, int from, int to, u
     }
 }
 
-/* Inputs and expected images of one round. */
-static void op_fill(fz_opstate *s, int round)
+/* Inputs and expected images of one round (op_fill). */
+static void op_fill_values(fz_opstate *s, int round)
 {
     const fz_opplan *o = s->pl;
     uint64_t key = fz_key(o->key, 0xa000u + (uint64_t)round);
@@ -886,6 +886,19 @@ static void op_fill(fz_opstate *s, int round)
             break;
         default:
             break;
+    }
+}
+
+/* Inputs and expected images of one round; the send buffer (a const
+ * argument) read-only until the next round's fill. */
+static void op_fill(fz_opstate *s, int round)
+{
+    if (s->s_used) {
+        fz_buf_seal(&s->sb, false);
+    }
+    op_fill_values(s, round);
+    if (s->s_used) {
+        fz_buf_seal(&s->sb, true);
     }
 }
 

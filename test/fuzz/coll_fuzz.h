@@ -286,12 +286,17 @@ enum { FZ_GUARD = 64 };
 typedef struct {
     unsigned char *mem, *expect, *ptr;
     size_t bytes;
+    size_t mapped; /* mem: pages of its own, for fz_buf_seal */
     size_t nunits; /* units in all blocks */
     uint8_t salt;
 } fz_buf;
 
 void fz_buf_alloc(fz_buf *b, const fz_desc *d, size_t nunits, uint8_t salt);
 void fz_buf_free(fz_buf *b);
+/* A send buffer read-only (sealed) from its fill to the next one: a write
+ * into it during a collective, even the same bytes back, is a SIGSEGV
+ * (a crash, replayed by seed) where the unchanged check would pass. */
+void fz_buf_seal(fz_buf *b, bool sealed);
 /* Fill both the buffer and its expected image with the sentinel pattern. */
 void fz_buf_clear(fz_buf *b);
 /* Write unit u's packed value into the buffer (and the expected image). */

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Integer in [-m, m]. */
 static int64_t small(uint64_t h, int64_t m)
@@ -320,7 +322,14 @@ void fz_buf_alloc(fz_buf *b, const fz_desc *d, size_t nunits, uint8_t salt)
         }
     }
     b->bytes = (size_t)(hi - lo) + 2 * FZ_GUARD;
-    b->mem = xmalloc(b->bytes);
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    b->mapped = (b->bytes + page - 1) / page * page;
+    void *m = mmap(NULL, b->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (MAP_FAILED == m) {
+        fprintf(stderr, "coll_fuzz: out of memory mapping %zu bytes\n", b->mapped);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    b->mem = m;
     b->expect = xmalloc(b->bytes);
     b->ptr = b->mem + FZ_GUARD - lo;
     b->nunits = nunits;
@@ -329,9 +338,19 @@ void fz_buf_alloc(fz_buf *b, const fz_desc *d, size_t nunits, uint8_t salt)
 
 void fz_buf_free(fz_buf *b)
 {
-    free(b->mem);
+    if (NULL != b->mem) {
+        munmap(b->mem, b->mapped);
+    }
     free(b->expect);
     memset(b, 0, sizeof(*b));
+}
+
+void fz_buf_seal(fz_buf *b, bool sealed)
+{
+    if (0 != mprotect(b->mem, b->mapped, sealed ? PROT_READ : PROT_READ | PROT_WRITE)) {
+        perror("coll_fuzz: mprotect of a send buffer");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
 }
 
 void fz_buf_clear(fz_buf *b)

@@ -94,7 +94,7 @@ for np in ${BUFPOOL_TEST_NPS:-2 3 4 5 8}; do
             --expect-bufpool --expect-node $level
         # shellcheck disable=SC2086
         run "$np" test_coll_move_family "" --colls=$moves --form=$form \
-            --expect-bufpool --expect-node $level
+            --expect-bufpool --expect-node --seal-bcast-root $level
         # shellcheck disable=SC2086
         run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm node_rsag" \
             --colls=allreduce --form=$form --expect-bufpool --expect-node $level
@@ -144,7 +144,7 @@ for np in 2 3 4; do
     for form in blocking nonblocking persistent; do
         run $np test_coll_move_family "--mca coll_bufpool_segment_size 4K \
 --mca coll_bufpool_pipeline_depth 2" --colls=bcast,allgather --form=$form --expect-bufpool \
-            --expect-node
+            --expect-node --seal-bcast-root
     done
 done
 # bcast and allgather node_cma: single-copy reads (CMA) of the blocks above
@@ -159,7 +159,7 @@ if "$top_builddir/test/mpi/cma_probe" 2>/dev/null; then
     for np in 2 3 4; do
         for form in blocking nonblocking persistent; do
             run $np test_coll_move_family "$cma_forced" --colls=bcast,allgather --form=$form \
-                --expect-bufpool --expect-node --expect-single-copy
+                --expect-bufpool --expect-node --expect-single-copy --seal-bcast-root
         done
     done
     for no in "--mca coll_bufpool_test_node_no_cma 0" "--mca coll_bufpool_test_node_no_cma 2" \

@@ -88,6 +88,7 @@ typedef struct {
     int max_reports;                  /* failure messages printed per rank */
     enum cc_fault fault;
     bool verbose;
+    bool seal_bcast_root; /* --seal-bcast-root: the root's buffer too */
 } cc_options;
 
 extern cc_options cc_opts;
@@ -261,14 +262,20 @@ uint64_t cc_case_salt(int n, const uint64_t *parts);
 #define CC_SEND_FILLER   0x5A /* gaps of send buffers: must never arrive */
 #define CC_GUARD_BYTES   256
 
-/* Data area with sentinel guards on both sides. */
+/* Data area with sentinel guards on both sides, in pages of its own. */
 typedef struct {
     unsigned char *base;
     unsigned char *data;
     size_t bytes;
+    size_t mapped; /* bytes of the mapping from base */
 } cc_buffer;
 
 void cc_buffer_alloc(cc_buffer *b, size_t bytes, unsigned char fill);
+/* Read-only until freed: a send buffer, once filled, for the whole call
+ * (persistent: until MPI_Request_free).  A component that writes into it,
+ * even the same bytes back or only for a while, which the unchanged check
+ * cannot see, takes SIGSEGV there, and the message says so. */
+void cc_buffer_seal(cc_buffer *b);
 void cc_buffer_free(cc_buffer *b);
 void *cc_xmalloc(size_t bytes);
 

@@ -7,11 +7,16 @@
 #include "regpar_size.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 cc_options cc_opts;
 int cc_world_rank, cc_world_size;
@@ -21,6 +26,8 @@ static atomic_long cc_reports;
 static atomic_long cc_cases;
 static atomic_bool cc_fault_done;
 static bool cc_bad_command_line;
+
+static void segv_report_install(void); /* with the buffers, below */
 
 static const char *const coll_names[CC_NCOLLS] = {
     [CC_ALLREDUCE] = "allreduce",
@@ -106,6 +113,10 @@ static const char usage_text[] =
     "                            their blocks straight from the owners' buffers\n"
     "                            (coll_bufpool_node_single_copy_calls > 0) on every\n"
     "                            rank; =none: unless none did on any rank\n"
+    "  --seal-bcast-root         keep bcast's root buffer read-only during the call, as\n"
+    "                            every send buffer is (MPI_Bcast's is INOUT, and Open\n"
+    "                            MPI 5's scatter_allgather_ring writes the root's back:\n"
+    "                            for runs that bufpool serves)\n"
     "  --expect-requests-peak=N  fail if coll_bufpool_requests_peak (requests one\n"
     "                            request set held at once) ends above N\n"
     "  --expect-scratch-bound=BYTES  first run a 64 MiB MPI_Allreduce, then fail if\n"
@@ -271,6 +282,8 @@ static void parse_options(int argc, char **argv)
             cc_opts.expect_single_copy = 1;
         } else if (strcmp(a, "--expect-single-copy=none") == 0) {
             cc_opts.expect_single_copy = 2;
+        } else if (strcmp(a, "--seal-bcast-root") == 0) {
+            cc_opts.seal_bcast_root = true;
         } else if ((v = cc_option_value(a, "--expect-requests-peak")) != NULL) {
             parse_limit(v, "--expect-requests-peak", "a count", &cc_opts.have_requests_peak,
                         &cc_opts.requests_peak);
@@ -320,6 +333,7 @@ bool cc_init(int *argc, char ***argv, int thread_level, const char *usage_extra)
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     parse_options(*argc, *argv);
+    segv_report_install();
     if (cc_bad_command_line) {
         if (cc_world_rank == 0 && usage_extra != NULL) {
             fputs(usage_extra, stderr);
@@ -513,9 +527,74 @@ void *cc_xmalloc(size_t bytes)
     return p;
 }
 
+/* The sealed buffers, for the SIGSEGV handler's message (read there
+ * without the lock: a crash report, best effort). */
+#define CC_MAX_SEALED 256
+static struct {
+    uintptr_t begin, end;
+} cc_sealed[CC_MAX_SEALED];
+static pthread_mutex_t cc_sealed_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void sealed_note(const cc_buffer *b, bool add)
+{
+    const uintptr_t begin = (uintptr_t)b->base;
+    pthread_mutex_lock(&cc_sealed_lock);
+    for (int i = 0; i < CC_MAX_SEALED; i++) {
+        if (add ? 0 == cc_sealed[i].begin : begin == cc_sealed[i].begin) {
+            cc_sealed[i].begin = add ? begin : 0;
+            cc_sealed[i].end = add ? begin + b->mapped : 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&cc_sealed_lock);
+}
+
+static void segv_report(int sig, siginfo_t *info, void *ctx)
+{
+    (void)sig;
+    (void)ctx;
+    const uintptr_t at = (uintptr_t)info->si_addr;
+    bool sealed = false;
+    for (int i = 0; i < CC_MAX_SEALED && !sealed; i++) {
+        sealed = cc_sealed[i].begin <= at && at < cc_sealed[i].end;
+    }
+    char msg[256];
+    const int n = snprintf(msg, sizeof(msg), "collcheck: rank %d: SIGSEGV at %p%s\n", cc_world_rank,
+                           info->si_addr,
+                           sealed ? ": a write into a buffer the test keeps read-only during "
+                                    "the call (a send buffer, or bcast's root buffer with "
+                                    "--seal-bcast-root)"
+                                  : "");
+    if (n > 0) {
+        ssize_t ignored =
+            write(STDERR_FILENO, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+        (void)ignored;
+    }
+    /* SA_RESETHAND: the fault repeats with the default action (a core). */
+}
+
+static void segv_report_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = segv_report;
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+}
+
 void cc_buffer_alloc(cc_buffer *b, size_t bytes, unsigned char fill)
 {
-    b->base = cc_xmalloc(bytes + 2 * CC_GUARD_BYTES);
+    /* Pages of its own, so that cc_buffer_seal protects this buffer alone. */
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    b->mapped = (bytes + 2 * CC_GUARD_BYTES + page - 1) / page * page;
+    void *m = mmap(NULL, b->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (MAP_FAILED == m) {
+        fprintf(stderr, "collcheck: rank %d: out of memory mapping %zu bytes\n", cc_world_rank,
+                b->mapped);
+        MPI_Abort(MPI_COMM_WORLD, 5);
+    }
+    b->base = m;
     memset(b->base, CC_RECV_SENTINEL, CC_GUARD_BYTES);
     memset(b->base + CC_GUARD_BYTES, fill, bytes);
     memset(b->base + CC_GUARD_BYTES + bytes, CC_RECV_SENTINEL, CC_GUARD_BYTES);
@@ -523,11 +602,21 @@ void cc_buffer_alloc(cc_buffer *b, size_t bytes, unsigned char fill)
     b->bytes = bytes;
 }
 
+void cc_buffer_seal(cc_buffer *b)
+{
+    if (0 != mprotect(b->base, b->mapped, PROT_READ)) {
+        perror("collcheck: mprotect(PROT_READ) of a send buffer");
+        MPI_Abort(MPI_COMM_WORLD, 5);
+    }
+    sealed_note(b, true);
+}
+
 void cc_buffer_free(cc_buffer *b)
 {
-    free(b->base);
+    sealed_note(b, false);
+    munmap(b->base, b->mapped);
     b->base = b->data = NULL;
-    b->bytes = 0;
+    b->bytes = b->mapped = 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -54,10 +54,15 @@ static void send_prepare(send_side *s, const cc_type *t, size_t elems)
     s->copy = NULL;
 }
 
-static void send_snapshot(send_side *s)
+/* The buffer's bytes, kept to check it comes back unchanged; sealed read-only
+ * until then where MPI's argument is const (seal). */
+static void send_snapshot(send_side *s, bool seal)
 {
     s->copy = cc_xmalloc(s->buf.bytes);
     memcpy(s->copy, s->buf.data, s->buf.bytes);
+    if (seal) {
+        cc_buffer_seal(&s->buf);
+    }
 }
 
 static void send_verify_and_free(const cc_case *c, send_side *s)
@@ -73,12 +78,13 @@ static void send_verify_and_free(const cc_case *c, send_side *s)
 }
 
 /* A send buffer holding one block of the pattern, kept to check that it
- * comes back unchanged. */
-static void *send_block(send_side *s, const cc_type *t, size_t count, uint64_t salt, uint64_t tag)
+ * comes back unchanged (seal: send_snapshot). */
+static void *send_block(send_side *s, const cc_type *t, size_t count, uint64_t salt, uint64_t tag,
+                        bool seal)
 {
     send_prepare(s, t, count);
     cc_fill_pattern(t, count, salt, tag, s->buf.data);
-    send_snapshot(s);
+    send_snapshot(s, seal);
     return s->buf.data;
 }
 
@@ -94,7 +100,7 @@ static const void *own_block(const cc_move_case *mc, bool in_place, int me, cc_b
                         recv->data + (size_t)me * rblock);
         return MPI_IN_PLACE;
     }
-    return send_block(send, mc->sendtype, mc->sendcount, mc->salt, tag);
+    return send_block(send, mc->sendtype, mc->sendcount, mc->salt, tag, true);
 }
 
 /* A data movement between its start and its check (cc_pending's kind). */
@@ -252,8 +258,9 @@ cc_pending *cc_move_start(const cc_comm *comm, const cc_move_case *mc, cc_form f
     switch (mc->coll) {
         case CC_BCAST:
             if (s->is_root) {
-                sbuf =
-                    send_block(&s->send, st, mc->sendcount, mc->salt, block_tag(root, CC_ANY_DEST));
+                /* MPI_Bcast's buffer is INOUT: sealed on request only. */
+                sbuf = send_block(&s->send, st, mc->sendcount, mc->salt,
+                                  block_tag(root, CC_ANY_DEST), cc_opts.seal_bcast_root);
             } else {
                 cc_buffer_alloc(&s->recv, rblock, CC_RECV_SENTINEL);
                 rbuf = s->recv.data;
@@ -273,7 +280,7 @@ cc_pending *cc_move_start(const cc_comm *comm, const cc_move_case *mc, cc_form f
             } else {
                 send_prepare(&s->send, st, mc->sendcount * (size_t)p);
                 fill_blocks(st, mc->sendcount, p, mc->salt, me, s->send.buf.data);
-                send_snapshot(&s->send);
+                send_snapshot(&s->send, true);
                 sbuf = s->send.buf.data;
             }
             break;
@@ -290,7 +297,7 @@ cc_pending *cc_move_start(const cc_comm *comm, const cc_move_case *mc, cc_form f
             if (s->is_root) {
                 send_prepare(&s->send, st, mc->sendcount * (size_t)p);
                 fill_blocks(st, mc->sendcount, p, mc->salt, root, s->send.buf.data);
-                send_snapshot(&s->send);
+                send_snapshot(&s->send, true);
                 sbuf = s->send.buf.data; /* sendbuf is insignificant on non-roots */
             }
             if (!(s->is_root && mc->in_place)) {

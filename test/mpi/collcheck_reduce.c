@@ -211,6 +211,7 @@ cc_pending *cc_reduce_start(const cc_comm *comm, const cc_reduce_case *rc, cc_fo
         cc_fill_input(t, rc->op, rc->salt, me, p, 0, l->contributed, st->send.data);
         st->send_copy = cc_xmalloc(st->send.bytes);
         memcpy(st->send_copy, st->send.data, st->send.bytes);
+        cc_buffer_seal(&st->send);
     }
     if (l->has_recvbuf) {
         cc_buffer_alloc(&st->recv, (st->in_place ? l->contributed : l->result) * ext,
