@@ -248,19 +248,33 @@ int config_runs(const bench_config *cfg, const char *coll, bench_form form, cons
 
 /* bufpool+ALG: the info keys that force ALG for each collective of the
  * -c list (every one for "all") on the communicator, so that one job
- * measures an algorithm of bufpool beside its defaults and Open MPI's. */
+ * measures an algorithm of bufpool beside its defaults and Open MPI's.
+ * coll_bufpool_<coll>_algorithm where the key fits MPI_MAX_INFO_KEY, else
+ * (reduce_scatter, reduce_scatter_block) a pair in coll_bufpool_algorithm
+ * ("COLL:ALG,..."): not every pair there, because the component ignores
+ * that whole key when one pair names an algorithm its collective lacks. */
 static void set_algorithm_keys(MPI_Info info, const char *alg, const char *collectives)
 {
-    char list[512];
+    char list[512], pairs[512] = "";
+    size_t used = 0;
     snprintf(list, sizeof(list), ",%s,", collectives);
     for (int i = 0; i < NUM_COLLECTIVES; i++) {
         const char *coll = bench_collectives[i].name;
         char key[64];
         snprintf(key, sizeof(key), ",%s,", coll);
-        if (0 == strcmp(collectives, "all") || NULL != strstr(list, key)) {
-            snprintf(key, sizeof(key), "coll_bufpool_%s_algorithm", coll);
-            MPI_Info_set(info, key, alg);
+        if (0 != strcmp(collectives, "all") && NULL == strstr(list, key)) {
+            continue;
         }
+        snprintf(key, sizeof(key), "coll_bufpool_%s_algorithm", coll);
+        if (strlen(key) < MPI_MAX_INFO_KEY) {
+            MPI_Info_set(info, key, alg);
+        } else if (used < sizeof(pairs)) {
+            used += (size_t)snprintf(pairs + used, sizeof(pairs) - used, "%s%s:%s",
+                                     0 == used ? "" : ",", coll, alg);
+        }
+    }
+    if (used > 0) {
+        MPI_Info_set(info, "coll_bufpool_algorithm", pairs);
     }
 }
 

@@ -86,17 +86,22 @@ run --info "ompi_comm_coll_preference=libnbc,^adapt" allreduce:65536:served:info
 
 echo "== bench/coll_latency's bufpool+ALG: ALG forced on that configuration's communicator only"
 # (how a user measures one of bufpool's algorithms beside its defaults in
-# one job, docs/benchmarks.md)
-BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} --mca coll_bufpool_verbose 2" \
-    sh "$top_srcdir/test/mpi/run-mpi-test.sh" 2 "$top_builddir/bench/coll_latency" \
-    -C bufpool,bufpool+node -c scan -m 8K:8K -i 3 -x 1 >"$dir/alg.log" 2>&1 || status=1
-forced=$(grep -c 'scan of 8192 bytes .*rank 0): node (forced by coll_bufpool_scan_algorithm)' \
-    "$dir/alg.log")
-others=$(grep 'scan of 8192 bytes .*rank 0): ' "$dir/alg.log" | grep -vc 'node (forced')
-# warm-up and timed calls of each (-x 1 -i 3: 4 a configuration, at least)
-if [ "$forced" -lt 4 ] || [ "$others" -lt 4 ]; then
-    cat "$dir/alg.log"
-    echo "FAIL: bufpool+node forced node on $forced scans, left $others to bufpool's own choice"
-    status=1
-fi
+# one job, docs/benchmarks.md); reduce_scatter_block's own key is longer
+# than MPI_MAX_INFO_KEY: coll_bufpool_algorithm carries it.
+forced_alone() { # COLLECTIVE BYTES
+    BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} --mca coll_bufpool_verbose 2" \
+        sh "$top_srcdir/test/mpi/run-mpi-test.sh" 2 "$top_builddir/bench/coll_latency" \
+        -C bufpool,bufpool+node -c "$1" -m "$2:$2" -i 3 -x 1 >"$dir/alg-$1.log" 2>&1 || return 1
+    forced=$(grep -c "$1 of $2 bytes .*rank 0): node (forced by coll_bufpool_$1_algorithm)" \
+        "$dir/alg-$1.log")
+    others=$(grep "$1 of $2 bytes .*rank 0): " "$dir/alg-$1.log" | grep -vc 'node (forced')
+    # warm-up and timed calls of each (-x 1 -i 3: 4 a configuration, at least)
+    if [ "$forced" -lt 4 ] || [ "$others" -lt 4 ]; then
+        cat "$dir/alg-$1.log"
+        echo "FAIL: bufpool+node forced node on $forced $1 calls, left $others to bufpool's own choice"
+        return 1
+    fi
+}
+forced_alone scan 8192 || status=1
+forced_alone reduce_scatter_block 1024 || status=1
 exit $status
