@@ -12,7 +12,7 @@
 # allreduce node_rsag above 4 KiB (its chunk rounds) against tuned, libnbc
 # and the copy floor, 8 KiB to 16 MiB, after the same correctness runs;
 # ONLY=defaults: the package's defaults against tuned and libnbc, allreduce
-# 4 B to 16 MiB, reduce, bcast and allgather 4 B to 64 KiB.  ONLY=more: the
+# and reduce 4 B to 16 MiB, bcast and allgather 4 B to 64 KiB.  ONLY=more: the
 # node algorithms built after the first runs (reduce_scatter(_block),
 # gather, scatter, scan, exscan, barrier), correctness then against tuned
 # (4.1's scan and exscan: basic's linear chain) and libnbc at NP, NP/2 and
@@ -115,8 +115,14 @@ if [ "$only" = defaults ]; then
             $mpirun -np "$n" /tmp/b/coll_latency -C default,bufpool -c allreduce -m 4:16M \
                 --size-factor 4 -r 3 -b 256M -F $form -o "$out/defaults.csv" \
                 -t "defaults np=$n $form"
-            $mpirun -np "$n" /tmp/b/coll_latency -C default,bufpool -c reduce,bcast,allgather \
+            $mpirun -np "$n" /tmp/b/coll_latency -C default,bufpool -c bcast,allgather \
                 -m 4:64K --size-factor 4 -r 3 -F $form -o "$out/defaults.csv" \
+                -t "defaults np=$n $form"
+            # reduce to 16 MiB: rsg's row from 512 KiB at 3-7 ranks comes
+            # from 4 ranks on 2 cores (read 0.56-1.50 x tuned's linear there
+            # on 2026-11-29), not from a core per rank.
+            $mpirun -np "$n" /tmp/b/coll_latency -C default,bufpool -c reduce -m 4:16M \
+                --size-factor 4 -r 3 -b 256M -F $form -o "$out/defaults.csv" \
                 -t "defaults np=$n $form"
         done
     done
