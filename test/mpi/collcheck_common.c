@@ -534,6 +534,7 @@ static struct {
     uintptr_t begin, end;
 } cc_sealed[CC_MAX_SEALED];
 static pthread_mutex_t cc_sealed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction cc_segv_previous;
 
 static void sealed_note(const cc_buffer *b, bool add)
 {
@@ -570,7 +571,9 @@ static void segv_report(int sig, siginfo_t *info, void *ctx)
             write(STDERR_FILENO, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
         (void)ignored;
     }
-    /* SA_RESETHAND: the fault repeats with the default action (a core). */
+    /* The fault repeats with the handler before ours: Open MPI's, which
+     * prints the backtrace, or the default action. */
+    sigaction(SIGSEGV, &cc_segv_previous, NULL);
 }
 
 static void segv_report_install(void)
@@ -578,9 +581,9 @@ static void segv_report_install(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = segv_report;
-    sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGSEGV, &sa, &cc_segv_previous);
 }
 
 void cc_buffer_alloc(cc_buffer *b, size_t bytes, unsigned char fill)
