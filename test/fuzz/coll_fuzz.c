@@ -30,6 +30,7 @@
  */
 #include "coll_fuzz.h"
 #include "pvar_util.h"
+#include "sealed_pages.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -127,13 +128,17 @@ static void on_alarm(int sig)
 
 static struct sigaction old_actions[NSIG];
 
-static void on_crash(int sig)
+static void on_crash(int sig, siginfo_t *info, void *ctx)
 {
+    (void)ctx;
     if (!in_handler) {
         in_handler = 1;
-        char head[96];
-        snprintf(head, sizeof(head), "\ncoll_fuzz: CRASH rank %d: signal %d during ", world_rank,
-                 sig);
+        char head[160];
+        snprintf(head, sizeof(head), "\ncoll_fuzz: CRASH rank %d: signal %d%s during ", world_rank,
+                 sig,
+                 SIGSEGV == sig && sealed_pages_hold(info->si_addr)
+                     ? " (a write into a send buffer, read-only during the call)"
+                     : "");
         write_str(head);
         write_str(activity);
         write_str("\ncoll_fuzz: CRASH batch: ");
@@ -155,8 +160,8 @@ static void install_handlers(void)
     sigaltstack(&ss, NULL); /* a fiber's stack overflow still gets a report */
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_crash;
-    sa.sa_flags = SA_ONSTACK;
+    sa.sa_sigaction = on_crash;
+    sa.sa_flags = SA_ONSTACK | SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {

@@ -10,13 +10,12 @@
  * (open-mpi/ompi#8045).
  */
 #include "coll_fuzz.h"
+#include "sealed_pages.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 /* Integer in [-m, m]. */
 static int64_t small(uint64_t h, int64_t m)
@@ -322,14 +321,7 @@ void fz_buf_alloc(fz_buf *b, const fz_desc *d, size_t nunits, uint8_t salt)
         }
     }
     b->bytes = (size_t)(hi - lo) + 2 * FZ_GUARD;
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    b->mapped = (b->bytes + page - 1) / page * page;
-    void *m = mmap(NULL, b->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (MAP_FAILED == m) {
-        fprintf(stderr, "coll_fuzz: out of memory mapping %zu bytes\n", b->mapped);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    b->mem = m;
+    b->mem = sealed_pages_map(b->bytes, &b->mapped);
     b->expect = xmalloc(b->bytes);
     b->ptr = b->mem + FZ_GUARD - lo;
     b->nunits = nunits;
@@ -339,7 +331,7 @@ void fz_buf_alloc(fz_buf *b, const fz_desc *d, size_t nunits, uint8_t salt)
 void fz_buf_free(fz_buf *b)
 {
     if (NULL != b->mem) {
-        munmap(b->mem, b->mapped);
+        sealed_pages_unmap(b->mem, b->mapped);
     }
     free(b->expect);
     memset(b, 0, sizeof(*b));
@@ -347,10 +339,7 @@ void fz_buf_free(fz_buf *b)
 
 void fz_buf_seal(fz_buf *b, bool sealed)
 {
-    if (0 != mprotect(b->mem, b->mapped, sealed ? PROT_READ : PROT_READ | PROT_WRITE)) {
-        perror("coll_fuzz: mprotect of a send buffer");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    sealed_pages_seal(b->mem, b->mapped, sealed);
 }
 
 void fz_buf_clear(fz_buf *b)

@@ -5,17 +5,15 @@
 #include "collcheck.h"
 #include "pvar_util.h"
 #include "regpar_size.h"
+#include "sealed_pages.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 cc_options cc_opts;
@@ -527,38 +525,13 @@ void *cc_xmalloc(size_t bytes)
     return p;
 }
 
-/* The sealed buffers, for the SIGSEGV handler's message (read there
- * without the lock: a crash report, best effort). */
-#define CC_MAX_SEALED 256
-static struct {
-    uintptr_t begin, end;
-} cc_sealed[CC_MAX_SEALED];
-static pthread_mutex_t cc_sealed_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction cc_segv_previous;
-
-static void sealed_note(const cc_buffer *b, bool add)
-{
-    const uintptr_t begin = (uintptr_t)b->base;
-    pthread_mutex_lock(&cc_sealed_lock);
-    for (int i = 0; i < CC_MAX_SEALED; i++) {
-        if (add ? 0 == cc_sealed[i].begin : begin == cc_sealed[i].begin) {
-            cc_sealed[i].begin = add ? begin : 0;
-            cc_sealed[i].end = add ? begin + b->mapped : 0;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&cc_sealed_lock);
-}
 
 static void segv_report(int sig, siginfo_t *info, void *ctx)
 {
     (void)sig;
     (void)ctx;
-    const uintptr_t at = (uintptr_t)info->si_addr;
-    bool sealed = false;
-    for (int i = 0; i < CC_MAX_SEALED && !sealed; i++) {
-        sealed = cc_sealed[i].begin <= at && at < cc_sealed[i].end;
-    }
+    const bool sealed = sealed_pages_hold(info->si_addr);
     char msg[256];
     const int n = snprintf(msg, sizeof(msg), "collcheck: rank %d: SIGSEGV at %p%s\n", cc_world_rank,
                            info->si_addr,
@@ -589,15 +562,7 @@ static void segv_report_install(void)
 void cc_buffer_alloc(cc_buffer *b, size_t bytes, unsigned char fill)
 {
     /* Pages of its own, so that cc_buffer_seal protects this buffer alone. */
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    b->mapped = (bytes + 2 * CC_GUARD_BYTES + page - 1) / page * page;
-    void *m = mmap(NULL, b->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (MAP_FAILED == m) {
-        fprintf(stderr, "collcheck: rank %d: out of memory mapping %zu bytes\n", cc_world_rank,
-                b->mapped);
-        MPI_Abort(MPI_COMM_WORLD, 5);
-    }
-    b->base = m;
+    b->base = sealed_pages_map(bytes + 2 * CC_GUARD_BYTES, &b->mapped);
     memset(b->base, CC_RECV_SENTINEL, CC_GUARD_BYTES);
     memset(b->base + CC_GUARD_BYTES, fill, bytes);
     memset(b->base + CC_GUARD_BYTES + bytes, CC_RECV_SENTINEL, CC_GUARD_BYTES);
@@ -607,17 +572,12 @@ void cc_buffer_alloc(cc_buffer *b, size_t bytes, unsigned char fill)
 
 void cc_buffer_seal(cc_buffer *b)
 {
-    if (0 != mprotect(b->base, b->mapped, PROT_READ)) {
-        perror("collcheck: mprotect(PROT_READ) of a send buffer");
-        MPI_Abort(MPI_COMM_WORLD, 5);
-    }
-    sealed_note(b, true);
+    sealed_pages_seal(b->base, b->mapped, true);
 }
 
 void cc_buffer_free(cc_buffer *b)
 {
-    sealed_note(b, false);
-    munmap(b->base, b->mapped);
+    sealed_pages_unmap(b->base, b->mapped);
     b->base = b->data = NULL;
     b->bytes = b->mapped = 0;
 }
