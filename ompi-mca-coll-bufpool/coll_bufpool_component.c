@@ -434,7 +434,8 @@ static const coll_pvar_t coll_pvars[] = {
     {"node_segments", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_node_counters.segments,
      "Shared segments of the node algorithms mapped now (one per communicator that "
      "ran one, unmapped when it is freed, and its chunk segment while a large "
-     "allreduce or reduce ran within coll_bufpool_node_cold_calls)"},
+     "allreduce or reduce ran within coll_bufpool_node_cold_calls; one per persistent "
+     "request that ran one, and its chunk segment, unmapped when the request is freed)"},
     {"node_segment_bytes", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_node_counters.segment_bytes,
      "Bytes of the shared segments mapped now"},
     {"node_cold_releases", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.cold_releases,

@@ -136,7 +136,7 @@ int bufpool_serve(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_r
         case BUFPOOL_ENTRY_DONE:
             break;
         default:
-            rc = bufpool_run(id, &own, &call, &plan, comm, &module->state);
+            rc = bufpool_run(id, &own, &call, &plan, comm, &module->state, NULL);
             break;
     }
     free(own.owned_counts);

@@ -30,6 +30,7 @@
 #include "coll_bufpool_nb.h"
 #include "coll_bufpool_entry.h"
 #include "coll_bufpool_entries.h"
+#include "algorithms/coll_bufpool_node.h"
 #include "runtime/coll_bufpool_scratch.h"
 #include "runtime/coll_bufpool_wait.h"
 
@@ -70,6 +71,11 @@ typedef struct bufpool_coll_task {
      * the block (allgather's scratch held to the end); NULL otherwise. */
     ompi_request_t *inner;
     bufpool_own_block_t own;
+    /* A persistent request's own node segments, of the communicator and
+     * of its host (bufpool_node_run: ranks may start persistent requests in
+     * any order), kept from start to start and unmapped when it goes. */
+    bufpool_node_home_t node_home, host_node_home;
+    bufpool_node_homes_t node_homes; /* pointing at those two */
 } bufpool_coll_task_t;
 
 OBJ_CLASS_DECLARATION(bufpool_coll_task_t);
@@ -103,7 +109,8 @@ void bufpool_nb_open(void)
 static int coll_task_body(bufpool_task_t *task)
 {
     bufpool_coll_task_t *t = (bufpool_coll_task_t *)task;
-    return bufpool_run(t->id, &t->args, &t->call, &t->plan, t->comm, &t->module->state);
+    return bufpool_run(t->id, &t->args, &t->call, &t->plan, t->comm, &t->module->state,
+                       BUFPOOL_FORM_PERSISTENT == t->form ? &t->node_homes : NULL);
 }
 
 /* Start the previous module's persistent request as MPI_Start does: a
@@ -235,6 +242,9 @@ static void request_release(bufpool_coll_task_t *t)
         t->kept_op = NULL;
     }
     bufpool_scratch_drop_kept(&t->task);
+    bufpool_node_free(t->node_home.node);
+    bufpool_node_free(t->host_node_home.node);
+    t->node_home = t->host_node_home = (bufpool_node_home_t){0};
     if (NULL != t->comm) {
         OBJ_RELEASE(t->comm);
         t->comm = NULL;
@@ -340,6 +350,8 @@ static void coll_task_construct(bufpool_coll_task_t *t)
     t->args.owned_counts = NULL;
     t->inner = NULL;
     t->own.scratch = NULL;
+    t->node_home = t->host_node_home = (bufpool_node_home_t){0};
+    t->node_homes = (bufpool_node_homes_t){&t->node_home, &t->host_node_home};
 }
 
 static void coll_task_destruct(bufpool_coll_task_t *t)

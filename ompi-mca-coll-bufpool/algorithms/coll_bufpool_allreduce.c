@@ -150,14 +150,15 @@ static int allreduce_rsag(const void *sbuf, void *rbuf, size_t count, struct omp
 /* ---------------------------------------------------------------------- */
 
 int bufpool_run_allreduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
-                          struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
+                          struct ompi_communicator_t *comm, bufpool_comm_state_t *state,
+                          bufpool_node_home_t *host_home)
 {
     if (BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg) {
         return allreduce_recursive_doubling(a->sbuf, a->rbuf, a->count, a->dtype, a->op, comm);
     }
     if (BUFPOOL_ALLREDUCE_HIER == plan->alg || BUFPOOL_ALLREDUCE_HIER_NODE == plan->alg) {
         return bufpool_allreduce_hier(a->sbuf, a->rbuf, a->count, a->dtype, a->op, plan, comm,
-                                      state);
+                                      state, host_home);
     }
     /* rsag and ring share the reduce-scatter stream's description. */
     return allreduce_rsag(a->sbuf, a->rbuf, a->count, a->dtype, a->op, plan, comm, state);

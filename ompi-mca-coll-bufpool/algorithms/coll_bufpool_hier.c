@@ -526,7 +526,7 @@ static int sliced_p2p(const bufpool_args_t *a, const bufpool_plan_t *plan,
  * way. */
 static int hier_node_sliced(const bufpool_args_t *a, const bufpool_plan_t *plan,
                             const bufpool_hier_topo_t *topo, struct ompi_communicator_t *comm,
-                            bufpool_comm_state_t *state)
+                            bufpool_comm_state_t *state, bufpool_node_home_t *home)
 {
     const bufpool_group_t *host = &topo->local;
     const size_t per = bufpool_node_round_elems(plan, a->dtype->super.size);
@@ -543,8 +543,8 @@ static int hier_node_sliced(const bufpool_args_t *a, const bufpool_plan_t *plan,
                                        .test = slice_exchange_test,
                                        .wait = slice_exchange_wait,
                                        .ctx = &ctx};
-    const uint64_t s = bufpool_node_host_reserve(state);
-    int rc = bufpool_node_host_allreduce(a, plan, host, s, &x, comm, state);
+    const uint64_t s = bufpool_node_host_reserve(home);
+    int rc = bufpool_node_host_allreduce(a, plan, host, s, &x, comm, state, home);
     if (BUFPOOL_NODE_UNAVAILABLE == rc) {
         rc = sliced_p2p(a, plan, topo, &x, comm, state);
     }
@@ -557,7 +557,7 @@ static int hier_node_sliced(const bufpool_args_t *a, const bufpool_plan_t *plan,
 static int hier_node(const void *sbuf, void *rbuf, size_t count, struct ompi_datatype_t *dtype,
                      struct ompi_op_t *op, const bufpool_plan_t *plan,
                      const bufpool_hier_topo_t *topo, struct ompi_communicator_t *comm,
-                     bufpool_comm_state_t *state)
+                     bufpool_comm_state_t *state, bufpool_node_home_t *home)
 {
     const bufpool_group_t *host = &topo->local;
     /* Where the host's rounds cannot serve, hier's own host phases do (the
@@ -569,10 +569,10 @@ static int hier_node(const void *sbuf, void *rbuf, size_t count, struct ompi_dat
     }
     const bufpool_args_t a = {.sbuf = sbuf, .rbuf = rbuf, .count = count, .dtype = dtype, .op = op};
     if (topo->uniform) {
-        return hier_node_sliced(&a, plan, topo, comm, state);
+        return hier_node_sliced(&a, plan, topo, comm, state, home);
     }
-    const uint64_t s = bufpool_node_host_reserve(state);
-    int rc = bufpool_node_host_reduce(&a, plan, host, s, comm, state);
+    const uint64_t s = bufpool_node_host_reserve(home);
+    int rc = bufpool_node_host_reduce(&a, plan, host, s, comm, state, home);
     if (BUFPOOL_NODE_UNAVAILABLE == rc) {
         return hier_p2p(sbuf, rbuf, count, dtype, op, plan, topo, comm, state);
     }
@@ -581,20 +581,20 @@ static int hier_node(const void *sbuf, void *rbuf, size_t count, struct ompi_dat
         rc = OMPI_SUCCESS != rc ? rc : rc2;
     }
     int rc2 = bufpool_node_host_bcast(rbuf, count, dtype, plan, host, s + 1,
-                                      0 == host->me ? rc : OMPI_SUCCESS, comm, state);
+                                      0 == host->me ? rc : OMPI_SUCCESS, comm, state, home);
     return OMPI_SUCCESS != rc ? rc : rc2;
 }
 
 int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                           bufpool_comm_state_t *state)
+                           bufpool_comm_state_t *state, bufpool_node_home_t *host_home)
 {
     const bufpool_hier_topo_t *topo = hier_topo(state, comm);
     if (NULL == topo) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     return BUFPOOL_ALLREDUCE_HIER_NODE == plan->alg
-               ? hier_node(sbuf, rbuf, count, dtype, op, plan, topo, comm, state)
+               ? hier_node(sbuf, rbuf, count, dtype, op, plan, topo, comm, state, host_home)
                : hier_p2p(sbuf, rbuf, count, dtype, op, plan, topo, comm, state);
 }

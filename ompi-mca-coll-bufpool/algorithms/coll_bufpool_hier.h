@@ -28,7 +28,7 @@ void bufpool_hier_topo_free(bufpool_hier_topo_t *topo);
 int bufpool_allreduce_hier(const void *sbuf, void *rbuf, size_t count,
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                           bufpool_comm_state_t *state);
+                           bufpool_comm_state_t *state, bufpool_node_home_t *host_home);
 
 /* hier_node: hier with its host phases through a shared segment of the
  * host's ranks (coll_bufpool_node.h).  Where every host has as many ranks

@@ -363,12 +363,13 @@ static int node_dispatch(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id,
 }
 
 int bufpool_node_run(bufpool_coll_id_t id, const bufpool_plan_t *plan, const bufpool_args_t *a,
-                     struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
+                     struct ompi_communicator_t *comm, bufpool_comm_state_t *state,
+                     bufpool_node_home_t *home)
 {
     const bufpool_group_t all = {.n = ompi_comm_size(comm), .me = ompi_comm_rank(comm)};
     bufpool_node_t *n;
     uint64_t s;
-    int rc = node_begin(&state->node, &all, state, comm, &n, &s);
+    int rc = node_begin(home, &all, state, comm, &n, &s);
     if (OMPI_SUCCESS == rc) {
         rc = node_dispatch(n, s, id, plan, a, comm);
     }

@@ -30,7 +30,8 @@ BEGIN_C_DECLS
 typedef struct bufpool_node_counters {
     uint64_t calls;         /* calls that ran over a shared segment        */
     uint64_t fallbacks;     /* node calls run point-to-point: no segment   */
-    uint64_t segments;      /* segments mapped now (one per communicator)  */
+    uint64_t segments;      /* segments mapped now (one per communicator,
+                               and per persistent request, that ran one) */
     uint64_t segment_bytes; /* bytes of them                               */
     uint64_t cold_releases; /* chunk segments unmapped when cold           */
     uint64_t single_copy;   /* bcast/allgather calls read straight (CMA)   */
@@ -45,9 +46,18 @@ int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
 /* Run the node algorithm plan->alg of id (allreduce node_rsag and reduce,
  * bcast, allgather, scan and exscan node above BUFPOOL_NODE_MAX_BYTES:
  * rounds of the plan's segment size through a ring of its depth): OMPI_SUCCESS, an
- * error, or BUFPOOL_NODE_UNAVAILABLE (nothing was done). */
+ * error, or BUFPOOL_NODE_UNAVAILABLE (nothing was done).  home: where
+ * the segment lives (the communicator's, state->node, or a persistent
+ * request's own).  Calls number themselves in the order they start, which
+ * MPI makes the same on every rank for blocking and nonblocking calls, not
+ * for persistent ones: ranks may start persistent requests in any order
+ * (MPI 4.0, "Persistent Collective Operations"), so each persistent request
+ * has homes of its own (bufpool_node_homes_t: zeroed at its init, set up
+ * by its first start with its own tags, bufpool_node_free'd with it),
+ * whose calls are its starts, in order on every rank. */
 int bufpool_node_run(bufpool_coll_id_t id, const bufpool_plan_t *plan, const bufpool_args_t *a,
-                     struct ompi_communicator_t *comm, bufpool_comm_state_t *state);
+                     struct ompi_communicator_t *comm, bufpool_comm_state_t *state,
+                     bufpool_node_home_t *home);
 
 /* allreduce hier_node's phases over a segment of the ranks of one host
  * (host: their group, member 0 leading; coll_bufpool_hier.c).  A call
@@ -61,16 +71,19 @@ int bufpool_node_run(bufpool_coll_id_t id, const bufpool_plan_t *plan, const buf
  * s + 1 the leader's buf goes to every member in bcast's chunk rounds,
  * where a leader's root_error makes every member return that error too.
  * OMPI_SUCCESS, an error, or BUFPOOL_NODE_UNAVAILABLE (nothing done, on
- * every member alike; the reduce then ends s + 1 too). */
+ * every member alike; the reduce then ends s + 1 too).  home: where the
+ * host's segment lives (the communicator's state->host_node, or a
+ * persistent request's own). */
 struct bufpool_group;
-uint64_t bufpool_node_host_reserve(bufpool_comm_state_t *state);
+uint64_t bufpool_node_host_reserve(bufpool_node_home_t *home);
 int bufpool_node_host_reduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
                              const struct bufpool_group *host, uint64_t s,
-                             struct ompi_communicator_t *comm, bufpool_comm_state_t *state);
+                             struct ompi_communicator_t *comm, bufpool_comm_state_t *state,
+                             bufpool_node_home_t *home);
 int bufpool_node_host_bcast(void *buf, size_t elems, struct ompi_datatype_t *dtype,
                             const bufpool_plan_t *plan, const struct bufpool_group *host,
                             uint64_t s, int root_error, struct ompi_communicator_t *comm,
-                            bufpool_comm_state_t *state);
+                            bufpool_comm_state_t *state, bufpool_node_home_t *home);
 
 /* allreduce hier_node on hosts of one size (coll_bufpool_hier.c): with the
  * call's first number s (bufpool_node_host_reserve; it ends both), the
@@ -99,7 +112,7 @@ typedef struct bufpool_node_exchange {
 int bufpool_node_host_allreduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
                                 const struct bufpool_group *host, uint64_t s,
                                 const bufpool_node_exchange_t *x, struct ompi_communicator_t *comm,
-                                bufpool_comm_state_t *state);
+                                bufpool_comm_state_t *state, bufpool_node_home_t *home);
 int bufpool_node_exchange_batch(const bufpool_plan_t *plan);
 
 /* The elements of a round of the chunk rounds of the reductions for a plan

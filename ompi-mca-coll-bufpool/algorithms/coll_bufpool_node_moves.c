@@ -310,10 +310,10 @@ int bufpool_node_move(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, const
 int bufpool_node_host_bcast(void *buf, size_t elems, struct ompi_datatype_t *dtype,
                             const bufpool_plan_t *plan, const bufpool_group_t *host, uint64_t s,
                             int root_error, struct ompi_communicator_t *comm,
-                            bufpool_comm_state_t *state)
+                            bufpool_comm_state_t *state, bufpool_node_home_t *home)
 {
     bufpool_node_t *n = NULL;
-    int rc = bufpool_node_begin_at(&state->host_node, host, state, comm, s, &n);
+    int rc = bufpool_node_begin_at(home, host, state, comm, s, &n);
     if (OMPI_SUCCESS == rc) {
         const bufpool_args_t b = {.rbuf = buf, .count = elems, .dtype = dtype, .root = 0};
         node_move_t m;

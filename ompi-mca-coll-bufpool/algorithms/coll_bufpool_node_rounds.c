@@ -410,19 +410,20 @@ static int node_exchanged_rounds(bufpool_node_t *n, uint64_t s, const bufpool_ar
 /* ---------------------------------------------------------------------- */
 /* allreduce hier_node's phases on this rank's host. */
 
-uint64_t bufpool_node_host_reserve(bufpool_comm_state_t *state)
+uint64_t bufpool_node_host_reserve(bufpool_node_home_t *home)
 {
-    const uint64_t s = state->host_node.seq + 1;
-    state->host_node.seq += 2;
+    const uint64_t s = home->seq + 1;
+    home->seq += 2;
     return s;
 }
 
 int bufpool_node_host_reduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
                              const bufpool_group_t *host, uint64_t s,
-                             struct ompi_communicator_t *comm, bufpool_comm_state_t *state)
+                             struct ompi_communicator_t *comm, bufpool_comm_state_t *state,
+                             bufpool_node_home_t *home)
 {
     bufpool_node_t *n = NULL;
-    int rc = bufpool_node_begin_at(&state->host_node, host, state, comm, s, &n);
+    int rc = bufpool_node_begin_at(home, host, state, comm, s, &n);
     if (OMPI_SUCCESS == rc) {
         /* reduce to member 0; the others' input in place is their rbuf. */
         bufpool_args_t r = *a;
@@ -445,10 +446,10 @@ int bufpool_node_host_reduce(const bufpool_args_t *a, const bufpool_plan_t *plan
 int bufpool_node_host_allreduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
                                 const bufpool_group_t *host, uint64_t s,
                                 const bufpool_node_exchange_t *x, struct ompi_communicator_t *comm,
-                                bufpool_comm_state_t *state)
+                                bufpool_comm_state_t *state, bufpool_node_home_t *home)
 {
     bufpool_node_t *n = NULL;
-    int rc = bufpool_node_begin_at(&state->host_node, host, state, comm, s, &n);
+    int rc = bufpool_node_begin_at(home, host, state, comm, s, &n);
     if (OMPI_SUCCESS == rc) {
         rc = node_exchanged_rounds(n, s, a, plan, comm, x);
         /* One number was enough: the second, reserved alike, ends too. */

@@ -28,10 +28,12 @@ BEGIN_C_DECLS
  * alone: the same on every rank and for every form. */
 bufpool_call_t bufpool_describe(bufpool_coll_id_t id, const bufpool_args_t *a,
                                 struct ompi_communicator_t *comm);
-/* Run plan->alg on the arguments (call: what bufpool_describe gave). */
+/* Run plan->alg on the arguments (call: what bufpool_describe gave).
+ * homes: the node segments the call uses (NULL: the communicator's, in
+ * state; a persistent request's own, see bufpool_node_run). */
 int bufpool_run(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_call_t *call,
                 const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                bufpool_comm_state_t *state);
+                bufpool_comm_state_t *state, const bufpool_node_homes_t *homes);
 
 /* The call descriptions that need a family's knowledge (their files). */
 bufpool_call_t bufpool_rooted_call(bool gather, const bufpool_args_t *a,
@@ -39,9 +41,11 @@ bufpool_call_t bufpool_rooted_call(bool gather, const bufpool_args_t *a,
 bufpool_call_t bufpool_reduce_scatter_call(bufpool_coll_id_t id, const bufpool_args_t *a,
                                            struct ompi_communicator_t *comm);
 
-/* Per family (their files). */
+/* Per family (their files).  host_home: allreduce hier_node's host
+ * segment (bufpool_run's homes). */
 int bufpool_run_allreduce(const bufpool_args_t *a, const bufpool_plan_t *plan,
-                          struct ompi_communicator_t *comm, bufpool_comm_state_t *state);
+                          struct ompi_communicator_t *comm, bufpool_comm_state_t *state,
+                          bufpool_node_home_t *host_home);
 int bufpool_run_reduce(const bufpool_args_t *a, const bufpool_call_t *call,
                        const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
                        bufpool_comm_state_t *state);

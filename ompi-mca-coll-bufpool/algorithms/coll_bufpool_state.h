@@ -29,6 +29,15 @@ typedef struct bufpool_node_home {
     uint64_t seq;
 } bufpool_node_home_t;
 
+/* The node segments one call uses: of its whole communicator, and of its
+ * host's ranks (allreduce hier_node).  The communicator's state holds one
+ * pair for its blocking and nonblocking calls; a persistent request has a
+ * pair of its own (bufpool_node_run says why). */
+typedef struct bufpool_node_homes {
+    bufpool_node_home_t *all;
+    bufpool_node_home_t *host;
+} bufpool_node_homes_t;
+
 typedef struct bufpool_comm_state {
     /* Requests of one blocking call.  MPI forbids two blocking collectives
      * at once on one communicator, so they are kept from call to call

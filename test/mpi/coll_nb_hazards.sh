@@ -11,8 +11,16 @@
 #              slow user operation, another completes them;
 #   big-frame  a user operation with a local array of *len doubles;
 #   finalize   persistent requests never freed at MPI_Finalize (sanitize.sh
-#              runs it under ASan and LeakSanitizer too).
+#              runs it under ASan and LeakSanitizer too);
+#   start-order  persistent requests of seven collectives started in each
+#              rank's own order, with a blocking call before or after them:
+#              bufpool's point-to-point algorithms, and the node algorithms
+#              forced (--expect-node: over segments, all unmapped at the end);
+#              and on two pretended hosts with allreduce hier_node forced
+#              (its host phases through each request's own host segment:
+#              the two persistent allreduces and the blocking one).
 set -u
+. "$top_srcdir/test/mpi/configs.sh"
 status=0
 failed=
 mca="--mca coll_bufpool_rules_default off"
@@ -34,6 +42,13 @@ for np in 2 3; do
     run $np "" --case=big-frame
     run $np "" --case=finalize
 done
+for np in 2 3 4; do
+    run $np "--mca coll_bufpool_min_size 0" --case=start-order
+    run $np "--mca coll_bufpool_min_size 0 $(bufpool_node_algorithms node)" --case=start-order \
+        --expect-node
+done
+run 4 "--mca coll_bufpool_min_size 0 --mca coll_bufpool_test_host_map 0,1 \
+--mca coll_bufpool_allreduce_algorithm hier_node" --case=start-order --expect-node=3
 if [ $status != 0 ]; then
     echo "coll_nb_hazards: failed runs:$failed"
 fi

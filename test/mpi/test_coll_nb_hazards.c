@@ -24,7 +24,19 @@
  *                on a stack as large as the caller's, not the task's;
  *   finalize     persistent requests started, completed and never freed,
  *                then MPI_Finalize: no crash, and (under the sanitizers,
- *                test/reliability/sanitize.sh) nothing leaked.
+ *                test/reliability/sanitize.sh) nothing leaked;
+ *   start-order  persistent requests of seven collectives on one
+ *                communicator, each rank starting them in its own order
+ *                every round (MPI 4.0 allows it: they matched at their
+ *                inits) and a blocking allreduce before them on the even
+ *                ranks, after them on the odd ones; run with the node
+ *                algorithms forced (coll_nb_hazards.sh), whose calls are
+ *                numbered in the order they start (each persistent request
+ *                has a segment of its own: --expect-node[=N] checks that
+ *                at least N calls a round, all eight by default, ran over
+ *                segments, none point-to-point, and that every segment is
+ *                gone once the requests and the communicator are freed).  Found by
+ *                MPICH's test coll/p_order, which hung.
  *
  * --expect-bufpool: bufpool's counters must show that it served the
  * nonblocking or persistent calls of the case (run with
@@ -44,6 +56,8 @@
 
 static int rank, size, failures;
 static bool expect_bufpool;
+/* --expect-node[=N]: at least N node calls a round (start-order). */
+static int expect_node;
 static long rounds = -1;
 
 #define CHECK(cond, ...)                                                                           \
@@ -440,6 +454,122 @@ static void case_finalize(void)
 
 /* ---------------------------------------------------------------------- */
 
+#define ORDER_SMALL 64    /* long long: the small slots          */
+#define ORDER_LARGE 32768 /* long long: 256 KiB, the chunk rounds */
+#define ORDER_BLOCK 256   /* ints per rank of the allgather       */
+#define ORDER_REQS  7
+
+static void case_start_order(void)
+{
+    MPI_Comm comm;
+    mpi_ok(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
+    const unsigned long long calls0 = counter("coll_bufpool_node_calls");
+    const unsigned long long fallbacks0 = counter("coll_bufpool_node_fallbacks");
+    const unsigned long long bytes0 = counter("coll_bufpool_node_segment_bytes");
+    static long long small_in[ORDER_SMALL], small_out[ORDER_SMALL], scan_out[ORDER_SMALL];
+    static long long large_in[ORDER_LARGE], large_out[ORDER_LARGE], red_out[ORDER_LARGE];
+    static long long blk_in[ORDER_SMALL], blk_out[ORDER_SMALL];
+    static int bcast_buf[1024], ag_in[ORDER_BLOCK], *ag_out;
+    ag_out = malloc((size_t)size * ORDER_BLOCK * sizeof(int));
+    if (NULL == ag_out) {
+        mpi_ok(MPI_ERR_NO_MEM, "malloc");
+    }
+    const int bcast_root = 1 % size;
+    MPI_Request req[ORDER_REQS];
+    mpi_ok(PCOLL_INIT(Allreduce)(small_in, small_out, ORDER_SMALL, MPI_LONG_LONG, MPI_SUM, comm,
+                                 MPI_INFO_NULL, &req[0]),
+           "MPI_Allreduce_init");
+    mpi_ok(PCOLL_INIT(Allreduce)(large_in, large_out, ORDER_LARGE, MPI_LONG_LONG, MPI_SUM, comm,
+                                 MPI_INFO_NULL, &req[1]),
+           "MPI_Allreduce_init");
+    mpi_ok(PCOLL_INIT(Bcast)(bcast_buf, 1024, MPI_INT, bcast_root, comm, MPI_INFO_NULL, &req[2]),
+           "MPI_Bcast_init");
+    mpi_ok(PCOLL_INIT(Reduce)(large_in, red_out, ORDER_LARGE, MPI_LONG_LONG, MPI_SUM, 0, comm,
+                              MPI_INFO_NULL, &req[3]),
+           "MPI_Reduce_init");
+    mpi_ok(PCOLL_INIT(Allgather)(ag_in, ORDER_BLOCK, MPI_INT, ag_out, ORDER_BLOCK, MPI_INT, comm,
+                                 MPI_INFO_NULL, &req[4]),
+           "MPI_Allgather_init");
+    mpi_ok(PCOLL_INIT(Barrier)(comm, MPI_INFO_NULL, &req[5]), "MPI_Barrier_init");
+    mpi_ok(PCOLL_INIT(Scan)(small_in, scan_out, ORDER_SMALL, MPI_LONG_LONG, MPI_SUM, comm,
+                            MPI_INFO_NULL, &req[6]),
+           "MPI_Scan_init");
+    const long n = rounds > 0 ? rounds : 50;
+    for (long round = 0; round < n; round++) {
+        fill(small_in, ORDER_SMALL, round);
+        fill(large_in, ORDER_LARGE, 3 * round);
+        fill(blk_in, ORDER_SMALL, 5 * round);
+        for (int i = 0; i < 1024; i++) {
+            bcast_buf[i] = rank == bcast_root ? (int)(i * 7 + round) : -1;
+        }
+        for (int i = 0; i < ORDER_BLOCK; i++) {
+            ag_in[i] = rank * 100000 + i + (int)round;
+        }
+        const bool blocking_first = 0 == rank % 2;
+        if (blocking_first) {
+            mpi_ok(MPI_Allreduce(blk_in, blk_out, ORDER_SMALL, MPI_LONG_LONG, MPI_SUM, comm),
+                   "MPI_Allreduce");
+        }
+        /* Each rank its own order, changing every round: a rotation, and
+         * reversed on the odd ranks. */
+        for (int k = 0; k < ORDER_REQS; k++) {
+            const int j = (int)((k + rank + round) % ORDER_REQS);
+            mpi_ok(MPI_Start(&req[1 == rank % 2 ? ORDER_REQS - 1 - j : j]), "MPI_Start");
+        }
+        if (!blocking_first) {
+            mpi_ok(MPI_Allreduce(blk_in, blk_out, ORDER_SMALL, MPI_LONG_LONG, MPI_SUM, comm),
+                   "MPI_Allreduce");
+        }
+        mpi_ok(MPI_Waitall(ORDER_REQS, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+        for (long i = 0; i < ORDER_SMALL; i++) {
+            CHECK(small_out[i] == expected_sum(i, round), "round %ld allreduce element %ld", round,
+                  i);
+            CHECK(blk_out[i] == expected_sum(i, 5 * round), "round %ld blocking element %ld", round,
+                  i);
+            const long long prefix =
+                (long long)(rank + 1) * (rank + 2) / 2 * 1000 + (long long)(rank + 1) * (i + round);
+            CHECK(scan_out[i] == prefix, "round %ld scan element %ld", round, i);
+        }
+        for (long i = 0; i < ORDER_LARGE; i++) {
+            CHECK(large_out[i] == expected_sum(i, 3 * round), "round %ld large element %ld", round,
+                  i);
+            CHECK(0 != rank || red_out[i] == expected_sum(i, 3 * round),
+                  "round %ld reduce element %ld", round, i);
+        }
+        for (int i = 0; i < 1024; i++) {
+            CHECK(bcast_buf[i] == (int)(i * 7 + round), "round %ld bcast element %d", round, i);
+        }
+        for (int r = 0; r < size; r++) {
+            for (int i = 0; i < ORDER_BLOCK; i++) {
+                CHECK(ag_out[r * ORDER_BLOCK + i] == r * 100000 + i + (int)round,
+                      "round %ld allgather block %d element %d", round, r, i);
+            }
+        }
+    }
+    if (expect_node) {
+        CHECK(counter("coll_bufpool_node_calls") - calls0 >= (unsigned long long)(n * expect_node),
+              "fewer than %d calls a round ran over node segments", expect_node);
+        CHECK(counter("coll_bufpool_node_fallbacks") == fallbacks0,
+              "node calls ran point-to-point instead");
+    }
+    for (int k = 0; k < ORDER_REQS; k++) {
+        mpi_ok(MPI_Request_free(&req[k]), "MPI_Request_free");
+    }
+    mpi_ok(MPI_Comm_free(&comm), "MPI_Comm_free");
+    if (expect_node) {
+        CHECK(counter("coll_bufpool_node_segment_bytes") == bytes0,
+              "segments left mapped: %llu bytes, %llu before",
+              counter("coll_bufpool_node_segment_bytes"), bytes0);
+    }
+    free(ag_out);
+    if (0 == rank) {
+        printf("start-order: %ld rounds of %d persistent requests started in each rank's order\n",
+               n, ORDER_REQS);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
 int main(int argc, char **argv)
 {
     const char *which = NULL;
@@ -448,12 +578,16 @@ int main(int argc, char **argv)
             which = argv[i] + 7;
         } else if (0 == strcmp(argv[i], "--expect-bufpool")) {
             expect_bufpool = true;
+        } else if (0 == strcmp(argv[i], "--expect-node")) {
+            expect_node = ORDER_REQS + 1;
+        } else if (0 == strncmp(argv[i], "--expect-node=", 14)) {
+            expect_node = atoi(argv[i] + 14);
         } else if (0 == strncmp(argv[i], "--rounds=", 9)) {
             rounds = atol(argv[i] + 9);
         } else {
             fprintf(stderr,
-                    "usage: %s --case=tag-wrap|many|threads|big-frame|finalize "
-                    "[--rounds=N] [--expect-bufpool]\n",
+                    "usage: %s --case=tag-wrap|many|threads|big-frame|finalize|start-order "
+                    "[--rounds=N] [--expect-bufpool] [--expect-node[=N]]\n",
                     argv[0]);
             return 2;
         }
@@ -482,6 +616,8 @@ int main(int argc, char **argv)
         case_big_frame();
     } else if (0 == strcmp(which, "finalize")) {
         case_finalize();
+    } else if (0 == strcmp(which, "start-order")) {
+        case_start_order();
     } else {
         fprintf(stderr, "%s: unknown case %s\n", argv[0], which);
         MPI_Abort(MPI_COMM_WORLD, 2);
