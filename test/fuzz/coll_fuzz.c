@@ -5,7 +5,8 @@
  * collectives (the eleven of coll/bufpool that move data) in blocking
  * form, nonblocking with several in flight on one or two communicators,
  * and persistent form (MPI_<Coll>_init, MPIX_ on Open MPI 4.1) started
- * several times, a barrier among them in a third of the batches (in the
+ * several times (with MPI_Startall, in an order each rank draws for
+ * itself), a barrier among them in a third of the batches (in the
  * batch's form; drawn apart from the operations, so that a seed's
  * operations are the same with or without it; not with --only-op), with
  * sizes weighted toward the rules' and the pipeline's boundaries, integer
@@ -1384,6 +1385,17 @@ static void run_batch(uint64_t seed, int index)
             }
         }
         if (b.startall && npers > 0) {
+            /* MPI lets each rank start persistent requests in its own
+             * order (they matched at their inits): each rank shuffles
+             * them, by a key of its own, every round. */
+            fz_rng order =
+                fz_rng_of(fz_key(fz_key(b.key, 0xd000u + (uint64_t)round), (uint64_t)world_rank));
+            for (int j = npers - 1; j > 0; j--) {
+                const int k = (int)fz_below(&order, (uint32_t)j + 1);
+                MPI_Request tmp = pers[j];
+                pers[j] = pers[k];
+                pers[k] = tmp;
+            }
             snprintf(where, sizeof(where), "seed=%" PRIu64 " batch=%d round=%d", seed, index,
                      round);
             set_activity("%s: MPI_Startall of %d persistent request(s)", where, npers);
