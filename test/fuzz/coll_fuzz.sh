@@ -115,21 +115,8 @@ done
 if [ -z "${top_srcdir:-}" ]; then
     top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 fi
-if [ -z "${top_builddir:-}" ]; then
-    if [ -n "$build" ]; then
-        top_builddir=$(cd "$build" && pwd)
-    elif [ -f "$top_srcdir/_build/test/Makefile" ]; then
-        top_builddir=$top_srcdir/_build
-    else
-        top_builddir=$(pwd)
-    fi
-fi
-if [ -z "${OMPI_SYSTEM_COMPONENT_DIR:-}" ] && [ -f "$top_builddir/test/Makefile" ]; then
-    OMPI_SYSTEM_COMPONENT_DIR=$(sed -n 's/^OMPI_SYSTEM_COMPONENT_DIR = //p' "$top_builddir/test/Makefile")
-    MPIRUN=${MPIRUN:-$(sed -n 's/^MPIRUN = //p' "$top_builddir/test/Makefile")}
-fi
-export top_srcdir top_builddir OMPI_SYSTEM_COMPONENT_DIR
-[ -z "${MPIRUN:-}" ] || export MPIRUN
+. "$top_srcdir/test/mpi/configs.sh"
+bufpool_find_build "$build" || exit 2
 prog=$top_builddir/test/fuzz/coll_fuzz
 if [ ! -x "$prog" ]; then
     echo "coll_fuzz.sh: $prog is not built (make -C $top_builddir/test coll_fuzz... or make check)" >&2
@@ -143,24 +130,12 @@ runner=$top_srcdir/test/mpi/run-mpi-test.sh
 job_timeout=${BUFPOOL_TEST_TIMEOUT:-$((chunk + 4 * hang + 120))}
 
 # The node configuration's bcast is node_cma where this machine allows
-# single-copy reads (CMA), so that they mix with allgather's and the
-# reductions' rounds (and with its own, where a root's layout has gaps).
-node_bcast=node
-if "$top_builddir/test/mpi/cma_probe" 2>/dev/null; then
-    node_bcast=node_cma
-fi
-
+# single-copy reads (CMA): test/mpi/configs.sh.
+node_bcast=$(bufpool_node_bcast)
 config_mca() {
-    case $1 in
-        default) echo "" ;;
-        forced) echo "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off --mca coll_bufpool_min_size 0" ;;
-        hostmap) echo "--mca coll_bufpool_test_host_map 0,1" ;;
-        node) echo "$(config_mca forced) --mca coll_bufpool_allreduce_algorithm node_rsag --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm $node_bcast --mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_reduce_scatter_algorithm node --mca coll_bufpool_reduce_scatter_block_algorithm node --mca coll_bufpool_gather_algorithm node --mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_scan_algorithm node --mca coll_bufpool_exscan_algorithm node --mca coll_bufpool_barrier_algorithm node" ;;
-        stock) echo "--mca coll ^bufpool" ;;
-        *) echo "coll_fuzz.sh: unknown configuration '$1'" >&2; exit 2 ;;
-    esac
+    bufpool_config_mca "$1" "$node_bcast"
 }
-for cfg in $configs; do config_mca "$cfg" >/dev/null || exit 2; done
+for cfg in $configs; do config_mca "$cfg" >/dev/null || { echo "coll_fuzz.sh: see --configs" >&2; exit 2; }; done
 
 jobs=0
 run_job() { # CONFIG NP LOG ARGS...: job_rc (sh has no locals: rj_ names)
