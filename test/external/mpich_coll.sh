@@ -1,11 +1,13 @@
 #!/bin/sh
-# MPICH's collective test suite (test/mpi/coll of an MPICH source tree,
-# which this project does not ship) built against the Open MPI this build
-# serves, and run under bufpool's configurations beside Open MPI alone: an
+# MPICH's collective test suite (test/mpi/coll and threads/coll of an
+# MPICH source tree, which this project does not ship) built against the
+# Open MPI this build serves, and run under bufpool's configurations beside
+# Open MPI alone: an
 # independent check, each test verifying its own results, written by
 # another MPI's authors (collectives of many datatypes, dtpools' derived
 # layouts, in place, zero counts, user operations, nonblocking and
-# persistent forms, 1 to 32 processes).  A failure counts against bufpool
+# persistent forms, 1 to 32 processes; threads running collectives at
+# once).  A failure counts against bufpool
 # only when stock Open MPI (--mca coll ^bufpool) passes the same test, in
 # its first run and in three reruns.
 #
@@ -21,8 +23,12 @@
 #   --configs "LIST"  bufpool configurations (test/mpi/configs.sh; default
 #                     "default forced node"); stock always runs first
 #   --max-np N        skip tests of more than N processes (default 32)
-#   --filter REGEX    only the tests whose line in MPICH's coll/testlist
-#                     matches (grep -E)
+#   --dirs "LIST"     folders of MPICH's test/mpi whose testlist runs
+#                     (default "coll threads/coll"; threads/comm, whose
+#                     MPI_Comm_idup tests hang on Open MPI 4.1.4 alone, and
+#                     comm are others that call collectives)
+#   --filter REGEX    only the tests whose line in a testlist matches
+#                     (grep -E)
 #   --max-mem GB      skip tests that MPICH marks as needing more memory
 #                     (default 4: gather_big asks for 20)
 #   --timeout S       seconds before a test is killed (default 300)
@@ -39,6 +45,7 @@ set -u
 mpich=
 build=
 configs="default forced node"
+dirs="coll threads/coll"
 max_np=32
 filter=
 max_mem=4
@@ -53,6 +60,7 @@ while [ $# -gt 0 ]; do
         --mpich) mpich=${2:?}; shift ;;
         --build-dir) build=${2:?}; shift ;;
         --configs) configs=${2:?}; shift ;;
+        --dirs) dirs=${2:?}; shift ;;
         --max-np) max_np=${2:?}; shift ;;
         --filter) filter=${2:?}; shift ;;
         --max-mem) max_mem=${2:?}; shift ;;
@@ -94,10 +102,11 @@ if [ ! -x "$prefix/bin/mpicc" ]; then
     exit 2
 fi
 
-# Build (once per Open MPI: the stamp names the prefix).
+# Build (once per Open MPI and folders: the stamp names them).
 src=$out/src
-tests=$src/test/mpi/coll
-if [ "$(cat "$out/built-for" 2>/dev/null)" != "$prefix" ]; then
+tests=$src/test/mpi
+stamp="$prefix $dirs"
+if [ "$(cat "$out/built-for" 2>/dev/null)" != "$stamp" ]; then
     rm -rf "$src" "$out/built-for"
     mkdir -p "$src/test" || exit 2
     cp -R "$mpich/test/mpi" "$src/test/mpi" || exit 2
@@ -127,27 +136,37 @@ if [ "$(cat "$out/built-for" 2>/dev/null)" != "$prefix" ]; then
             exit 1
         }
         # -k: a test that does not build (MPI 4's large counts) is skipped.
-        make -k -C coll CFLAGS="$flags" >>"$out/make.log" 2>&1
+        for dir in $dirs; do
+            make -k -C "$dir" CFLAGS="$flags" >>"$out/make.log" 2>&1
+        done
         exit 0
     ) || exit 2
-    echo "$prefix" >"$out/built-for"
+    echo "$stamp" >"$out/built-for"
 fi
 
-# The tests: coll/testlist without MPICH's own settings (env=: its
-# algorithm variables; timeLimit=, mem=), each one once.
+# The tests: each folder's testlist without MPICH's own settings (env=:
+# its algorithm variables; timeLimit=, mem=), each one once, named by
+# their folder.
 list=$out/tests.txt
-grep -v '^ *#' "$tests/testlist" | grep -v '^ *$' | grep -E -- "${filter:-.}" |
-    awk -v max_np="$max_np" -v max_mem="$max_mem" '{
-        line = $1 " " $2
+: >"$list"
+for dir in $dirs; do
+    if [ ! -f "$tests/$dir/testlist" ]; then
+        echo "mpich_coll.sh: no $dir/testlist in MPICH's test/mpi (--dirs)" >&2
+        exit 2
+    fi
+    grep -v '^ *#' "$tests/$dir/testlist" | grep -v '^ *$' | grep -E -- "${filter:-.}" |
+        awk -v dir="$dir" -v max_np="$max_np" -v max_mem="$max_mem" '{
+        line = dir "/" $1 " " $2
         for (i = 3; i <= NF; i++) {
             if ($i ~ /^mem=/) { split($i, m, "="); if (m[2] + 0 > max_mem + 0) next }
             else if ($i ~ /^arg=/) line = line " " substr($i, 5)
         }
         if ($2 + 0 <= max_np + 0 && !seen[line]++) print line
-    }' >"$list"
+    }' >>"$list"
+done
 total=$(wc -l <"$list")
 if [ "$total" -eq 0 ]; then
-    echo "mpich_coll.sh: no test left in $tests/testlist" >&2
+    echo "mpich_coll.sh: no test left in the testlists of $dirs" >&2
     exit 2
 fi
 
@@ -156,10 +175,10 @@ fi
 run() {
     r_cfg=$1 r_i=$2 r_np=$3 r_prog=$4
     shift 4
-    r_log=$out/logs/$r_cfg-$r_i-$r_prog.log
-    # shellcheck disable=SC2046 # the configuration's MCA is several words
-    (cd "$tests" && BUFPOOL_TEST_MCA="$(bufpool_config_mca "$r_cfg" "$node_bcast")" \
-        BUFPOOL_TEST_TIMEOUT=$timeout_s sh "$runner" "$r_np" "./$r_prog" "$@") \
+    r_log=$out/logs/$r_cfg-$r_i-$(basename "$r_prog").log
+    (cd "$tests/$(dirname "$r_prog")" &&
+        BUFPOOL_TEST_MCA="$(bufpool_config_mca "$r_cfg" "$node_bcast")" \
+            BUFPOOL_TEST_TIMEOUT=$timeout_s sh "$runner" "$r_np" "./$(basename "$r_prog")" "$@") \
         </dev/null >"$r_log" 2>&1
     r_rc=$?
     ok=0
@@ -192,7 +211,7 @@ say "MPICH $version, Open MPI in $prefix, $total tests of at most $max_np proces
 run_all stock
 skipped=$(grep -c '^SKIP' "$out/stock.txt")
 stock_fail=$(grep -c '^FAIL' "$out/stock.txt")
-say "stock: $(grep -c '^PASS' "$out/stock.txt") passed, $stock_fail failed, $skipped not built ($(grep '^SKIP' "$out/stock.txt" | awk '{print $4}' | sort -u | tr '\n' ' '))"
+say "stock: $(grep -c '^PASS' "$out/stock.txt") passed, $stock_fail failed, $skipped not built ($(grep '^SKIP' "$out/stock.txt" | awk '{print $4}' | sort -u | tr '\n' ' ' | sed 's/ $//'))"
 
 against=0
 for cfg in $configs; do
@@ -225,7 +244,7 @@ for cfg in $configs; do
             run "$cfg" "$i.again" "$np" "$name" $args
             verdict="BUFPOOL ($([ $ok = 0 ] && echo "again on rerun" || echo "passed its rerun: intermittent"))"
         fi
-        say "  $cfg: $name $np $args: $verdict; log $out/logs/$cfg-$i-$name.log"
+        say "  $cfg: $name $np $args: $verdict; log $out/logs/$cfg-$i-$(basename "$name").log"
     done <"$out/$cfg.failed"
     rm -f "$out/$cfg.failed"
     say "$cfg: $passed passed; failures against bufpool $own, shared with stock $shared"
