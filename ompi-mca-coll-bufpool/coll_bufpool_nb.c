@@ -74,8 +74,7 @@ typedef struct bufpool_coll_task {
     /* A persistent request's own node segments, of the communicator and
      * of its host (bufpool_node_run: ranks may start persistent requests in
      * any order), kept from start to start and unmapped when it goes. */
-    bufpool_node_home_t node_home, host_node_home;
-    bufpool_node_homes_t node_homes; /* pointing at those two */
+    bufpool_node_homes_t node_homes;
 } bufpool_coll_task_t;
 
 OBJ_CLASS_DECLARATION(bufpool_coll_task_t);
@@ -242,9 +241,9 @@ static void request_release(bufpool_coll_task_t *t)
         t->kept_op = NULL;
     }
     bufpool_scratch_drop_kept(&t->task);
-    bufpool_node_free(t->node_home.node);
-    bufpool_node_free(t->host_node_home.node);
-    t->node_home = t->host_node_home = (bufpool_node_home_t){0};
+    bufpool_node_free(t->node_homes.all.node);
+    bufpool_node_free(t->node_homes.host.node);
+    t->node_homes = (bufpool_node_homes_t){{0}};
     if (NULL != t->comm) {
         OBJ_RELEASE(t->comm);
         t->comm = NULL;
@@ -350,8 +349,7 @@ static void coll_task_construct(bufpool_coll_task_t *t)
     t->args.owned_counts = NULL;
     t->inner = NULL;
     t->own.scratch = NULL;
-    t->node_home = t->host_node_home = (bufpool_node_home_t){0};
-    t->node_homes = (bufpool_node_homes_t){&t->node_home, &t->host_node_home};
+    t->node_homes = (bufpool_node_homes_t){{0}};
 }
 
 static void coll_task_destruct(bufpool_coll_task_t *t)

@@ -47,7 +47,7 @@ int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
  * bcast, allgather, scan and exscan node above BUFPOOL_NODE_MAX_BYTES:
  * rounds of the plan's segment size through a ring of its depth): OMPI_SUCCESS, an
  * error, or BUFPOOL_NODE_UNAVAILABLE (nothing was done).  home: where
- * the segment lives (the communicator's, state->node, or a persistent
+ * the segment lives (the communicator's, state->node.all, or a persistent
  * request's own).  Calls number themselves in the order they start, which
  * MPI makes the same on every rank for blocking and nonblocking calls, not
  * for persistent ones: ranks may start persistent requests in any order
@@ -72,7 +72,7 @@ int bufpool_node_run(bufpool_coll_id_t id, const bufpool_plan_t *plan, const buf
  * where a leader's root_error makes every member return that error too.
  * OMPI_SUCCESS, an error, or BUFPOOL_NODE_UNAVAILABLE (nothing done, on
  * every member alike; the reduce then ends s + 1 too).  home: where the
- * host's segment lives (the communicator's state->host_node, or a
+ * host's segment lives (the communicator's state->node.host, or a
  * persistent request's own). */
 struct bufpool_group;
 uint64_t bufpool_node_host_reserve(bufpool_node_home_t *home);

@@ -41,15 +41,14 @@ bufpool_call_t bufpool_describe(bufpool_coll_id_t id, const bufpool_args_t *a,
 
 int bufpool_run(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_call_t *call,
                 const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                bufpool_comm_state_t *state, const bufpool_node_homes_t *homes)
+                bufpool_comm_state_t *state, bufpool_node_homes_t *homes)
 {
-    const bufpool_node_homes_t own = {&state->node, &state->host_node};
     if (NULL == homes) {
-        homes = &own;
+        homes = &state->node;
     }
     bufpool_plan_t fallback;
     if (OPAL_UNLIKELY(bufpool_is_node_alg(id, plan->alg))) {
-        int rc = bufpool_node_run(id, plan, a, comm, state, homes->all);
+        int rc = bufpool_node_run(id, plan, a, comm, state, &homes->all);
         if (BUFPOOL_NODE_UNAVAILABLE != rc) {
             return rc;
         }
@@ -60,7 +59,7 @@ int bufpool_run(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_cal
     }
     switch (id) {
         case BUFPOOL_COLL_allreduce:
-            return bufpool_run_allreduce(a, plan, comm, state, homes->host);
+            return bufpool_run_allreduce(a, plan, comm, state, &homes->host);
         case BUFPOOL_COLL_reduce:
             return bufpool_run_reduce(a, call, plan, comm, state);
         case BUFPOOL_COLL_reduce_scatter:

@@ -33,7 +33,7 @@ bufpool_call_t bufpool_describe(bufpool_coll_id_t id, const bufpool_args_t *a,
  * state; a persistent request's own, see bufpool_node_run). */
 int bufpool_run(bufpool_coll_id_t id, const bufpool_args_t *a, const bufpool_call_t *call,
                 const bufpool_plan_t *plan, struct ompi_communicator_t *comm,
-                bufpool_comm_state_t *state, const bufpool_node_homes_t *homes);
+                bufpool_comm_state_t *state, bufpool_node_homes_t *homes);
 
 /* The call descriptions that need a family's knowledge (their files). */
 bufpool_call_t bufpool_rooted_call(bool gather, const bufpool_args_t *a,

@@ -14,7 +14,7 @@ void bufpool_comm_state_init(bufpool_comm_state_t *state,
     state->req_cache_cap = state->aux_req_cache_cap = 0;
     state->hier = NULL;
     state->host_ids = host_ids;
-    state->node = state->host_node = (bufpool_node_home_t){0};
+    state->node = (bufpool_node_homes_t){{0}};
     state->node_fail_rank = state->node_fail_chunk_rank = state->node_no_cma_rank = -1;
 }
 
@@ -25,9 +25,9 @@ void bufpool_comm_state_fini(bufpool_comm_state_t *state)
     state->req_cache = state->aux_req_cache = NULL;
     state->req_cache_cap = state->aux_req_cache_cap = 0;
     /* (The host's segment before the map of hosts it came from.) */
-    bufpool_node_free(state->node.node);
-    bufpool_node_free(state->host_node.node);
-    state->node = state->host_node = (bufpool_node_home_t){0};
+    bufpool_node_free(state->node.all.node);
+    bufpool_node_free(state->node.host.node);
+    state->node = (bufpool_node_homes_t){{0}};
     bufpool_hier_topo_free(state->hier);
     state->hier = NULL;
 }

@@ -29,13 +29,14 @@ typedef struct bufpool_node_home {
     uint64_t seq;
 } bufpool_node_home_t;
 
-/* The node segments one call uses: of its whole communicator, and of its
- * host's ranks (allreduce hier_node).  The communicator's state holds one
+/* The node segments one call uses: of its whole communicator (the node
+ * algorithms, coll_bufpool_node_segment.c), and of the ranks of its host
+ * (allreduce hier_node: hier->local).  The communicator's state holds one
  * pair for its blocking and nonblocking calls; a persistent request has a
  * pair of its own (bufpool_node_run says why). */
 typedef struct bufpool_node_homes {
-    bufpool_node_home_t *all;
-    bufpool_node_home_t *host;
+    bufpool_node_home_t all;
+    bufpool_node_home_t host;
 } bufpool_node_homes_t;
 
 typedef struct bufpool_comm_state {
@@ -56,12 +57,8 @@ typedef struct bufpool_comm_state {
      * number of hosts (0: not known, -1: out of memory) and the most ranks
      * on one host. */
     int (*host_ids)(struct ompi_communicator_t *comm, int *host, int *max_ppn);
-    /* The node algorithms' shared segment, of the whole communicator
-     * (coll_bufpool_node_segment.c). */
-    bufpool_node_home_t node;
-    /* allreduce hier_node's: of this rank's host, its ranks of the
-     * communicator (hier->local). */
-    bufpool_node_home_t host_node;
+    /* The node segments of its blocking and nonblocking calls. */
+    bufpool_node_homes_t node;
     /* coll_bufpool_node_max_bytes and _node_cold_calls (see there). */
     size_t node_max_bytes;
     uint64_t node_cold_calls;
