@@ -151,9 +151,15 @@ static bufpool_blocks_t rs_blocks(bufpool_coll_id_t id, const bufpool_args_t *a,
 bufpool_call_t bufpool_reduce_scatter_call(bufpool_coll_id_t id, const bufpool_args_t *a,
                                            struct ompi_communicator_t *comm)
 {
-    /* Some blocks may be empty; only an empty message is nothing to do. */
-    const bufpool_blocks_t blocks = rs_blocks(id, a, comm);
-    return bufpool_reduction_call(blocks.total, a->dtype, a->op, MPI_IN_PLACE == a->sbuf, comm);
+    /* Some blocks may be empty; only an empty message is nothing to do.
+     * The counts as the caller gave them: the decision comes before they
+     * are copied as ints (bufpool_args_own_counts, only for a call bufpool
+     * serves), and Open MPI 6's MPI_Ireduce_scatter_c and
+     * MPI_Reduce_scatter_init_c give size_t counts (a->rcounts NULL). */
+    const size_t total = BUFPOOL_COLL_reduce_scatter_block == id
+                             ? a->count * (size_t)ompi_comm_size(comm)
+                             : bufpool_counts_total_any(a->rcounts_any, ompi_comm_size(comm));
+    return bufpool_reduction_call(total, a->dtype, a->op, MPI_IN_PLACE == a->sbuf, comm);
 }
 
 int bufpool_run_reduce_scatter(bufpool_coll_id_t id, const bufpool_args_t *a,

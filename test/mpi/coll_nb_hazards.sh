@@ -18,7 +18,10 @@
 #              forced (--expect-node: over segments, all unmapped at the end);
 #              and on two pretended hosts with allreduce hier_node forced
 #              (its host phases through each request's own host segment:
-#              the two persistent allreduces and the blocking one).
+#              the two persistent allreduces and the blocking one);
+#   large-count  reduce_scatter with MPI_Count counts in three forms (Open
+#              MPI 6; on 4.1 and 5.0 the program says it has nothing to
+#              check), bufpool's pairwise and, at 2 ranks, node.
 set -u
 . "$top_srcdir/test/mpi/configs.sh"
 status=0
@@ -47,6 +50,11 @@ for np in 2 3 4; do
     run $np "--mca coll_bufpool_min_size 0 $(bufpool_node_algorithms node)" --case=start-order \
         --expect-node
 done
+for np in 2 3; do
+    run $np "--mca coll_bufpool_min_size 0" --case=large-count
+done
+run 2 "--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_scatter_algorithm node" \
+    --case=large-count
 run 4 "--mca coll_bufpool_min_size 0 --mca coll_bufpool_test_host_map 0,1 \
 --mca coll_bufpool_allreduce_algorithm hier_node" --case=start-order --expect-node=3
 if [ $status != 0 ]; then

@@ -36,7 +36,14 @@
  *                at least N calls a round, all eight by default, ran over
  *                segments, none point-to-point, and that every segment is
  *                gone once the requests and the communicator are freed).  Found by
- *                MPICH's test coll/p_order, which hung.
+ *                MPICH's test coll/p_order, which hung;
+ *   large-count  MPI 4's large-count reduce_scatter (MPI_Count counts:
+ *                MPI_Reduce_scatter_c, MPI_Ireduce_scatter_c,
+ *                MPI_Reduce_scatter_init_c), uneven blocks, on an MPI
+ *                with those bindings (Open MPI 6; elsewhere it says so and
+ *                passes): Open MPI 6 hands bufpool size_t counts, which
+ *                the decision once read as a NULL int array (found by
+ *                MPICH's coll/coll_large, a crash).
  *
  * --expect-bufpool: bufpool's counters must show that it served the
  * nonblocking or persistent calls of the case (run with
@@ -570,6 +577,80 @@ static void case_start_order(void)
 
 /* ---------------------------------------------------------------------- */
 
+static void case_large_count(void)
+{
+#if MPI_VERSION >= 4
+    enum { BLOCK = 37 };
+    const unsigned long long served0 = counter("coll_bufpool_ireduce_scatter_calls") +
+                                       counter("coll_bufpool_reduce_scatter_init_calls");
+    MPI_Count *counts = malloc((size_t)size * sizeof(*counts));
+    long n = 0;
+    for (int r = 0; r < size; r++) {
+        counts[r] = BLOCK + r; /* uneven blocks */
+        n += (long)counts[r];
+    }
+    long first = 0;
+    for (int r = 0; r < rank; r++) {
+        first += (long)counts[r];
+    }
+    long long *in = malloc((size_t)n * sizeof(*in)), *out = malloc((size_t)n * sizeof(*out));
+    if (NULL == counts || NULL == in || NULL == out) {
+        mpi_ok(MPI_ERR_NO_MEM, "malloc");
+    }
+    MPI_Request preq;
+    mpi_ok(MPI_Reduce_scatter_init_c(in, out, counts, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
+                                     MPI_INFO_NULL, &preq),
+           "MPI_Reduce_scatter_init_c");
+    const long nrounds = rounds > 0 ? rounds : 20;
+    for (long round = 0; round < nrounds; round++) {
+        for (int form = 0; form < 3; form++) {
+            fill(in, n, 11 * round + form);
+            MPI_Request req;
+            if (0 == form) {
+                mpi_ok(
+                    MPI_Reduce_scatter_c(in, out, counts, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD),
+                    "MPI_Reduce_scatter_c");
+            } else if (1 == form) {
+                mpi_ok(MPI_Ireduce_scatter_c(in, out, counts, MPI_LONG_LONG, MPI_SUM,
+                                             MPI_COMM_WORLD, &req),
+                       "MPI_Ireduce_scatter_c");
+                mpi_ok(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait");
+            } else {
+                mpi_ok(MPI_Start(&preq), "MPI_Start");
+                mpi_ok(MPI_Wait(&preq, MPI_STATUS_IGNORE), "MPI_Wait");
+            }
+            for (long i = 0; i < (long)counts[rank]; i++) {
+                CHECK(out[i] == expected_sum(first + i, 11 * round + form),
+                      "round %ld form %d element %ld: %lld, expected %lld", round, form, i, out[i],
+                      expected_sum(first + i, 11 * round + form));
+            }
+        }
+    }
+    mpi_ok(MPI_Request_free(&preq), "MPI_Request_free");
+    if (expect_bufpool) {
+        CHECK(counter("coll_bufpool_ireduce_scatter_calls") +
+                      counter("coll_bufpool_reduce_scatter_init_calls") - served0 ==
+                  (unsigned long long)nrounds + 1,
+              "bufpool did not serve the nonblocking and persistent calls");
+    }
+    free(counts);
+    free(in);
+    free(out);
+    if (0 == rank) {
+        printf("large-count: %ld rounds of reduce_scatter with MPI_Count counts in three forms\n",
+               nrounds);
+    }
+#else
+    if (0 == rank) {
+        printf("large-count: this MPI has no MPI 4 large-count bindings (MPI_VERSION %d): "
+               "nothing to check\n",
+               MPI_VERSION);
+    }
+#endif
+}
+
+/* ---------------------------------------------------------------------- */
+
 int main(int argc, char **argv)
 {
     const char *which = NULL;
@@ -585,10 +666,11 @@ int main(int argc, char **argv)
         } else if (0 == strncmp(argv[i], "--rounds=", 9)) {
             rounds = atol(argv[i] + 9);
         } else {
-            fprintf(stderr,
-                    "usage: %s --case=tag-wrap|many|threads|big-frame|finalize|start-order "
-                    "[--rounds=N] [--expect-bufpool] [--expect-node[=N]]\n",
-                    argv[0]);
+            fprintf(
+                stderr,
+                "usage: %s --case=tag-wrap|many|threads|big-frame|finalize|start-order|large-count "
+                "[--rounds=N] [--expect-bufpool] [--expect-node[=N]]\n",
+                argv[0]);
             return 2;
         }
     }
@@ -618,6 +700,8 @@ int main(int argc, char **argv)
         case_finalize();
     } else if (0 == strcmp(which, "start-order")) {
         case_start_order();
+    } else if (0 == strcmp(which, "large-count")) {
+        case_large_count();
     } else {
         fprintf(stderr, "%s: unknown case %s\n", argv[0], which);
         MPI_Abort(MPI_COMM_WORLD, 2);
