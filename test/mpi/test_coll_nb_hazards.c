@@ -584,6 +584,9 @@ static void case_large_count(void)
     const unsigned long long served0 = counter("coll_bufpool_ireduce_scatter_calls") +
                                        counter("coll_bufpool_reduce_scatter_init_calls");
     MPI_Count *counts = malloc((size_t)size * sizeof(*counts));
+    if (NULL == counts) {
+        mpi_ok(MPI_ERR_NO_MEM, "malloc");
+    }
     long n = 0;
     for (int r = 0; r < size; r++) {
         counts[r] = BLOCK + r; /* uneven blocks */
@@ -594,7 +597,7 @@ static void case_large_count(void)
         first += (long)counts[r];
     }
     long long *in = malloc((size_t)n * sizeof(*in)), *out = malloc((size_t)n * sizeof(*out));
-    if (NULL == counts || NULL == in || NULL == out) {
+    if (NULL == in || NULL == out) {
         mpi_ok(MPI_ERR_NO_MEM, "malloc");
     }
     MPI_Request preq;
