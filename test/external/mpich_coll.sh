@@ -34,14 +34,20 @@
 #   --timeout S       seconds before a test is killed (default 300)
 #   --out DIR         default $top_builddir/test/external/mpich_coll.d
 # Environment: MPIRUN, OMPI_SYSTEM_COMPONENT_DIR as for make check (read
-# from the build tree when unset).  Every job runs through
-# test/mpi/run-mpi-test.sh (--mca op ^avx, the node algorithms' warm-up off).
+# from the build tree when unset); BUFPOOL_TEST_MCA, mpirun arguments added
+# to every run, stock's too (for a sanitized build, --build-dir of one
+# configured with --enable-sanitizers=address,undefined and
+# BUFPOOL_TEST_MCA="-x LD_PRELOAD=$(gcc -print-file-name=libasan.so)
+# -x ASAN_OPTIONS=detect_leaks=0"; docs/reliability.md).  Every job runs
+# through test/mpi/run-mpi-test.sh (--mca op ^avx, the node algorithms'
+# warm-up off).
 #
 # Exit status: 0 when no failure counts against bufpool, 1 otherwise, 2 when
 # the suite could not be built.  Results: OUT/CONFIG.txt (a line per test:
 # PASS or FAIL, seconds, the test), OUT/logs/, OUT/summary.txt.
 set -u
 
+extra_mca=${BUFPOOL_TEST_MCA:-}
 mpich=
 build=
 configs="default forced node"
@@ -177,7 +183,7 @@ run() {
     shift 4
     r_log=$out/logs/$r_cfg-$r_i-$(basename "$r_prog").log
     (cd "$tests/$(dirname "$r_prog")" &&
-        BUFPOOL_TEST_MCA="$(bufpool_config_mca "$r_cfg" "$node_bcast")" \
+        BUFPOOL_TEST_MCA="$extra_mca $(bufpool_config_mca "$r_cfg" "$node_bcast")" \
             BUFPOOL_TEST_TIMEOUT=$timeout_s sh "$runner" "$r_np" "./$(basename "$r_prog")" "$@") \
         </dev/null >"$r_log" 2>&1
     r_rc=$?
