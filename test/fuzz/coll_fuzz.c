@@ -14,8 +14,9 @@
  * and one with a large stack frame), and the freedoms MPI leaves to each
  * rank: the same signature described by another datatype and count per
  * rank, MPI_IN_PLACE, garbage in the arguments a rank's role makes
- * insignificant.  Every rank completes its requests in its own random order
- * and way (Wait, Waitall, Waitany, Test, Testall, Testsome).
+ * insignificant, and where MPI 4's large-count bindings exist, whether it
+ * calls MPI_<Coll>_c.  Every rank completes its requests in its own random
+ * order and way (Wait, Waitall, Waitany, Test, Testall, Testsome).
  *
  * Every result, every gap between a datatype's elements and guard bytes
  * around every buffer are checked exactly against an image each rank
@@ -443,8 +444,10 @@ typedef struct {
     bool s_used, r_used;
     fz_buf sb, rb;
     int *rcounts, *displs;
-    size_t total;          /* reductions: units of the whole input vector */
-    size_t dc_from, dc_to; /* units of rb whose values are undefined */
+    bool bigcount;          /* this rank calls the large-count binding */
+    MPI_Count *rcounts_big; /* reduce_scatter's counts for it */
+    size_t total;           /* reductions: units of the whole input vector */
+    size_t dc_from, dc_to;  /* units of rb whose values are undefined */
     /* The arguments passed. */
     const void *sbuf;
     void *rbuf;
@@ -652,6 +655,10 @@ static void op_prepare(fz_opstate *s, const fz_opplan *o, int index)
     MPI_Comm_rank(s->comm, &s->me);
     s->root = (int)(o->root_raw % (uint32_t)s->p);
     s->req = MPI_REQUEST_NULL;
+    if (FZ_HAVE_BIGCOUNT) {
+        fz_rng b = fz_rng_of(fz_key(fz_key(o->key, 0xb160u), (uint64_t)world_rank));
+        s->bigcount = fz_chance(&b, 1, 3);
+    }
     plan_rank(o, s->p, s->me, &s->sd, &s->rd, &s->s_used, &s->r_used);
     fz_garbage g[2];
     plan_garbage(o, s->me, g);
@@ -673,6 +680,11 @@ static void op_prepare(fz_opstate *s, const fz_opplan *o, int index)
             }
             s_units = s->total;
             r_units = o->in_place ? s->total : (size_t)s->rcounts[s->me];
+            s->rcounts_big = malloc(p * sizeof(MPI_Count));
+            for (size_t i = 0; i < p && NULL != s->rcounts_big; i++) {
+                s->rcounts_big[i] = s->rcounts[i];
+            }
+            s->bigcount = s->bigcount && NULL != s->rcounts_big;
             break;
         case FZ_ALLGATHER:
         case FZ_GATHER:
@@ -744,7 +756,9 @@ static void op_release(fz_opstate *s)
     }
     free(s->rcounts);
     free(s->displs);
+    free(s->rcounts_big);
     s->rcounts = s->displs = NULL;
+    s->rcounts_big = NULL;
 }
 
 /* Fold the values of ranks [from, to) of unit u. */
@@ -909,7 +923,22 @@ static void op_fill(fz_opstate *s, int round)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Calling MPI. */
+/* Calling MPI.  FZ_CALL(MPI_X, args): MPI_X_c when this rank drew the
+ * large-count binding (an int count converts to MPI_Count as the
+ * prototype says); reduce_scatter's array of counts is another array
+ * (FZ_RS).  The persistent inits likewise (FZ_PCALL). */
+#if FZ_HAVE_BIGCOUNT
+#define FZ_CALL(name, ...) (s->bigcount ? name##_c(__VA_ARGS__) : name(__VA_ARGS__))
+#define FZ_PCALL(name, ...)                                                                        \
+    (s->bigcount ? MPI_##name##_init_c(__VA_ARGS__) : FZ_PERSISTENT(name)(__VA_ARGS__))
+#define FZ_RS(big, name, ...)                                                                      \
+    (s->bigcount ? big(s->sbuf, s->rbuf, s->rcounts_big, __VA_ARGS__)                              \
+                 : name(s->sbuf, s->rbuf, s->rcounts, __VA_ARGS__))
+#else
+#define FZ_CALL(name, ...)    name(__VA_ARGS__)
+#define FZ_PCALL(name, ...)   FZ_PERSISTENT(name)(__VA_ARGS__)
+#define FZ_RS(big, name, ...) name(s->sbuf, s->rbuf, s->rcounts, __VA_ARGS__)
+#endif
 
 static int issue_blocking(fz_opstate *s)
 {
@@ -917,31 +946,32 @@ static int issue_blocking(fz_opstate *s)
     MPI_Op op = fz_mpi_op(o->op);
     switch (o->coll) {
         case FZ_ALLREDUCE:
-            return MPI_Allreduce(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm);
+            return FZ_CALL(MPI_Allreduce, s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm);
         case FZ_REDUCE:
-            return MPI_Reduce(s->sbuf, s->rbuf, s->scount, s->stype, op, s->root, s->comm);
+            return FZ_CALL(MPI_Reduce, s->sbuf, s->rbuf, s->scount, s->stype, op, s->root, s->comm);
         case FZ_REDUCE_SCATTER:
-            return MPI_Reduce_scatter(s->sbuf, s->rbuf, s->rcounts, s->stype, op, s->comm);
+            return FZ_RS(MPI_Reduce_scatter_c, MPI_Reduce_scatter, s->stype, op, s->comm);
         case FZ_REDUCE_SCATTER_BLOCK:
-            return MPI_Reduce_scatter_block(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm);
+            return FZ_CALL(MPI_Reduce_scatter_block, s->sbuf, s->rbuf, s->scount, s->stype, op,
+                           s->comm);
         case FZ_SCAN:
-            return MPI_Scan(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm);
+            return FZ_CALL(MPI_Scan, s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm);
         case FZ_EXSCAN:
-            return MPI_Exscan(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm);
+            return FZ_CALL(MPI_Exscan, s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm);
         case FZ_BCAST:
-            return MPI_Bcast(s->rbuf, s->rcount, s->rtype, s->root, s->comm);
+            return FZ_CALL(MPI_Bcast, s->rbuf, s->rcount, s->rtype, s->root, s->comm);
         case FZ_ALLGATHER:
-            return MPI_Allgather(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
-                                 s->comm);
+            return FZ_CALL(MPI_Allgather, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount,
+                           s->rtype, s->comm);
         case FZ_ALLTOALL:
-            return MPI_Alltoall(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
-                                s->comm);
+            return FZ_CALL(MPI_Alltoall, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
+                           s->comm);
         case FZ_GATHER:
-            return MPI_Gather(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype, s->root,
-                              s->comm);
+            return FZ_CALL(MPI_Gather, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
+                           s->root, s->comm);
         case FZ_SCATTER:
-            return MPI_Scatter(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype, s->root,
-                               s->comm);
+            return FZ_CALL(MPI_Scatter, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
+                           s->root, s->comm);
         default:
             return MPI_ERR_OTHER;
     }
@@ -954,31 +984,33 @@ static int issue_nonblocking(fz_opstate *s)
     MPI_Request *q = &s->req;
     switch (o->coll) {
         case FZ_ALLREDUCE:
-            return MPI_Iallreduce(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, q);
+            return FZ_CALL(MPI_Iallreduce, s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, q);
         case FZ_REDUCE:
-            return MPI_Ireduce(s->sbuf, s->rbuf, s->scount, s->stype, op, s->root, s->comm, q);
+            return FZ_CALL(MPI_Ireduce, s->sbuf, s->rbuf, s->scount, s->stype, op, s->root, s->comm,
+                           q);
         case FZ_REDUCE_SCATTER:
-            return MPI_Ireduce_scatter(s->sbuf, s->rbuf, s->rcounts, s->stype, op, s->comm, q);
+            return FZ_RS(MPI_Ireduce_scatter_c, MPI_Ireduce_scatter, s->stype, op, s->comm, q);
         case FZ_REDUCE_SCATTER_BLOCK:
-            return MPI_Ireduce_scatter_block(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, q);
+            return FZ_CALL(MPI_Ireduce_scatter_block, s->sbuf, s->rbuf, s->scount, s->stype, op,
+                           s->comm, q);
         case FZ_SCAN:
-            return MPI_Iscan(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, q);
+            return FZ_CALL(MPI_Iscan, s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, q);
         case FZ_EXSCAN:
-            return MPI_Iexscan(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, q);
+            return FZ_CALL(MPI_Iexscan, s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, q);
         case FZ_BCAST:
-            return MPI_Ibcast(s->rbuf, s->rcount, s->rtype, s->root, s->comm, q);
+            return FZ_CALL(MPI_Ibcast, s->rbuf, s->rcount, s->rtype, s->root, s->comm, q);
         case FZ_ALLGATHER:
-            return MPI_Iallgather(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
-                                  s->comm, q);
+            return FZ_CALL(MPI_Iallgather, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount,
+                           s->rtype, s->comm, q);
         case FZ_ALLTOALL:
-            return MPI_Ialltoall(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
-                                 s->comm, q);
+            return FZ_CALL(MPI_Ialltoall, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount,
+                           s->rtype, s->comm, q);
         case FZ_GATHER:
-            return MPI_Igather(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype, s->root,
-                               s->comm, q);
+            return FZ_CALL(MPI_Igather, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
+                           s->root, s->comm, q);
         case FZ_SCATTER:
-            return MPI_Iscatter(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype, s->root,
-                                s->comm, q);
+            return FZ_CALL(MPI_Iscatter, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
+                           s->root, s->comm, q);
         default:
             return MPI_ERR_OTHER;
     }
@@ -993,35 +1025,34 @@ static int issue_persistent_init(fz_opstate *s)
     MPI_Info i = MPI_INFO_NULL;
     switch (o->coll) {
         case FZ_ALLREDUCE:
-            return FZ_PERSISTENT(Allreduce)(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, i,
-                                            q);
+            return FZ_PCALL(Allreduce, s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, i, q);
         case FZ_REDUCE:
-            return FZ_PERSISTENT(Reduce)(s->sbuf, s->rbuf, s->scount, s->stype, op, s->root,
-                                         s->comm, i, q);
+            return FZ_PCALL(Reduce, s->sbuf, s->rbuf, s->scount, s->stype, op, s->root, s->comm, i,
+                            q);
         case FZ_REDUCE_SCATTER:
-            return FZ_PERSISTENT(Reduce_scatter)(s->sbuf, s->rbuf, s->rcounts, s->stype, op,
-                                                 s->comm, i, q);
+            return FZ_RS(MPI_Reduce_scatter_init_c, FZ_PERSISTENT(Reduce_scatter), s->stype, op,
+                         s->comm, i, q);
         case FZ_REDUCE_SCATTER_BLOCK:
-            return FZ_PERSISTENT(Reduce_scatter_block)(s->sbuf, s->rbuf, s->scount, s->stype, op,
-                                                       s->comm, i, q);
+            return FZ_PCALL(Reduce_scatter_block, s->sbuf, s->rbuf, s->scount, s->stype, op,
+                            s->comm, i, q);
         case FZ_SCAN:
-            return FZ_PERSISTENT(Scan)(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, i, q);
+            return FZ_PCALL(Scan, s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, i, q);
         case FZ_EXSCAN:
-            return FZ_PERSISTENT(Exscan)(s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, i, q);
+            return FZ_PCALL(Exscan, s->sbuf, s->rbuf, s->scount, s->stype, op, s->comm, i, q);
         case FZ_BCAST:
-            return FZ_PERSISTENT(Bcast)(s->rbuf, s->rcount, s->rtype, s->root, s->comm, i, q);
+            return FZ_PCALL(Bcast, s->rbuf, s->rcount, s->rtype, s->root, s->comm, i, q);
         case FZ_ALLGATHER:
-            return FZ_PERSISTENT(Allgather)(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount,
-                                            s->rtype, s->comm, i, q);
+            return FZ_PCALL(Allgather, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
+                            s->comm, i, q);
         case FZ_ALLTOALL:
-            return FZ_PERSISTENT(Alltoall)(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount,
-                                           s->rtype, s->comm, i, q);
+            return FZ_PCALL(Alltoall, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
+                            s->comm, i, q);
         case FZ_GATHER:
-            return FZ_PERSISTENT(Gather)(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
-                                         s->root, s->comm, i, q);
+            return FZ_PCALL(Gather, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
+                            s->root, s->comm, i, q);
         case FZ_SCATTER:
-            return FZ_PERSISTENT(Scatter)(s->sbuf, s->scount, s->stype, s->rbuf, s->rcount,
-                                          s->rtype, s->root, s->comm, i, q);
+            return FZ_PCALL(Scatter, s->sbuf, s->scount, s->stype, s->rbuf, s->rcount, s->rtype,
+                            s->root, s->comm, i, q);
         default:
             return MPI_ERR_OTHER;
     }
@@ -1139,6 +1170,11 @@ static void report_context(const fz_opstate *s, int index)
     }
 }
 
+static const char *binding_text(const fz_opstate *s)
+{
+    return s->bigcount ? ", large-count binding" : "";
+}
+
 static void fail_op(const fz_opstate *s, int index, int round, const char *what)
 {
     stats.failures++;
@@ -1149,8 +1185,8 @@ static void fail_op(const fz_opstate *s, int index, int round, const char *what)
     char t[512];
     op_text(s->pl, s->p, t, sizeof(t));
     printf("coll_fuzz: FAIL seed=%" PRIu64 " batch=%d op=%d round=%d world rank %d (comm rank "
-           "%d): %s: %s\n",
-           cur_seed, cur_batch, index, round, world_rank, s->me, t, what);
+           "%d%s): %s: %s\n",
+           cur_seed, cur_batch, index, round, world_rank, s->me, binding_text(s), t, what);
     report_context(s, index);
     fflush(stdout);
 }
@@ -1187,9 +1223,9 @@ static void mpi_check_op(int err, const fz_opstate *s, int index, const char *wh
         int len = 0;
         MPI_Error_string(err, msg, &len);
         op_text(s->pl, s->p, t, sizeof(t));
-        printf("coll_fuzz: FAIL seed=%" PRIu64 " batch=%d op=%d world rank %d (comm rank %d): %s: "
-               "%s returned an error: %s\n",
-               cur_seed, cur_batch, index, world_rank, s->me, t, what, msg);
+        printf("coll_fuzz: FAIL seed=%" PRIu64 " batch=%d op=%d world rank %d (comm rank %d%s): "
+               "%s: %s returned an error: %s\n",
+               cur_seed, cur_batch, index, world_rank, s->me, binding_text(s), t, what, msg);
         report_context(s, index);
         printf("coll_fuzz: FAIL batch: %s\n", batch_text);
         fflush(stdout);

@@ -32,6 +32,16 @@
 #define FZ_HAVE_PERSISTENT 0
 #endif
 
+/* MPI 4's large-count bindings (MPI_<Coll>_c, MPI_<Coll>_init_c; Open MPI 6
+ * has them, 4.1 and 5.0 not): where they exist each rank draws, for each
+ * operation, whether it calls them, since the binding is the rank's own
+ * business (counts of MPI_Count, the same signature). */
+#if MPI_VERSION >= 4
+#define FZ_HAVE_BIGCOUNT 1
+#else
+#define FZ_HAVE_BIGCOUNT 0
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Pseudo-random numbers (splitmix64): every rank that draws from the same
  * key draws the same numbers. */
