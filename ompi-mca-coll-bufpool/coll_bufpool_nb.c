@@ -455,6 +455,9 @@ static int request_make(bufpool_coll_id_t id, int form, const bufpool_args_t *ar
     t->plan = *plan;
     t->comm = comm;
     t->module = module;
+    if (BUFPOOL_FORM_PERSISTENT == form) {
+        t->node_homes.all.fit_bytes = t->node_homes.host.fit_bytes = call->bytes;
+    }
     /* Every rank reserves in the same order: the same block everywhere. */
     if (!bufpool_task_reserve_tags(&module->persist_tags, comm, BUFPOOL_FORM_PERSISTENT == form,
                                    &t->task.tag_base) ||

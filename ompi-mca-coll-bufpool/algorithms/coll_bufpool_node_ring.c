@@ -64,8 +64,18 @@ size_t bufpool_node_round_elems(const bufpool_plan_t *plan, size_t type_size)
 static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *plan, size_t min_chunk,
                         struct ompi_communicator_t *comm)
 {
-    const size_t chunk = node_chunk_bytes(plan, min_chunk);
-    const int depth = bufpool_node_ring_depth(plan);
+    size_t chunk = node_chunk_bytes(plan, min_chunk);
+    int depth = bufpool_node_ring_depth(plan);
+    if (n->fit_bytes > 0 && n->fit_bytes <= chunk) {
+        /* A persistent request whose every call is one round of fit_bytes
+         * per rank (the same on every rank): a ring of two such rounds,
+         * not the plan's depth x segment that a communicator keeps for
+         * calls of any size (at 2 ranks a 64 KiB request's ring holds 128
+         * KiB per rank instead of 1 MiB).  One round holds the whole
+         * message either way, so the rounds are the same. */
+        chunk = (n->fit_bytes + 4095) / 4096 * 4096;
+        depth = 2;
+    }
     const size_t need = chunk * (size_t)depth;
     if (n->big_state > 0 && need > n->big_cap) {
         bufpool_node_unshare(&n->big);

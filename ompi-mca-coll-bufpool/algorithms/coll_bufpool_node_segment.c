@@ -307,6 +307,9 @@ int bufpool_node_begin_at(bufpool_node_home_t *home, const bufpool_group_t *g,
         home->phase = NODE_SETTING_UP;
         bufpool_node_t *n = NULL;
         int rc = node_setup(comm, g, state, &n);
+        if (NULL != n) {
+            n->fit_bytes = home->fit_bytes;
+        }
         home->node = n;
         __atomic_store_n(&home->phase, NODE_SETTLED, __ATOMIC_RELEASE);
         if (OMPI_SUCCESS != rc) {

@@ -73,6 +73,8 @@ struct bufpool_node {
     uint64_t big_posted;
     size_t big_cap, big_chunk;
     int big_depth;
+    /* Its home's fit_bytes (a persistent request's; 0: any size). */
+    size_t fit_bytes;
 };
 typedef struct bufpool_node bufpool_node_t;
 

@@ -27,6 +27,10 @@ typedef struct bufpool_node_home {
     struct bufpool_node *node;
     uint64_t phase;
     uint64_t seq;
+    /* A persistent request's bytes per rank (its call's: the same at every
+     * start and on every rank), to which its chunk segment is cut; 0 for
+     * the communicator's, which calls of every size share. */
+    size_t fit_bytes;
 } bufpool_node_home_t;
 
 /* The node segments one call uses: of its whole communicator (the node

@@ -21,7 +21,12 @@
 #              the two persistent allreduces and the blocking one);
 #   large-count  reduce_scatter with MPI_Count counts in three forms (Open
 #              MPI 6; on 4.1 and 5.0 the program says it has nothing to
-#              check), bufpool's pairwise and, at 2 ranks, node.
+#              check), bufpool's pairwise and, at 2 ranks, node;
+#   persistent-fit  a persistent allreduce and bcast above 4 KiB beside
+#              blocking calls of other sizes: results, point-to-point and
+#              with the node algorithms forced, where each request's chunk
+#              segment is cut to its message (--expect-node: smaller than
+#              the communicator's, all unmapped at the end).
 set -u
 . "$top_srcdir/test/mpi/configs.sh"
 status=0
@@ -57,6 +62,11 @@ run 2 "--mca coll_bufpool_min_size 0 --mca coll_bufpool_reduce_scatter_algorithm
     --case=large-count
 run 4 "--mca coll_bufpool_min_size 0 --mca coll_bufpool_test_host_map 0,1 \
 --mca coll_bufpool_allreduce_algorithm hier_node" --case=start-order --expect-node=3
+for np in 2 3; do
+    run $np "--mca coll_bufpool_min_size 0" --case=persistent-fit
+    run $np "--mca coll_bufpool_min_size 0 $(bufpool_node_algorithms node)" --case=persistent-fit \
+        --expect-node
+done
 if [ $status != 0 ]; then
     echo "coll_nb_hazards: failed runs:$failed"
 fi

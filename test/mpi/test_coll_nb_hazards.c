@@ -43,7 +43,17 @@
  *                with those bindings (Open MPI 6; elsewhere it says so and
  *                passes): Open MPI 6 hands bufpool size_t counts, which
  *                the decision once read as a NULL int array (found by
- *                MPICH's coll/coll_large, a crash).
+ *                MPICH's coll/coll_large, a crash);
+ *   persistent-fit  a persistent allreduce of 16 KiB and a bcast of 24
+ *                KiB (above the 4 KiB of a call's own slots, so in the
+ *                chunk segment's rounds), started --rounds times beside
+ *                blocking calls of other sizes, with the node algorithms
+ *                forced (--expect-node): results, and each request's chunk
+ *                segment cut to its message (a ring of two rounds of it)
+ *                rather than the plan's depth x segment that the
+ *                communicator keeps for calls of every size: the segment
+ *                bytes each request maps (coll_bufpool_node_segment_bytes)
+ *                below what the communicator's first such call maps.
  *
  * --expect-bufpool: bufpool's counters must show that it served the
  * nonblocking or persistent calls of the case (run with
@@ -654,6 +664,82 @@ static void case_large_count(void)
 
 /* ---------------------------------------------------------------------- */
 
+#define FIT_REDUCE 2048 /* long long: 16 KiB */
+#define FIT_BCAST  6144 /* int: 24 KiB */
+
+static void case_persistent_fit(void)
+{
+    static long long in[FIT_REDUCE], out[FIT_REDUCE], big_in[4 * FIT_REDUCE],
+        big_out[4 * FIT_REDUCE];
+    static int bcast_buf[FIT_BCAST];
+    MPI_Comm comm;
+    mpi_ok(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
+    const unsigned long long bytes0 = counter("coll_bufpool_node_segment_bytes");
+    MPI_Request req[2];
+    mpi_ok(PCOLL_INIT(Allreduce)(in, out, FIT_REDUCE, MPI_LONG_LONG, MPI_SUM, comm, MPI_INFO_NULL,
+                                 &req[0]),
+           "allreduce init");
+    mpi_ok(PCOLL_INIT(Bcast)(bcast_buf, FIT_BCAST, MPI_INT, 0, comm, MPI_INFO_NULL, &req[1]),
+           "bcast init");
+    const long n = rounds > 0 ? rounds : 50;
+    unsigned long long requests = 0, communicator = 0;
+    for (long round = 0; round < n; round++) {
+        fill(in, FIT_REDUCE, round);
+        for (int i = 0; i < FIT_BCAST; i++) {
+            bcast_buf[i] = 0 == rank ? (int)(i * 5 + round) : -1;
+        }
+        mpi_ok(MPI_Startall(2, req), "MPI_Startall");
+        mpi_ok(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+        if (0 == round) {
+            requests = counter("coll_bufpool_node_segment_bytes") - bytes0;
+        }
+        /* The communicator's own segments, by calls of other sizes between
+         * the starts: 64 KiB, then 16 KiB again. */
+        const long big = 0 == round % 2 ? 4 * FIT_REDUCE : FIT_REDUCE;
+        fill(big_in, big, round + 1);
+        mpi_ok(MPI_Allreduce(big_in, big_out, (int)big, MPI_LONG_LONG, MPI_SUM, comm),
+               "MPI_Allreduce");
+        if (0 == round) {
+            communicator = counter("coll_bufpool_node_segment_bytes") - bytes0 - requests;
+        }
+        for (long i = 0; i < FIT_REDUCE; i++) {
+            CHECK(out[i] == expected_sum(i, round), "round %ld persistent element %ld", round, i);
+        }
+        for (long i = 0; i < big; i++) {
+            CHECK(big_out[i] == expected_sum(i, round + 1), "round %ld blocking element %ld", round,
+                  i);
+        }
+        for (int i = 0; i < FIT_BCAST; i++) {
+            CHECK(bcast_buf[i] == (int)(i * 5 + round), "round %ld bcast element %d", round, i);
+        }
+    }
+    if (expect_node) {
+        /* Each request: its call segment and a chunk ring of 2 x its
+         * message; the communicator: the same call segment and a ring of
+         * the plan's depth x segment (at least 2 x 64 KiB). */
+        CHECK(requests > 0 && communicator > 0 && requests / 2 < communicator,
+              "a persistent request's segments (%llu bytes for two) are not smaller than the "
+              "communicator's (%llu)",
+              requests, communicator);
+    }
+    for (int k = 0; k < 2; k++) {
+        mpi_ok(MPI_Request_free(&req[k]), "MPI_Request_free");
+    }
+    mpi_ok(MPI_Comm_free(&comm), "MPI_Comm_free");
+    if (expect_node) {
+        CHECK(counter("coll_bufpool_node_segment_bytes") == bytes0,
+              "segments left mapped: %llu bytes, %llu before",
+              counter("coll_bufpool_node_segment_bytes"), bytes0);
+    }
+    if (0 == rank) {
+        printf("persistent-fit: %ld rounds; segment bytes of two persistent requests %llu, of the "
+               "communicator %llu\n",
+               n, requests, communicator);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
 int main(int argc, char **argv)
 {
     const char *which = NULL;
@@ -669,11 +755,12 @@ int main(int argc, char **argv)
         } else if (0 == strncmp(argv[i], "--rounds=", 9)) {
             rounds = atol(argv[i] + 9);
         } else {
-            fprintf(
-                stderr,
-                "usage: %s --case=tag-wrap|many|threads|big-frame|finalize|start-order|large-count "
-                "[--rounds=N] [--expect-bufpool] [--expect-node[=N]]\n",
-                argv[0]);
+            fprintf(stderr,
+                    "usage: %s "
+                    "--case=tag-wrap|many|threads|big-frame|finalize|start-order|large-count|"
+                    "persistent-fit "
+                    "[--rounds=N] [--expect-bufpool] [--expect-node[=N]]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -705,6 +792,8 @@ int main(int argc, char **argv)
         case_start_order();
     } else if (0 == strcmp(which, "large-count")) {
         case_large_count();
+    } else if (0 == strcmp(which, "persistent-fit")) {
+        case_persistent_fit();
     } else {
         fprintf(stderr, "%s: unknown case %s\n", argv[0], which);
         MPI_Abort(MPI_COMM_WORLD, 2);
