@@ -213,12 +213,13 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
  *     (BUFPOOL_PREVIOUS_BRUCK_ALLTOALL_UNSAFE): whatever the datatypes,
  *     since each rank sees only its own.
  *   - In every series to 6.0.x, libnbc's MPI_Ireduce and MPI_Reduce_init
- *     on 3 or more ranks with a commutative operation take Rabenseifner's
- *     algorithm (red_sched_redscat_gather), which receives into its
- *     temporary buffer without the datatype's true lower bound: with a
- *     datatype whose data does not start at its origin it writes that many
- *     bytes past the buffer (or before it) and can return wrong elements
- *     (docs/reliability.md).  Such a datatype takes a user-defined
+ *     with a commutative operation receive into temporary buffers without
+ *     the datatype's true lower bound: on 3 or more ranks Rabenseifner's
+ *     algorithm (red_sched_redscat_gather), on 2 when the root's input is
+ *     in place (which the other rank cannot see).  With a
+ *     datatype whose data does not start at its origin they write that
+ *     many bytes past the buffer (or before it) and can return wrong
+ *     elements (docs/reliability.md).  Such a datatype takes a user-defined
  *     operation (Open MPI refuses the built-in ones on derived types), so
  *     every such call of a user-defined commutative operation is served:
  *     the operation is the same on every rank, the datatype need not be.
@@ -234,9 +235,9 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, bufp
         .note = "served: the previous module's Bruck alltoall of Open MPI <= 4.1.4 may corrupt "
                 "blocks of different send and receive datatypes (open-mpi/ompi#10488)"};
     static const char nbc_reduce_note[] =
-        "served: libnbc's nonblocking reduce of a user-defined commutative operation on 3 or "
-        "more ranks writes past its temporary buffer when the datatype's data does not start "
-        "at its origin (docs/reliability.md)";
+        "served: libnbc's nonblocking reduce of a user-defined commutative operation writes "
+        "past its temporary buffer when the datatype's data does not start at its origin "
+        "(docs/reliability.md)";
     static const bufpool_choice_t nbc_reduce_tree = {
         .alg = BUFPOOL_REDUCE_BINARY, .source = BUFPOOL_SOURCE_GUARD, .note = nbc_reduce_note};
     static const bufpool_choice_t nbc_reduce_rsg = {
@@ -246,7 +247,7 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, bufp
         BUFPOOL_FORM_BLOCKING == form && 0 == (cls & BUFPOOL_CLASS(false, true)) && bruck > 0) {
         return bufpool_sizemap_serve_upto(map, n, bruck, &bruck_guard);
     }
-    if (BUFPOOL_COLL_reduce == id && BUFPOOL_FORM_BLOCKING != form && ranks > 2 &&
+    if (BUFPOOL_COLL_reduce == id && BUFPOOL_FORM_BLOCKING != form && ranks >= 2 &&
         BUFPOOL_CLASS(true, false) == (cls & BUFPOOL_CLASS(true, false)) &&
         BUFPOOL_CLASS_USER_OP == (cls & BUFPOOL_CLASS_USER_OP)) {
         n = bufpool_sizemap_serve_upto(map, n, 512 * 1024 - 1, &nbc_reduce_tree);

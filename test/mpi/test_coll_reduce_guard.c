@@ -1,11 +1,13 @@
 /*
- * MPI_Ireduce and MPI_Reduce_init of a user-defined commutative operation
- * on 3 or more ranks, with datatypes whose data does not start at their
- * origin (a true lower bound of +8 and of -8 bytes) and with a plain one.
+ * MPI_Ireduce and MPI_Reduce_init of a user-defined commutative operation,
+ * with datatypes whose data does not start at their origin (a true lower
+ * bound of +8 and of -8 bytes) and with a plain one, the root's input in
+ * place or not.
  *
- * Stock libnbc takes Rabenseifner's algorithm for these calls and receives
- * into its temporary buffer without the datatype's true lower bound: it
- * writes past (or before) that buffer and can return wrong elements
+ * Stock libnbc receives into its temporary buffers without the datatype's
+ * true lower bound (Rabenseifner's algorithm on 3 or more ranks; on 2 with
+ * the root's input in place): it writes past (or before) such a buffer and
+ * can return wrong elements
  * (docs/reliability.md).  coll/bufpool serves every such call instead
  * (coll_bufpool_resolve.c, guard_map), so this program, run with a rules
  * file that hands every reduce back (coll_reduce_guard.sh), checks:
@@ -248,33 +250,39 @@ int main(int argc, char **argv)
                 if (count >= 40000 && root != 0 && root != p - 1) {
                     continue;
                 }
-                for (int persistent = 0; persistent < 2; persistent++) {
+                for (int form = 0; form < 4; form++) {
+                    /* Nonblocking or persistent, the root's input in
+                     * place or not. */
+                    const bool persistent = form & 1, in_place = form & 2;
+                    const bool root_in_place = in_place && rank == root;
                     buffer_t s, r;
                     if (!buffer_make(&s, lay, count) || !buffer_make(&r, lay, count)) {
                         fprintf(stderr, "test_coll_reduce_guard: out of memory\n");
                         MPI_Abort(MPI_COMM_WORLD, 2);
                     }
                     char what[160];
-                    snprintf(what, sizeof(what), "%s %s of %zu x %s, root %d",
+                    snprintf(what, sizeof(what), "%s %s of %zu x %s, root %d%s",
                              persistent ? "MPI_Reduce_init" : "MPI_Ireduce", "user sum", count,
-                             lay->name, root);
+                             lay->name, root, in_place ? " in place" : "");
+                    void *sbuf = root_in_place ? MPI_IN_PLACE : s.origin;
                     MPI_Request req;
                     const int starts = persistent ? 2 : 1;
                     if (persistent) {
                         PCOLL_INIT(Reduce)
-                        (s.origin, r.origin, (int)count, lay->type, op, root, MPI_COMM_WORLD,
+                        (sbuf, r.origin, (int)count, lay->type, op, root, MPI_COMM_WORLD,
                          MPI_INFO_NULL, &req);
                     }
                     for (int start = 0; start < starts; start++) {
-                        fill(&s, lay, count, rank, start);
+                        fill(root_in_place ? &r : &s, lay, count, rank, start);
                         if (persistent) {
                             MPI_Start(&req);
                         } else {
-                            MPI_Ireduce(s.origin, r.origin, (int)count, lay->type, op, root,
+                            MPI_Ireduce(sbuf, r.origin, (int)count, lay->type, op, root,
                                         MPI_COMM_WORLD, &req);
                         }
                         MPI_Wait(&req, MPI_STATUS_IGNORE);
-                        check_untouched(&s, lay, count, false, what);
+                        /* In place the send buffer is nobody's to write. */
+                        check_untouched(&s, lay, count, root_in_place, what);
                         if (rank == root) {
                             check_result(&r, lay, count, p, start, what);
                             check_untouched(&r, lay, count, false, what);
