@@ -471,6 +471,22 @@ static void case_finalize(void)
 
 /* ---------------------------------------------------------------------- */
 
+/* Free n persistent requests and their communicator; with the node
+ * algorithms, every segment they mapped must be gone (bytes0: the segment
+ * bytes mapped before they were made). */
+static void free_all(MPI_Request *req, int n, MPI_Comm *comm, unsigned long long bytes0)
+{
+    for (int k = 0; k < n; k++) {
+        mpi_ok(MPI_Request_free(&req[k]), "MPI_Request_free");
+    }
+    mpi_ok(MPI_Comm_free(comm), "MPI_Comm_free");
+    if (expect_node) {
+        CHECK(counter("coll_bufpool_node_segment_bytes") == bytes0,
+              "segments left mapped: %llu bytes, %llu before",
+              counter("coll_bufpool_node_segment_bytes"), bytes0);
+    }
+}
+
 #define ORDER_SMALL 64    /* long long: the small slots          */
 #define ORDER_LARGE 32768 /* long long: 256 KiB, the chunk rounds */
 #define ORDER_BLOCK 256   /* ints per rank of the allgather       */
@@ -569,15 +585,7 @@ static void case_start_order(void)
         CHECK(counter("coll_bufpool_node_fallbacks") == fallbacks0,
               "node calls ran point-to-point instead");
     }
-    for (int k = 0; k < ORDER_REQS; k++) {
-        mpi_ok(MPI_Request_free(&req[k]), "MPI_Request_free");
-    }
-    mpi_ok(MPI_Comm_free(&comm), "MPI_Comm_free");
-    if (expect_node) {
-        CHECK(counter("coll_bufpool_node_segment_bytes") == bytes0,
-              "segments left mapped: %llu bytes, %llu before",
-              counter("coll_bufpool_node_segment_bytes"), bytes0);
-    }
+    free_all(req, ORDER_REQS, &comm, bytes0);
     free(ag_out);
     if (0 == rank) {
         printf("start-order: %ld rounds of %d persistent requests started in each rank's order\n",
@@ -722,15 +730,7 @@ static void case_persistent_fit(void)
               "communicator's (%llu)",
               requests, communicator);
     }
-    for (int k = 0; k < 2; k++) {
-        mpi_ok(MPI_Request_free(&req[k]), "MPI_Request_free");
-    }
-    mpi_ok(MPI_Comm_free(&comm), "MPI_Comm_free");
-    if (expect_node) {
-        CHECK(counter("coll_bufpool_node_segment_bytes") == bytes0,
-              "segments left mapped: %llu bytes, %llu before",
-              counter("coll_bufpool_node_segment_bytes"), bytes0);
-    }
+    free_all(req, 2, &comm, bytes0);
     if (0 == rank) {
         printf("persistent-fit: %ld rounds; segment bytes of two persistent requests %llu, of the "
                "communicator %llu\n",
