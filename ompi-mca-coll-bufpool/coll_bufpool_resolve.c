@@ -216,10 +216,10 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
  *     with a commutative operation receive into temporary buffers without
  *     the datatype's true lower bound: on 3 or more ranks Rabenseifner's
  *     algorithm (red_sched_redscat_gather), on 2 when the root's input is
- *     in place (which the other rank cannot see).  With a
- *     datatype whose data does not start at its origin they write that
- *     many bytes past the buffer (or before it) and can return wrong
- *     elements (docs/reliability.md).  Such a datatype takes a user-defined
+ *     in place (which the other rank cannot see).  With a datatype whose
+ *     data does not start at its origin they write that many bytes past
+ *     the buffer (or before it) and can return wrong elements
+ *     (docs/reliability.md).  Such a datatype takes a user-defined
  *     operation (Open MPI refuses the built-in ones on derived types), so
  *     every such call of a user-defined commutative operation is served:
  *     the operation is the same on every rank, the datatype need not be.
