@@ -402,7 +402,8 @@ static const coll_pvar_t coll_pvars[] = {
      "MPI_Start of persistent collectives that bufpool runs (a hand-back it wraps to mend a "
      "rank's own block included: coll_bufpool_own_block_copies)"},
     {"guarded_calls", MCA_BASE_PVAR_CLASS_COUNTER, &mca_coll_bufpool_component.guarded_calls,
-     "Calls bufpool served, where its rules would have handed them back, because the "
+     "Calls bufpool served, where its rules (or a node row's first calls, "
+     "coll_bufpool_node_warmup_calls) would have handed them back, because the "
      "previous module computes them wrongly: tuned's Bruck alltoall of Open MPI <= 4.1.4 "
      "with differing datatypes, libnbc's MPI_Ireduce and MPI_Reduce_init of a "
      "user-defined commutative operation (docs/reliability.md)"},

@@ -12,6 +12,7 @@
  */
 #include "coll_bufpool_entry.h"
 #include "coll_bufpool_entries.h"
+#include "algorithms/coll_bufpool_node.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,13 +90,23 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, int form, mca_coll_bufpool_m
      * to be started many times (and libnbc, the module before us there,
      * keeps a freed request's scratch: 512 KiB per init and free at 512
      * KiB).  The form is the same on every rank: MPI matches an init only
-     * with inits. */
+     * with inits.  A call the previous module may compute wrongly (a
+     * guarded range) runs node's point-to-point fallback instead, as when
+     * the segment cannot be had. */
+    bool guarded = BUFPOOL_SOURCE_GUARD == choice->source;
     if (OPAL_UNLIKELY(bufpool_is_node_alg(id, plan->alg)) && BUFPOOL_SOURCE_ROW == choice->source &&
         BUFPOOL_FORM_PERSISTENT != form && module->node_row_calls < COMPONENT->node_warmup_calls) {
         module->node_row_calls++;
-        plan->alg = BUFPOOL_ALG_PREVIOUS;
-        plan->why = "node: one of the communicator's first calls "
-                    "(coll_bufpool_node_warmup_calls)";
+        if (choice->guarded) {
+            guarded = true;
+            plan->alg = bufpool_node_fallback(id, &call, plan);
+            plan->why = "node: one of the communicator's first calls "
+                        "(coll_bufpool_node_warmup_calls), guarded: node's point-to-point fallback";
+        } else {
+            plan->alg = BUFPOOL_ALG_PREVIOUS;
+            plan->why = "node: one of the communicator's first calls "
+                        "(coll_bufpool_node_warmup_calls)";
+        }
     }
     if (OPAL_UNLIKELY(module->explain)) {
         bufpool_explain(id, form, plan->alg, plan->why, call.bytes, comm);
@@ -105,7 +116,7 @@ bufpool_entry_t bufpool_enter(bufpool_coll_id_t id, int form, mca_coll_bufpool_m
         return BUFPOOL_ENTRY_PREVIOUS;
     }
     bufpool_module_count(&module->calls[form][id]);
-    if (OPAL_UNLIKELY(BUFPOOL_SOURCE_GUARD == choice->source)) {
+    if (OPAL_UNLIKELY(guarded)) {
         (void)__atomic_fetch_add(&COMPONENT->guarded_calls, 1, __ATOMIC_RELAXED);
     }
     return empty_call_counted[id] && 0 == call.bytes ? BUFPOOL_ENTRY_DONE : BUFPOOL_ENTRY_RUN;

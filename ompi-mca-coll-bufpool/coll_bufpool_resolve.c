@@ -215,45 +215,93 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
  *   - In every series to 6.0.x, libnbc's MPI_Ireduce and MPI_Reduce_init
  *     with a commutative operation receive into temporary buffers without
  *     the datatype's true lower bound: on 3 or more ranks Rabenseifner's
- *     algorithm (red_sched_redscat_gather), on 2 when the root's input is
- *     in place (which the other rank cannot see).  With a datatype whose
+ *     algorithm (red_sched_redscat_gather), on 2 its chain
+ *     (red_sched_chain) when the root's input is in place (which the other
+ *     rank cannot see).  With a datatype whose
  *     data does not start at its origin they write that many bytes past
  *     the buffer (or before it) and can return wrong elements
  *     (docs/reliability.md).  Such a datatype takes a user-defined
  *     operation (Open MPI refuses the built-in ones on derived types), so
  *     every such call of a user-defined commutative operation is served:
- *     the operation is the same on every rank, the datatype need not be.
+ *     the operation is the same on every rank, the datatype need not be;
+ *     on 2 ranks from nbc_chain_from bytes (nbc_reduce_chain_from).
  *     The pipelined binary tree below 512 KiB, rsg from there (the generic
  *     rows' algorithms).
- * Returns the map's new number of ranges. */
-static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, bufpool_range_t *map,
-                        size_t n)
+ * Returns the map's new number of ranges (at most n + 2). */
+static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, size_t nbc_chain_from,
+                        bufpool_range_t *map, size_t n)
 {
     static const bufpool_choice_t bruck_guard = {
         .alg = BUFPOOL_ALLTOALL_LINEAR,
         .source = BUFPOOL_SOURCE_GUARD,
         .note = "served: the previous module's Bruck alltoall of Open MPI <= 4.1.4 may corrupt "
-                "blocks of different send and receive datatypes (open-mpi/ompi#10488)"};
+                "blocks of different send and receive datatypes (open-mpi/ompi#10488)",
+        .guarded = true};
     static const char nbc_reduce_note[] =
         "served: libnbc's nonblocking reduce of a user-defined commutative operation writes "
         "past its temporary buffer when the datatype's data does not start at its origin "
         "(docs/reliability.md)";
-    static const bufpool_choice_t nbc_reduce_tree = {
-        .alg = BUFPOOL_REDUCE_BINARY, .source = BUFPOOL_SOURCE_GUARD, .note = nbc_reduce_note};
-    static const bufpool_choice_t nbc_reduce_rsg = {
-        .alg = BUFPOOL_REDUCE_RSG, .source = BUFPOOL_SOURCE_GUARD, .note = nbc_reduce_note};
+    static const bufpool_choice_t nbc_reduce_tree = {.alg = BUFPOOL_REDUCE_BINARY,
+                                                     .source = BUFPOOL_SOURCE_GUARD,
+                                                     .note = nbc_reduce_note,
+                                                     .guarded = true};
+    static const bufpool_choice_t nbc_reduce_rsg = {.alg = BUFPOOL_REDUCE_RSG,
+                                                    .source = BUFPOOL_SOURCE_GUARD,
+                                                    .note = nbc_reduce_note,
+                                                    .guarded = true};
+    /* The ranges it guards are marked first, those a row gives to bufpool
+     * included, so that nothing hands their calls back later (a node
+     * row's warm-up calls, bufpool_enter); then it serves those the rules
+     * hand back. */
     const size_t bruck = bufpool_bruck_alltoall_max_bytes(ranks);
     if (BUFPOOL_PREVIOUS_BRUCK_ALLTOALL_UNSAFE && BUFPOOL_COLL_alltoall == id &&
         BUFPOOL_FORM_BLOCKING == form && 0 == (cls & BUFPOOL_CLASS(false, true)) && bruck > 0) {
+        n = bufpool_sizemap_guard(map, n, 0, bruck);
         return bufpool_sizemap_serve_upto(map, n, bruck, &bruck_guard);
     }
     if (BUFPOOL_COLL_reduce == id && BUFPOOL_FORM_BLOCKING != form && ranks >= 2 &&
         BUFPOOL_CLASS(true, false) == (cls & BUFPOOL_CLASS(true, false)) &&
         BUFPOOL_CLASS_USER_OP == (cls & BUFPOOL_CLASS_USER_OP)) {
-        n = bufpool_sizemap_serve_upto(map, n, 512 * 1024 - 1, &nbc_reduce_tree);
-        return bufpool_sizemap_serve_upto(map, n, SIZE_MAX, &nbc_reduce_rsg);
+        const size_t rsg_from = 512 * 1024;
+        const size_t from = 2 == ranks ? nbc_chain_from : 0;
+        if (SIZE_MAX != from) {
+            n = bufpool_sizemap_guard(map, n, from, SIZE_MAX);
+        }
+        if (from < rsg_from) {
+            n = bufpool_sizemap_serve_range(map, n, from, rsg_from - 1, &nbc_reduce_tree);
+        }
+        if (SIZE_MAX != from) {
+            n = bufpool_sizemap_serve_range(map, n, from > rsg_from ? from : rsg_from, SIZE_MAX,
+                                            &nbc_reduce_rsg);
+        }
     }
     return n;
+}
+
+/* From how many bytes of data libnbc's MPI_Ireduce and MPI_Reduce_init on
+ * 2 ranks take their chain, the algorithm that overflows there: libnbc's
+ * own choice is its binomial tree below 64 KiB (size * count < 65536 in
+ * nbc_ireduce.c, 4.1 to 6.0) and the chain from there;
+ * coll_libnbc_ireduce_algorithm chain (1) and rabenseifner (3: the chain on
+ * 2 ranks) take it at every size, binomial (2) never (SIZE_MAX).  Libnbc
+ * itself needs every rank to read the same value.  Without the variable
+ * (libnbc not loaded, another release): every size.  Read whenever the
+ * maps of a new shape are made. */
+static size_t nbc_reduce_chain_from(void)
+{
+    const int idx = mca_base_var_find("ompi", "coll", "libnbc", "ireduce_algorithm");
+    const int *alg = NULL;
+    if (idx < 0 || OPAL_SUCCESS != mca_base_var_get_value(idx, &alg, NULL, NULL) || NULL == alg) {
+        return 0;
+    }
+    switch (*alg) {
+        case 0:
+            return 64 * 1024;
+        case 2:
+            return SIZE_MAX;
+        default:
+            return 0;
+    }
 }
 
 /* Whether two size maps give every byte count the same choice. */
@@ -424,13 +472,14 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
         picked += (int)nrows_of[id];
         most = nrows_of[id] > most ? nrows_of[id] : most;
     }
-    /* A map is built in map (one more range than its rows can make: a guard
-     * may split one) and kept, unless it is the blocking form's again, at
+    /* A map is built in map (two more ranges than its rows can make: a
+     * guard may split one in three) and kept, unless it is the blocking form's again, at
      * the end of all, which grows: the maps of a communicator are a few
      * KiB, which a first guess of every map's largest size would make
      * megabytes to map and unmap at every communicator. */
     size_t used = 0, room = 256;
-    bufpool_range_t *map = malloc((BUFPOOL_MAP_RANGES(most) + 1) * sizeof(*map));
+    bufpool_range_t *map = malloc((BUFPOOL_MAP_RANGES(most) + 2) * sizeof(*map));
+    const size_t nbc_chain_from = nbc_reduce_chain_from();
     bufpool_range_t *all = malloc(room * sizeof(*all));
     int rc = NULL == map || NULL == all ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
     for (int form = 0; form < BUFPOOL_NFORMS && OMPI_SUCCESS == rc; form++) {
@@ -450,7 +499,8 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
                     const bufpool_shape_t shape = shape_of(module, form, id, cls);
                     n = bufpool_sizemap_build_rows(rows_of[id], nrows_of[id], (bufpool_coll_id_t)id,
                                                    &shape, tuning->min_size, forced, note, map);
-                    n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, map, n);
+                    n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, nbc_chain_from,
+                                  map, n);
                 }
                 /* Rows rarely name a form or a class that only a guard
                  * tells apart: a map equal to one already kept is shared. */

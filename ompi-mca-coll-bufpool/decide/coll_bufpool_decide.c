@@ -747,21 +747,57 @@ size_t bufpool_bruck_alltoall_max_bytes(int p)
     return 2047;
 }
 
-size_t bufpool_sizemap_serve_upto(bufpool_range_t *map, size_t n, size_t bytes_max,
-                                  const bufpool_choice_t *serve)
+/* Split map's range i so that it ends at bytes_max (the rest a range of
+ * its own after it, with the same choice). */
+static void range_split(bufpool_range_t *map, size_t *n, size_t i, size_t bytes_max)
+{
+    memmove(&map[i + 1], &map[i], (*n - i) * sizeof(*map));
+    (*n)++;
+    map[i].bytes_max = bytes_max;
+}
+
+size_t bufpool_sizemap_guard(bufpool_range_t *map, size_t n, size_t bytes_min, size_t bytes_max)
+{
+    size_t lo = 0;
+    for (size_t i = 0; i < n && lo <= bytes_max; i++) {
+        if (map[i].bytes_max >= bytes_min) {
+            if (lo < bytes_min) {
+                range_split(map, &n, i, bytes_min - 1);
+                lo = bytes_min;
+                i++;
+            }
+            if (map[i].bytes_max > bytes_max) {
+                range_split(map, &n, i, bytes_max);
+            }
+            map[i].choice.guarded = true;
+        }
+        lo = map[i].bytes_max + 1;
+        if (SIZE_MAX == map[i].bytes_max) {
+            break;
+        }
+    }
+    return n;
+}
+
+size_t bufpool_sizemap_serve_range(bufpool_range_t *map, size_t n, size_t bytes_min,
+                                   size_t bytes_max, const bufpool_choice_t *serve)
 {
     size_t lo = 0;
     for (size_t i = 0; i < n && lo <= bytes_max; i++) {
         bufpool_range_t *r = &map[i];
         const bool handed_back =
             BUFPOOL_ALG_PREVIOUS == r->choice.alg && BUFPOOL_SOURCE_FORCED != r->choice.source;
-        if (handed_back && r->bytes_max > bytes_max) {
-            /* Split: [lo, bytes_max] served, the rest as it was. */
-            memmove(r + 1, r, (n - i) * sizeof(*r));
-            n++;
-            r->bytes_max = bytes_max;
-        }
-        if (handed_back) {
+        if (handed_back && r->bytes_max >= bytes_min) {
+            if (lo < bytes_min) {
+                /* [lo, bytes_min - 1] stays handed back; r is what follows. */
+                range_split(map, &n, i, bytes_min - 1);
+                lo = bytes_min;
+                r = &map[++i];
+            }
+            if (r->bytes_max > bytes_max) {
+                /* [lo, bytes_max] served, the rest as it was. */
+                range_split(map, &n, i, bytes_max);
+            }
             r->choice = *serve;
         }
         lo = r->bytes_max + 1;
@@ -770,6 +806,12 @@ size_t bufpool_sizemap_serve_upto(bufpool_range_t *map, size_t n, size_t bytes_m
         }
     }
     return n;
+}
+
+size_t bufpool_sizemap_serve_upto(bufpool_range_t *map, size_t n, size_t bytes_max,
+                                  const bufpool_choice_t *serve)
+{
+    return bufpool_sizemap_serve_range(map, n, 0, bytes_max, serve);
 }
 
 /* ---------------------------------------------------------------------- */

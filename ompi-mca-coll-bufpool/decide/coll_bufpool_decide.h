@@ -270,6 +270,17 @@ size_t bufpool_bruck_alltoall_max_bytes(int p);
 size_t bufpool_sizemap_serve_upto(struct bufpool_range *map, size_t n, size_t bytes_max,
                                   const struct bufpool_choice *serve);
 
+/* The same from bytes_min up to bytes_max: a handed-back range across
+ * bytes_min is split there too, so map needs room for n + 2 ranges. */
+size_t bufpool_sizemap_serve_range(struct bufpool_range *map, size_t n, size_t bytes_min,
+                                   size_t bytes_max, const struct bufpool_choice *serve);
+
+/* Mark every choice of map from bytes_min to bytes_max guarded (never
+ * handed back: bufpool_choice_t), splitting the ranges across either
+ * bound (room for n + 2 ranges).  Returns the new number of ranges. */
+size_t bufpool_sizemap_guard(struct bufpool_range *map, size_t n, size_t bytes_min,
+                             size_t bytes_max);
+
 /* bufpool_plan_<coll> and bufpool_decide_<coll> indexed by
  * bufpool_coll_id_t. */
 extern const bufpool_plan_fn bufpool_plan[BUFPOOL_NCOLLS];

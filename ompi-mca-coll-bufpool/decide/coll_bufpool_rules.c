@@ -217,7 +217,8 @@ static int cmp_size(const void *a, const void *b)
 bool bufpool_choice_equal(const bufpool_choice_t *a, const bufpool_choice_t *b)
 {
     return a->alg == b->alg && a->source == b->source && a->seg_bytes == b->seg_bytes &&
-           a->depth == b->depth && a->rule == b->rule && a->note == b->note;
+           a->depth == b->depth && a->rule == b->rule && a->note == b->note &&
+           a->guarded == b->guarded;
 }
 
 /* No memory to resolve the rows: one range, every call to the previous

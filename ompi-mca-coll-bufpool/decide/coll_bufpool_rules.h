@@ -162,6 +162,10 @@ typedef struct bufpool_choice {
     const bufpool_rule_t *rule; /* source ROW: the row                    */
     const char *note;           /* why a forced algorithm did not apply
                                    here (bufpool_forced_for), or NULL      */
+    bool guarded;               /* the previous module may compute these
+                                   calls wrongly: whatever serves them,
+                                   never hand them back (the guards of the
+                                   size maps, bufpool_sizemap_guard)     */
 } bufpool_choice_t;
 
 /* Whether two choices are the same (field by field). */

@@ -3,19 +3,38 @@
 # commutative operation write past their temporary buffer, and can return
 # wrong elements, when the datatype's data does not start at its origin:
 # on 3 or more ranks (Rabenseifner's algorithm), and on 2 with the root's
-# input in place (docs/reliability.md).  Only
+# input in place (its chain, from 64 KiB of data unless
+# coll_libnbc_ireduce_algorithm says otherwise; docs/reliability.md).  Only
 # a user-defined operation can take such a datatype, and the operation is
 # the same on every rank, so bufpool serves every such call of a
-# user-defined commutative operation (coll_bufpool_resolve.c, guard_map).
+# user-defined commutative operation (coll_bufpool_resolve.c, guard_map),
+# on 2 ranks where libnbc would take its chain.
 # A rules file hands every reduce back, so that the guard alone serves:
 # test_coll_reduce_guard checks every element of every root's result and
 # every byte around the data at 2 to 5 ranks, the root's input in place or
-# not, and --expect-guard that
-# bufpool served each call of the user operation and handed each MPI_SUM
-# back.  On stock Open MPI (--mca coll ^bufpool), or with the guard off in
-# the code, the same runs abort, hang or crash (verified 2026-11-29); at 2
-# ranks stock writes past libnbc's buffer in place (AddressSanitizer,
-# 4.1.4, 5.0.10 and 6.0.x, 2026-11-30).
+# not, and --expect-guard that bufpool served each call of the user
+# operation it guards (on 2 ranks from 64 KiB; with libnbc's chain forced,
+# every one; with its binomial tree forced, none) and handed the others
+# and each MPI_SUM back.  Then under the package's own rules, whose node
+# rows hand a communicator's first calls (coll_bufpool_node_warmup_calls)
+# to the module below, --never-handed-back checks that no guarded call
+# went there (it did before 2026-11-30: the warm-up bypassed the guard).
+# On stock Open MPI (--mca coll ^bufpool), or with
+# the guard off in the code, the same runs abort, hang or crash (verified
+# 2026-11-29); at 2 ranks stock writes past libnbc's buffer in place
+# (AddressSanitizer, 4.1.4, 5.0.10 and 6.0.x, 2026-11-30).
 set -u
 . "$top_srcdir/test/mpi/handback-run.sh"
-handback_run reduce "2 3 4 5" test_coll_reduce_guard --expect-guard
+status=0
+handback_run reduce "2 3 4 5" test_coll_reduce_guard --expect-guard=65536 || status=1
+for forced in "chain 0" "binomial never"; do
+    set -- $forced
+    BUFPOOL_TEST_MCA="--mca coll_libnbc_ireduce_algorithm $1 ${BUFPOOL_TEST_MCA:-}" \
+        handback_run reduce 2 test_coll_reduce_guard --expect-guard=$2 || status=1
+done
+for np in 2 3 4; do
+    BUFPOOL_TEST_MCA="--mca coll_bufpool_node_warmup_calls 128 ${BUFPOOL_TEST_MCA:-}" \
+        sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$np" \
+        "$top_builddir/test/mpi/test_coll_reduce_guard" --never-handed-back=65536 || status=1
+done
+exit $status

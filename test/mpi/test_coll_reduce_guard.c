@@ -16,16 +16,26 @@
  *     started twice, the input changed between the starts);
  *   - that no byte outside the datatype's data changed: the gaps inside
  *     the buffers and guard zones around them, on every rank;
- *   - with --expect-guard, that bufpool served every one of those calls
- *     (coll_bufpool_ireduce_calls and _reduce_init_calls grew by the
- *     number made, and coll_bufpool_guarded_calls: the rules hand them
- *     back) and handed back every MPI_Ireduce of the built-in
- *     MPI_SUM on MPI_UINT32_T (coll_bufpool_ireduce_fallbacks grew by
- *     those), which the guard leaves to libnbc.
+ *   - with --expect-guard[=FROM], that bufpool served every one of those
+ *     calls (coll_bufpool_ireduce_calls and _reduce_init_calls grew by
+ *     the number made, and coll_bufpool_guarded_calls: the rules hand
+ *     them back), on 2 ranks only those of FROM bytes of data or more
+ *     ("never": none; default 0), and handed back the others and every
+ *     MPI_Ireduce of the built-in MPI_SUM on MPI_UINT32_T
+ *     (coll_bufpool_ireduce_fallbacks and _reduce_init_fallbacks grew by
+ *     those), which the guard leaves to libnbc; with "never" that bufpool
+ *     did not take the calls at all (every counter unchanged: it does not
+ *     install a collective whose every call it would hand back);
+ *   - with --never-handed-back[=FROM], under any rules, that bufpool
+ *     handed none of those calls (on 2 ranks: of FROM bytes of data or
+ *     more) to the module below, the first calls of a node row included
+ *     (coll_bufpool_node_warmup_calls): their fallback counters do not
+ *     move across any one of them.
  */
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,21 +221,50 @@ static unsigned long long pvar(const char *name)
     return pvar_util_value_or_abort("test_coll_reduce_guard", name);
 }
 
+/* The calls of both forms bufpool handed to the module below so far. */
+static unsigned long long handed_back(void)
+{
+    return pvar("coll_bufpool_ireduce_fallbacks") + pvar("coll_bufpool_reduce_init_fallbacks");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    const bool expect_guard = argc > 1 && 0 == strcmp(argv[1], "--expect-guard");
-    if (argc > 1 && !expect_guard) {
+    /* --expect-guard[=FROM] or --never-handed-back[=FROM]: from how many
+     * bytes of data the guard serves on 2 ranks. */
+    const char *arg = argc > 1 ? argv[1] : "";
+    const char *value = NULL;
+    bool expect_guard = false, never_handed_back = false;
+    if (0 == strncmp(arg, "--expect-guard", 14) && ('\0' == arg[14] || '=' == arg[14])) {
+        expect_guard = true;
+        value = arg + 14;
+    } else if (0 == strncmp(arg, "--never-handed-back", 19) &&
+               ('\0' == arg[19] || '=' == arg[19])) {
+        never_handed_back = true;
+        value = arg + 19;
+    }
+    unsigned long long guard_from = 0;
+    bool usage = argc > 2 || (argc > 1 && NULL == value);
+    if (NULL != value && '=' == value[0]) {
+        char *end;
+        guard_from = 0 == strcmp(value + 1, "never") ? ULLONG_MAX : strtoull(value + 1, &end, 10);
+        usage |= ULLONG_MAX != guard_from && ('\0' == value[1] || '\0' != *end);
+    }
+    if (usage) {
         if (0 == rank) {
-            fprintf(stderr, "usage: test_coll_reduce_guard [--expect-guard]\n");
+            fprintf(stderr, "usage: test_coll_reduce_guard [--expect-guard[=BYTES|never] | "
+                            "--never-handed-back[=BYTES]]\n");
         }
         MPI_Finalize();
         return 2;
     }
-    if (expect_guard && PVAR_OK != pvar_util_init()) {
+    if (p > 2) {
+        guard_from = 0;
+    }
+    if ((expect_guard || never_handed_back) && PVAR_OK != pvar_util_init()) {
         fprintf(stderr, "test_coll_reduce_guard: MPI_T performance variables unavailable\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -235,12 +274,16 @@ int main(int argc, char **argv)
 
     /* Element counts: below and above libnbc's power of two, each band of
      * the size maps (up to 4 KiB, to 512 KiB, above) for the 8-byte and
-     * 4-byte signatures. */
-    const size_t counts[] = {(size_t)p, 1000, 5000, 40000, 100000};
+     * 4-byte signatures, and each side of libnbc's 2-rank chain (64 KiB of
+     * data: 8191 and 8192 elements of 8 bytes). */
+    const size_t counts[] = {(size_t)p, 1000, 5000, 8191, 8192, 40000, 100000};
     unsigned long long served = 0, handed = 0;
     const unsigned long long calls0 = expect_guard ? pvar("coll_bufpool_ireduce_calls") : 0;
     const unsigned long long inits0 = expect_guard ? pvar("coll_bufpool_reduce_init_calls") : 0;
     const unsigned long long back0 = expect_guard ? pvar("coll_bufpool_ireduce_fallbacks") : 0;
+    const unsigned long long init_back0 =
+        expect_guard ? pvar("coll_bufpool_reduce_init_fallbacks") : 0;
+    unsigned long long handed_inits = 0;
     const unsigned long long guarded0 = expect_guard ? pvar("coll_bufpool_guarded_calls") : 0;
     for (int l = 0; l < nlayouts; l++) {
         const layout_t *lay = &layouts[l];
@@ -267,6 +310,7 @@ int main(int argc, char **argv)
                     void *sbuf = root_in_place ? MPI_IN_PLACE : s.origin;
                     MPI_Request req;
                     const int starts = persistent ? 2 : 1;
+                    const unsigned long long back_before = never_handed_back ? handed_back() : 0;
                     if (persistent) {
                         PCOLL_INIT(Reduce)
                         (sbuf, r.origin, (int)count, lay->type, op, root, MPI_COMM_WORLD,
@@ -293,7 +337,23 @@ int main(int argc, char **argv)
                     if (persistent) {
                         MPI_Request_free(&req);
                     }
-                    served++;
+                    /* Bytes of data: what every rank's decision sees. */
+                    int type_size;
+                    MPI_Type_size(lay->type, &type_size);
+                    const bool guarded =
+                        (unsigned long long)count * (unsigned long long)type_size >= guard_from;
+                    if (never_handed_back && guarded && handed_back() != back_before) {
+                        char msg[240];
+                        snprintf(msg, sizeof(msg), "%s: handed back to the module below", what);
+                        fail(msg);
+                    }
+                    if (guarded) {
+                        served++;
+                    } else if (persistent) {
+                        handed_inits++;
+                    } else {
+                        handed++;
+                    }
                     free(s.mem);
                     free(r.mem);
                 }
@@ -321,16 +381,19 @@ int main(int argc, char **argv)
         }
         handed++;
     }
+    const unsigned long long unguarded = handed_inits + handed - (unsigned long long)p;
     if (expect_guard) {
         const unsigned long long calls = pvar("coll_bufpool_ireduce_calls") - calls0;
         const unsigned long long inits = pvar("coll_bufpool_reduce_init_calls") - inits0;
         const unsigned long long back = pvar("coll_bufpool_ireduce_fallbacks") - back0;
+        const unsigned long long init_back =
+            pvar("coll_bufpool_reduce_init_fallbacks") - init_back0;
         const unsigned long long guarded = pvar("coll_bufpool_guarded_calls") - guarded0;
         char msg[200];
         if (guarded != served) {
             snprintf(msg, sizeof(msg),
-                     "coll_bufpool_guarded_calls grew by %llu, expected %llu (every call of the "
-                     "user operation, which the rules hand back)",
+                     "coll_bufpool_guarded_calls grew by %llu, expected %llu (the calls of the "
+                     "user operation it guards, which the rules hand back)",
                      guarded, served);
             fail(msg);
         }
@@ -341,10 +404,17 @@ int main(int argc, char **argv)
                      calls, inits, served);
             fail(msg);
         }
-        if (back != handed) {
+        if (ULLONG_MAX == guard_from) {
+            /* Nothing to guard: every call of both forms goes to the
+             * previous module, so bufpool does not take them at all (its
+             * entries are not installed, bufpool_module_hands_back_all). */
+            handed = handed_inits = 0;
+        }
+        if (back != handed || init_back != handed_inits) {
             snprintf(msg, sizeof(msg),
-                     "bufpool handed back %llu MPI_Ireduce calls of MPI_SUM, expected %llu", back,
-                     handed);
+                     "bufpool handed back %llu MPI_Ireduce and %llu MPI_Reduce_init calls, "
+                     "expected %llu and %llu (MPI_SUM, and the user operation below the guard)",
+                     back, init_back, handed, handed_inits);
             fail(msg);
         }
         pvar_util_finalize();
@@ -352,8 +422,9 @@ int main(int argc, char **argv)
     long all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (0 == rank) {
-        printf("test_coll_reduce_guard: %d ranks, %llu calls of the user operation: %s\n", p,
-               served, 0 == all ? "PASS" : "FAIL");
+        printf("test_coll_reduce_guard: %d ranks, %llu calls of the user operation guarded, "
+               "%llu not: %s\n",
+               p, served, unguarded, 0 == all ? "PASS" : "FAIL");
     }
     MPI_Op_free(&op);
     for (int l = 0; l < 2; l++) {

@@ -706,6 +706,60 @@ static void test_guard(void)
     UNIT_CHECK_EQ_U64(n, 1);
     UNIT_CHECK(BUFPOOL_SOURCE_FORCED == forced[0].choice.source);
 
+    /* From a lower bound (libnbc's 2-rank chain from 64 KiB): the whole
+     * map split in three, the part below the bound still handed back. */
+    const bufpool_choice_t tree = {
+        .alg = BUFPOOL_REDUCE_BINARY, .source = BUFPOOL_SOURCE_GUARD, .note = "tree"};
+    const bufpool_choice_t rsg = {
+        .alg = BUFPOOL_REDUCE_RSG, .source = BUFPOOL_SOURCE_GUARD, .note = "rsg"};
+    bufpool_range_t three[3] = {{SIZE_MAX, prev_row}};
+    n = bufpool_sizemap_serve_range(three, 1, 65536, 524287, &tree);
+    n = bufpool_sizemap_serve_range(three, n, 524288, SIZE_MAX, &rsg);
+    UNIT_CHECK_EQ_U64(n, 3);
+    UNIT_CHECK(65535 == three[0].bytes_max && BUFPOOL_ALG_PREVIOUS == three[0].choice.alg &&
+               BUFPOOL_SOURCE_ROW == three[0].choice.source);
+    UNIT_CHECK(524287 == three[1].bytes_max && BUFPOOL_REDUCE_BINARY == three[1].choice.alg);
+    UNIT_CHECK(SIZE_MAX == three[2].bytes_max && BUFPOOL_REDUCE_RSG == three[2].choice.alg);
+
+    /* Ranges below the bound, served ones and ones across it: only the
+     * hand-backs from the bound on change, the one across it split. */
+    bufpool_range_t mixed[6] = {
+        {4095, prev_row}, {32767, deflt}, {131071, prev_min}, {SIZE_MAX, deflt}};
+    n = bufpool_sizemap_serve_range(mixed, 4, 65536, SIZE_MAX, &rsg);
+    UNIT_CHECK_EQ_U64(n, 5);
+    UNIT_CHECK(4095 == mixed[0].bytes_max && BUFPOOL_ALG_PREVIOUS == mixed[0].choice.alg);
+    UNIT_CHECK(32767 == mixed[1].bytes_max && BUFPOOL_SOURCE_DEFAULT == mixed[1].choice.source);
+    UNIT_CHECK(65535 == mixed[2].bytes_max && BUFPOOL_ALG_PREVIOUS == mixed[2].choice.alg &&
+               BUFPOOL_SOURCE_MIN_SIZE == mixed[2].choice.source);
+    UNIT_CHECK(131071 == mixed[3].bytes_max && BUFPOOL_REDUCE_RSG == mixed[3].choice.alg);
+    UNIT_CHECK(SIZE_MAX == mixed[4].bytes_max && BUFPOOL_SOURCE_DEFAULT == mixed[4].choice.source);
+
+    /* A hand-back that starts at the bound: served whole, no split. */
+    bufpool_range_t at[3] = {{65535, deflt}, {SIZE_MAX, prev_row}};
+    n = bufpool_sizemap_serve_range(at, 2, 65536, SIZE_MAX, &rsg);
+    UNIT_CHECK_EQ_U64(n, 2);
+    UNIT_CHECK(SIZE_MAX == at[1].bytes_max && BUFPOOL_REDUCE_RSG == at[1].choice.alg);
+
+    /* Marking a guarded span: every range in it, served or not, split at
+     * its bounds; nothing outside it. */
+    const bufpool_choice_t row_node = {.alg = BUFPOOL_REDUCE_NODE, .source = BUFPOOL_SOURCE_ROW};
+    bufpool_range_t marks[6] = {{4096, prev_row}, {33554432, row_node}, {SIZE_MAX, prev_row}};
+    n = bufpool_sizemap_guard(marks, 3, 65536, SIZE_MAX);
+    UNIT_CHECK_EQ_U64(n, 4);
+    UNIT_CHECK(4096 == marks[0].bytes_max && !marks[0].choice.guarded);
+    UNIT_CHECK(65535 == marks[1].bytes_max && !marks[1].choice.guarded &&
+               BUFPOOL_REDUCE_NODE == marks[1].choice.alg);
+    UNIT_CHECK(33554432 == marks[2].bytes_max && marks[2].choice.guarded &&
+               BUFPOOL_REDUCE_NODE == marks[2].choice.alg);
+    UNIT_CHECK(SIZE_MAX == marks[3].bytes_max && marks[3].choice.guarded &&
+               BUFPOOL_ALG_PREVIOUS == marks[3].choice.alg);
+    bufpool_range_t inner[4] = {{SIZE_MAX, row_node}};
+    n = bufpool_sizemap_guard(inner, 1, 100, 199);
+    UNIT_CHECK_EQ_U64(n, 3);
+    UNIT_CHECK(99 == inner[0].bytes_max && !inner[0].choice.guarded);
+    UNIT_CHECK(199 == inner[1].bytes_max && inner[1].choice.guarded);
+    UNIT_CHECK(SIZE_MAX == inner[2].bytes_max && !inner[2].choice.guarded);
+
     /* The plan of a guarded call: its algorithm and reason. */
     const bufpool_call_t call = {
         .comm_size = 16, .hosts = 2, .max_ppn = 8, .bytes = 16, .commute = true};
