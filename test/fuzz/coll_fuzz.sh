@@ -34,7 +34,8 @@
 #                         the source tree, or the current directory)
 #
 # Configurations:
-#   default  bufpool as installed (its rules decide what it serves)
+#   default  bufpool as installed (its rules decide what it serves, the
+#            node rows' warm-up included: test/mpi/configs.sh)
 #   forced   --mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off
 #            --mca coll_bufpool_min_size 0: above every other component, and
 #            no measured row hands a call back to the previous module: every

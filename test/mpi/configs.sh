@@ -51,7 +51,9 @@ bufpool_node_algorithms() {
 }
 
 # bufpool_config_mca CONFIG [NODE_BCAST]: the mpirun arguments of CONFIG.
-#   default  bufpool as installed (its rules decide what it serves)
+#   default  bufpool as installed (its rules decide what it serves), the
+#            node rows' warm-up included (coll_bufpool_node_warmup_calls at
+#            the package's default, which run-mpi-test.sh otherwise sets to 0)
 #   forced   above every other component, no measured row handing a call
 #            back, no size too small: every call goes to each collective's
 #            own default algorithm
@@ -63,7 +65,11 @@ bufpool_node_algorithms() {
 # Unknown: a message, and status 2.
 bufpool_config_mca() {
     case $1 in
-        default) echo "" ;;
+        default)
+            echo "--mca coll_bufpool_node_warmup_calls" \
+                "$(sed -n 's/^#define DEFAULT_NODE_WARMUP_CALLS "\([0-9]*\)"$/\1/p' \
+                    "$top_srcdir/ompi-mca-coll-bufpool/coll_bufpool_settings.h")"
+            ;;
         forced)
             echo "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off" \
                 "--mca coll_bufpool_min_size 0"
