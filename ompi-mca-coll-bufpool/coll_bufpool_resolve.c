@@ -193,9 +193,14 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
                         snprintf(upto, sizeof(upto), "%zu", r->bytes_max);
                     }
                     const char *cls_name = names[cls];
-                    opal_output(0, "  %s%s%s%s%s %zu..%s: %s", prefix[form], bufpool_coll_names[id],
-                                suffix[form], '\0' != cls_name[0] ? ", " : "", cls_name, lo, upto,
-                                what);
+                    /* A row's range the guard marked: never handed back,
+                     * not even as a node row's warm-up. */
+                    const bool marked =
+                        r->choice.guarded && BUFPOOL_SOURCE_GUARD != r->choice.source;
+                    opal_output(0, "  %s%s%s%s%s %zu..%s: %s%s", prefix[form],
+                                bufpool_coll_names[id], suffix[form],
+                                '\0' != cls_name[0] ? ", " : "", cls_name, lo, upto, what,
+                                marked ? " (guarded: never handed back)" : "");
                     printed = SIZE_MAX == r->bytes_max;
                     lo = r->bytes_max + 1;
                 }
