@@ -288,10 +288,13 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, size
  * own choice is its binomial tree below 64 KiB (size * count < 65536 in
  * nbc_ireduce.c, 4.1 to 6.0) and the chain from there;
  * coll_libnbc_ireduce_algorithm chain (1) and rabenseifner (3: the chain on
- * 2 ranks) take it at every size, binomial (2) never (SIZE_MAX).  Libnbc
- * itself needs every rank to read the same value.  Without the variable
- * (libnbc not loaded, another release): every size.  Read whenever the
- * maps of a new shape are made. */
+ * 2 ranks) take it at every size, binomial (2) never (SIZE_MAX).  A
+ * process's own setting, but the ranks' bounds differ only at sizes where
+ * their libnbc's choices differ too (chain on one rank, binomial on the
+ * other), which stock Open MPI does not survive either: wherever libnbc's
+ * choices agree, so do bufpool's.  Without the variable (libnbc not
+ * loaded, another release): every size.  Read whenever the maps of a new
+ * shape are made. */
 static size_t nbc_reduce_chain_from(void)
 {
     const int idx = mca_base_var_find("ompi", "coll", "libnbc", "ireduce_algorithm");
