@@ -417,6 +417,8 @@ int main(int argc, char **argv)
                      back, init_back, handed, handed_inits);
             fail(msg);
         }
+    }
+    if (expect_guard || never_handed_back) {
         pvar_util_finalize();
     }
     long all = 0;
