@@ -756,20 +756,32 @@ static void range_split(bufpool_range_t *map, size_t *n, size_t i, size_t bytes_
     map[i].bytes_max = bytes_max;
 }
 
-size_t bufpool_sizemap_guard(bufpool_range_t *map, size_t n, size_t bytes_min, size_t bytes_max)
+/* One walk of a size map for both edits below: every range from bytes_min
+ * to bytes_max that the edit touches is split at either bound it crosses
+ * (the parts outside stay as they were) and edited. */
+typedef struct sizemap_edit {
+    bool (*touches)(const bufpool_choice_t *choice);
+    void (*apply)(bufpool_choice_t *choice, const bufpool_choice_t *with);
+    const bufpool_choice_t *with;
+} sizemap_edit_t;
+
+static size_t sizemap_edit(bufpool_range_t *map, size_t n, size_t bytes_min, size_t bytes_max,
+                           const sizemap_edit_t *edit)
 {
     size_t lo = 0;
     for (size_t i = 0; i < n && lo <= bytes_max; i++) {
-        if (map[i].bytes_max >= bytes_min) {
+        if (map[i].bytes_max >= bytes_min && edit->touches(&map[i].choice)) {
             if (lo < bytes_min) {
+                /* [lo, bytes_min - 1] stays; the range after it is edited. */
                 range_split(map, &n, i, bytes_min - 1);
                 lo = bytes_min;
                 i++;
             }
             if (map[i].bytes_max > bytes_max) {
+                /* [lo, bytes_max] is edited; the rest stays. */
                 range_split(map, &n, i, bytes_max);
             }
-            map[i].choice.guarded = true;
+            edit->apply(&map[i].choice, edit->with);
         }
         lo = map[i].bytes_max + 1;
         if (SIZE_MAX == map[i].bytes_max) {
@@ -779,33 +791,41 @@ size_t bufpool_sizemap_guard(bufpool_range_t *map, size_t n, size_t bytes_min, s
     return n;
 }
 
+static bool touches_every_choice(const bufpool_choice_t *choice)
+{
+    (void)choice;
+    return true;
+}
+
+static void mark_guarded(bufpool_choice_t *choice, const bufpool_choice_t *with)
+{
+    (void)with;
+    choice->guarded = true;
+}
+
+/* A "previous" from a rules row or min_size; not one the user forced. */
+static bool touches_handed_back(const bufpool_choice_t *choice)
+{
+    return BUFPOOL_ALG_PREVIOUS == choice->alg && BUFPOOL_SOURCE_FORCED != choice->source;
+}
+
+static void replace_choice(bufpool_choice_t *choice, const bufpool_choice_t *with)
+{
+    *choice = *with;
+}
+
+size_t bufpool_sizemap_guard(bufpool_range_t *map, size_t n, size_t bytes_min, size_t bytes_max)
+{
+    const sizemap_edit_t guard = {.touches = touches_every_choice, .apply = mark_guarded};
+    return sizemap_edit(map, n, bytes_min, bytes_max, &guard);
+}
+
 size_t bufpool_sizemap_serve_range(bufpool_range_t *map, size_t n, size_t bytes_min,
                                    size_t bytes_max, const bufpool_choice_t *serve)
 {
-    size_t lo = 0;
-    for (size_t i = 0; i < n && lo <= bytes_max; i++) {
-        bufpool_range_t *r = &map[i];
-        const bool handed_back =
-            BUFPOOL_ALG_PREVIOUS == r->choice.alg && BUFPOOL_SOURCE_FORCED != r->choice.source;
-        if (handed_back && r->bytes_max >= bytes_min) {
-            if (lo < bytes_min) {
-                /* [lo, bytes_min - 1] stays handed back; r is what follows. */
-                range_split(map, &n, i, bytes_min - 1);
-                lo = bytes_min;
-                r = &map[++i];
-            }
-            if (r->bytes_max > bytes_max) {
-                /* [lo, bytes_max] served, the rest as it was. */
-                range_split(map, &n, i, bytes_max);
-            }
-            r->choice = *serve;
-        }
-        lo = r->bytes_max + 1;
-        if (SIZE_MAX == r->bytes_max) {
-            break;
-        }
-    }
-    return n;
+    const sizemap_edit_t serving = {
+        .touches = touches_handed_back, .apply = replace_choice, .with = serve};
+    return sizemap_edit(map, n, bytes_min, bytes_max, &serving);
 }
 
 size_t bufpool_sizemap_serve_upto(bufpool_range_t *map, size_t n, size_t bytes_max,
