@@ -2,12 +2,12 @@
  * regpar_pool: segregated-fit pool of page-multiple buffers carved from
  * 2 MiB-aligned slabs.  This file: configuration, life cycle and the late
  * (de)registration of live slabs; the other seams are listed in
- * regpar_pool_internal.h, with the locking rules.  Design notes and
+ * regpar_pool_types.h, with the locking rules.  Design notes and
  * measurements: docs/pool.md.
  */
 #include "bufpool_config.h"
 
-#include "regpar_pool_internal.h"
+#include "regpar_pool_types.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
  */
 #include "bufpool_config.h"
 
-#include "regpar_pool_internal.h"
+#include "regpar_pool_types.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,16 +51,6 @@ unsigned bucket_series(size_t min, size_t max, double factor, size_t page, size_
 /* ------------------------------------------------------------------------ */
 /* Buckets (every function here runs with b->lock held)                      */
 
-static void bit_set(uint64_t *bits, size_t i)
-{
-    bits[i / 64] |= 1ULL << (i % 64);
-}
-
-static void bit_clear(uint64_t *bits, size_t i)
-{
-    bits[i / 64] &= ~(1ULL << (i % 64));
-}
-
 static size_t bit_first(const uint64_t *bits, size_t nbits)
 {
     for (size_t w = 0; w < nbits / 64; w++) {
@@ -69,20 +59,6 @@ static size_t bit_first(const uint64_t *bits, size_t nbits)
         }
     }
     return SIZE_MAX;
-}
-
-static void bucket_mark_empty(regpar_bucket_t *b, regpar_slab_t *slab, bool empty)
-{
-    if (b->direct) {
-        return;
-    }
-    if (empty) {
-        bit_set(b->empty_bits, slab->slot);
-        counter_bump(&b->nempty, 1);
-    } else {
-        bit_clear(b->empty_bits, slab->slot);
-        counter_bump(&b->nempty, (uint64_t)-1);
-    }
 }
 
 /* Take a buffer from slab (which has one). */
@@ -166,21 +142,6 @@ static int bucket_insert(regpar_bucket_t *b, regpar_slab_t *slab)
     bit_set(b->avail_bits, slot);
     bucket_mark_empty(b, slab, true);
     return 0;
-}
-
-/* Take the slab out of the bucket and the address map: from here on no
- * thread can reach it, and it can be released without any lock. */
-void bucket_detach(regpar_pool_t *pool, regpar_bucket_t *b, regpar_slab_t *slab)
-{
-    if (!b->direct) {
-        if (slab->nfree == slab->nbufs) {
-            bucket_mark_empty(b, slab, false);
-        }
-        bit_clear(b->avail_bits, slab->slot);
-        b->slots[slab->slot] = NULL;
-        b->nslabs--;
-    }
-    slab_unpublish(pool, slab);
 }
 
 /* Size of the next slab: the first is small and each further one doubles,
@@ -445,7 +406,7 @@ int regpar_pool_free(regpar_pool_t *pool, void *addr)
     counter_bump(&b->frees, 1);
     bool look = false;
     if (b->direct) {
-        bucket_detach(pool, b, slab);
+        slab_detach(pool, b, slab);
     } else if (++b->frees_since_look >= REGPAR_COLLECT_EVERY) {
         b->frees_since_look = 0;
         look = pool->cfg.gc_age_ns != 0;

@@ -6,7 +6,7 @@
  */
 #include "bufpool_config.h"
 
-#include "regpar_pool_internal.h"
+#include "regpar_pool_types.h"
 
 /* Lock a bucket, or only try to when blocking is false. */
 static bool bucket_lock(regpar_bucket_t *b, bool blocking)
@@ -57,7 +57,7 @@ static regpar_slab_t *pool_detach_coldest(regpar_pool_t *pool, bool blocking)
          * while no lock was held: only trust it once it is found in place. */
         bool still = best_b->slots[best_slot] == best && best->nfree == best->nbufs;
         if (still) {
-            bucket_detach(pool, best_b, best);
+            slab_detach(pool, best_b, best);
         }
         spin_unlock(&best_b->lock);
         if (still) {
@@ -125,7 +125,7 @@ size_t regpar_pool_collect(regpar_pool_t *pool, bool force)
                 regpar_slab_t *s = b->slots[w * 64 + (size_t)__builtin_ctzll(bits)];
                 /* A slab emptied after now was read is young by definition. */
                 if (force || (now > s->free_since && now - s->free_since > age)) {
-                    bucket_detach(pool, b, s);
+                    slab_detach(pool, b, s);
                     s->release_next = batch;
                     batch = s;
                     released += s->len;

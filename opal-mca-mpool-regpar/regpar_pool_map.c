@@ -1,7 +1,7 @@
 /*
  * The pool's address map: which slab covers an address, at the 2 MiB
  * granularity slabs are aligned to, so that free() finds its slab in O(1)
- * without a lock (regpar_pool_internal.h has the reader, map_lookup).
+ * without a lock (regpar_pool_types.h has the reader, map_lookup).
  * Two levels over addr >> 21 for 48-bit user addresses: a root of 2^14
  * leaf pointers allocated with the pool, leaves of 2^13 slab pointers
  * allocated on first use and kept until the pool is destroyed (a reader
@@ -9,7 +9,7 @@
  */
 #include "bufpool_config.h"
 
-#include "regpar_pool_internal.h"
+#include "regpar_pool_types.h"
 
 #include <stdlib.h>
 

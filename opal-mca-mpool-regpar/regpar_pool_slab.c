@@ -1,13 +1,13 @@
 /*
  * The pool's slabs: mapping (2 MiB-aligned, with guard pages), placement
  * (huge pages, NUMA), pre-faulting and registration, publication in the
- * address map, and release.  Slab descriptors are type-stable: recycled
+ * address map, detachment from its bucket, and release.  Slab descriptors are type-stable: recycled
  * through a free list and freed only by destroy, so that free() may read a
- * stale one safely (regpar_pool_internal.h).
+ * stale one safely (regpar_pool_types.h).
  */
 #include "bufpool_config.h"
 
-#include "regpar_pool_internal.h"
+#include "regpar_pool_types.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -329,6 +329,21 @@ void slab_unpublish(regpar_pool_t *pool, regpar_slab_t *slab)
     pthread_mutex_lock(&pool->grow_lock);
     map_set(pool, slab, NULL);
     pthread_mutex_unlock(&pool->grow_lock);
+}
+
+/* Take the slab out of the bucket and the address map: from here on no
+ * thread can reach it, and it can be released without any lock. */
+void slab_detach(regpar_pool_t *pool, regpar_bucket_t *b, regpar_slab_t *slab)
+{
+    if (!b->direct) {
+        if (slab->nfree == slab->nbufs) {
+            bucket_mark_empty(b, slab, false);
+        }
+        bit_clear(b->avail_bits, slab->slot);
+        b->slots[slab->slot] = NULL;
+        b->nslabs--;
+    }
+    slab_unpublish(pool, slab);
 }
 
 uint64_t slab_release_all(regpar_pool_t *pool, uint64_t *leaked_bytes)

@@ -4,7 +4,7 @@
  */
 #include "bufpool_config.h"
 
-#include "regpar_pool_internal.h"
+#include "regpar_pool_types.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -3,11 +3,11 @@
  * backends share (regpar_reg_backend.h), choosing and opening a backend, and
  * statistics.  Configuration is in regpar_reg_config.c, the parallel policy
  * and pre-faulting in regpar_reg_plan.c, registering regions in
- * regpar_reg_region.c; regpar_reg_internal.h holds what they share.
+ * regpar_reg_region.c; regpar_reg_engine.h holds what they share.
  */
 #include "bufpool_config.h"
 
-#include "regpar_reg_internal.h"
+#include "regpar_reg_engine.h"
 #include "regpar_size.h"
 
 #include <dirent.h>

@@ -4,7 +4,7 @@
  */
 #include "bufpool_config.h"
 
-#include "regpar_reg_internal.h"
+#include "regpar_reg_engine.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -22,7 +22,7 @@
  */
 #include "bufpool_config.h"
 
-#include "regpar_reg_internal.h"
+#include "regpar_reg_engine.h"
 #include "regpar_size.h"
 
 #include <stdint.h>
@@ -35,7 +35,7 @@
 #define PREFAULT_GRANULE ((size_t)2 << 20)
 
 /* ------------------------------------------------------------------------ */
-/* Geometry (span_t and what it means: regpar_reg_internal.h) */
+/* Geometry (span_t and what it means: regpar_reg_engine.h) */
 
 void regpar_reg_i_span_init(span_t *span, const void *addr, size_t len, size_t unit, size_t page)
 {

@@ -6,7 +6,7 @@
  */
 #include "bufpool_config.h"
 
-#include "regpar_reg_internal.h"
+#include "regpar_reg_engine.h"
 #include "regpar_size.h"
 
 #include <errno.h>

@@ -3,8 +3,8 @@
  * engine structure and the helpers its files share.  The public interface is
  * regpar_reg.h; the backends' interface is regpar_reg_backend.h.
  */
-#ifndef REGPAR_REG_INTERNAL_H
-#define REGPAR_REG_INTERNAL_H
+#ifndef REGPAR_REG_ENGINE_H
+#define REGPAR_REG_ENGINE_H
 
 #include "regpar_reg.h"
 #include "regpar_reg_backend.h"
@@ -115,4 +115,4 @@ int regpar_reg_i_prefault_range(regpar_reg_engine_t *engine, void *addr, size_t 
                                 unsigned *threads_used);
 void regpar_reg_i_log_prefault_failure(regpar_reg_engine_t *engine, size_t len, int rc);
 
-#endif /* REGPAR_REG_INTERNAL_H */
+#endif /* REGPAR_REG_ENGINE_H */

@@ -6,8 +6,8 @@
  * The seams, one file each:
  *   regpar_pool.c          configuration, create/destroy, late registration
  *   regpar_pool_map.c      the address map (addr >> 21 -> slab), read lock-free
- *   regpar_pool_slab.c     slabs: map, place, pre-fault, register, release;
- *                          type-stable slab descriptors
+ *   regpar_pool_slab.c     slabs: map, place, pre-fault, register, detach,
+ *                          release; type-stable slab descriptors
  *   regpar_pool_bucket.c   buckets: sizes, slot tables, the alloc/free paths
  *   regpar_pool_collect.c  collection of cold slabs and the capacity cap
  *   regpar_pool_stats.c    counters, peaks and the human-readable report
@@ -27,8 +27,8 @@
  *     destroyed (they are recycled), so a stale or bogus pointer can always
  *     be read safely and is re-validated under the bucket lock.
  */
-#ifndef REGPAR_POOL_INTERNAL_H
-#define REGPAR_POOL_INTERNAL_H
+#ifndef REGPAR_POOL_TYPES_H
+#define REGPAR_POOL_TYPES_H
 
 #include "bufpool_cpu_relax.h"
 #include <pthread.h>
@@ -273,6 +273,9 @@ regpar_slab_t *slab_create(regpar_pool_t *pool, regpar_bucket_t *b, size_t buf_s
                            size_t align);
 /* Take the slab out of the address map (under grow_lock). */
 void slab_unpublish(regpar_pool_t *pool, regpar_slab_t *slab);
+/* Take the slab out of its bucket and the address map (b->lock held):
+ * the buckets' alloc/free paths and collection both do. */
+void slab_detach(regpar_pool_t *pool, regpar_bucket_t *b, regpar_slab_t *slab);
 /* Give the memory back (the slab is detached: in no bucket, not in the
  * map) and recycle the descriptor. */
 void slab_release(regpar_pool_t *pool, regpar_slab_t *slab, bool collected);
@@ -298,8 +301,34 @@ static inline size_t first_slab_size(size_t buf_size)
 unsigned bucket_series(size_t min, size_t max, double factor, size_t page, size_t *sizes);
 void bucket_init(regpar_bucket_t *b, size_t buf_size, bool direct);
 void bucket_fini(regpar_bucket_t *b);
-/* Take the slab out of the bucket and the address map (b->lock held). */
-void bucket_detach(regpar_pool_t *pool, regpar_bucket_t *b, regpar_slab_t *slab);
+
+/* A bucket's bitmaps of slots (b->lock held): slabs with a free buffer
+ * (avail_bits) and slabs wholly free (empty_bits).  Here, not in
+ * regpar_pool_bucket.c, because a slab leaving its bucket
+ * (regpar_pool_slab.c) clears them too. */
+static inline void bit_set(uint64_t *bits, size_t i)
+{
+    bits[i / 64] |= 1ULL << (i % 64);
+}
+
+static inline void bit_clear(uint64_t *bits, size_t i)
+{
+    bits[i / 64] &= ~(1ULL << (i % 64));
+}
+
+static inline void bucket_mark_empty(regpar_bucket_t *b, regpar_slab_t *slab, bool empty)
+{
+    if (b->direct) {
+        return;
+    }
+    if (empty) {
+        bit_set(b->empty_bits, slab->slot);
+        counter_bump(&b->nempty, 1);
+    } else {
+        bit_clear(b->empty_bits, slab->slot);
+        counter_bump(&b->nempty, (uint64_t)-1);
+    }
+}
 
 /* ------------------------------------------------------------------------ */
 /* Collection (regpar_pool_collect.c)                                        */
@@ -308,4 +337,4 @@ void bucket_detach(regpar_pool_t *pool, regpar_bucket_t *b, regpar_slab_t *slab)
  * under max_capacity.  Returns the bytes released. */
 size_t pool_fit_capacity(regpar_pool_t *pool, size_t incoming, bool blocking);
 
-#endif /* REGPAR_POOL_INTERNAL_H */
+#endif /* REGPAR_POOL_TYPES_H */
