@@ -27,10 +27,13 @@ typedef struct mca_mpool_regpar_module {
     mca_mpool_regpar_module_head_t head;
     regpar_pool_t *pool;
     regpar_reg_engine_t *engine;
+    /* How the module and its registrar speak: the component's view of the
+     * parameter library (help file, verbosity), from the setup. */
+    const bufpool_params_t *pp;
 } mca_mpool_regpar_module_t;
 
 /* Raw MCA parameter values as the user typed them; parsed and checked in
- * mca_mpool_regpar_settings(). */
+ * parse_settings() (mpool_regpar_component.c). */
 typedef struct mca_mpool_regpar_params {
     char *priority_text;
     char *verbose_text;
@@ -68,27 +71,20 @@ typedef struct mca_mpool_regpar_component {
 
 OPAL_DECLSPEC extern mca_mpool_regpar_component_t mca_mpool_regpar_component;
 
-/* Build the pool/engine configuration from the MCA parameters, printing one
- * message per invalid value and using that value's default instead. */
-void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config_t *reg_cfg);
-
-/* The configuration parsed at component open. */
-const regpar_pool_config_t *mca_mpool_regpar_pool_config(void);
-const regpar_reg_config_t *mca_mpool_regpar_reg_config(void);
+/* What the component hands the module when it creates it: the pool and
+ * engine configuration parsed at open, and how to speak. */
+typedef struct mca_mpool_regpar_setup {
+    mca_mpool_base_component_t *component;
+    const bufpool_params_t *pp;
+    regpar_pool_config_t pool;
+    regpar_reg_config_t reg;
+} mca_mpool_regpar_setup_t;
 
 /* Create the pool and engine into module; returns OPAL_SUCCESS or an error
  * after printing why. */
-int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module);
+int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module,
+                                 const mca_mpool_regpar_setup_t *setup);
 void mca_mpool_regpar_module_fini(mca_mpool_regpar_module_t *module);
-
-/* Whether this process prints messages that every process of the job would
- * print alike (the first process does, or every one at verbose >= 1). */
-bool mca_mpool_regpar_speaks_for_job(void);
-
-/* The parameter library's view of this component: its messages for users
- * go through bufpool_params_show(&mca_mpool_regpar_pp, topic, ...), the
- * topics in common/help-mpool-regpar.txt. */
-extern const bufpool_params_t mca_mpool_regpar_pp;
 
 /* Print the one-screen report of counters (verbose >= 1, at finalize). */
 void mca_mpool_regpar_report(mca_mpool_regpar_module_t *module);

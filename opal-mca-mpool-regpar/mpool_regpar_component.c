@@ -45,7 +45,7 @@ mca_mpool_regpar_component_t mca_mpool_regpar_component = {
 
 /* The parameter library's view of this component (messages name
  * mpool_regpar_<param>; every rank speaks once verbose is 1). */
-const bufpool_params_t mca_mpool_regpar_pp = {
+static const bufpool_params_t regpar_pp = {
     .component = &mca_mpool_regpar_component.super.mpool_version,
     .prefix = "mpool_regpar",
     .verbose = &mca_mpool_regpar_component.params.verbose,
@@ -163,7 +163,7 @@ static void register_pvars(void)
     }
 }
 
-/* Every parameter, typed as text and checked by mca_mpool_regpar_settings
+/* Every parameter, typed as text and checked by parse_settings
  * (common/bufpool_params.h says why): name, default, help, and where its
  * text is kept.  A new parameter is one row here and one line there. */
 typedef struct regpar_param {
@@ -257,24 +257,24 @@ static const regpar_param_t regpar_params[] = {
 
 static int regpar_register(void)
 {
-    (void)bufpool_params_help_init(&mca_mpool_regpar_pp);
+    (void)bufpool_params_help_init(&regpar_pp);
     for (size_t i = 0; i < sizeof(regpar_params) / sizeof(regpar_params[0]); i++) {
         const regpar_param_t *pm = &regpar_params[i];
-        bufpool_params_register_text(&mca_mpool_regpar_pp, pm->name, pm->help, pm->dflt,
-                                     OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        bufpool_params_register_text(&regpar_pp, pm->name, pm->help, pm->dflt, OPAL_INFO_LVL_5,
+                                     MCA_BASE_VAR_SCOPE_READONLY,
                                      (char **)((char *)PARAMS + pm->offset));
     }
     register_pvars();
-    mca_mpool_regpar_registrar_register_pvars(&COMPONENT->super.mpool_version);
+    mca_mpool_regpar_ompi_register_pvars(&COMPONENT->super.mpool_version);
     return OPAL_SUCCESS;
 }
 
 /* ---------------------------------------------------------------------- */
 /* Parsing with one clear message per bad value. */
 
-bool mca_mpool_regpar_speaks_for_job(void)
+static bool speaks_for_job(void)
 {
-    return bufpool_params_speaks(&mca_mpool_regpar_pp);
+    return bufpool_params_speaks(&regpar_pp);
 }
 
 static int settings_numa(const char *value)
@@ -282,7 +282,7 @@ static int settings_numa(const char *value)
     /* An empty value (NULL from Open MPI) is reported like every other
      * parameter's, not taken silently as off. */
     if (NULL == value || '\0' == value[0]) {
-        bufpool_params_bad(&mca_mpool_regpar_pp, "numa", value, "empty",
+        bufpool_params_bad(&regpar_pp, "numa", value, "empty",
                            "off, local or a node number 0..4095", "off");
         return -1;
     }
@@ -300,39 +300,37 @@ static int settings_numa(const char *value)
     if (0 == errno && '\0' == *end && end != value && node >= 0 && node < 4096) {
         return (int)node;
     }
-    bufpool_params_bad(&mca_mpool_regpar_pp, "numa", value, "not a node",
+    bufpool_params_bad(&regpar_pp, "numa", value, "not a node",
                        "off, local or a node number 0..4095", "off");
     return -1;
 }
 
-void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config_t *reg_cfg)
+/* Build the pool/engine configuration from the MCA parameters, printing one
+ * message per invalid value and using that value's default instead. */
+static void parse_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config_t *reg_cfg)
 {
     char why[256];
 
     regpar_pool_config_defaults(pool_cfg);
-    pool_cfg->bucket_min =
-        bufpool_params_size(&mca_mpool_regpar_pp, "bucket_min", PARAMS->bucket_min,
-                            DEFAULT_BUCKET_MIN, 0, UINT64_MAX, SIZE_EXPECTED);
-    pool_cfg->bucket_max =
-        bufpool_params_size(&mca_mpool_regpar_pp, "bucket_max", PARAMS->bucket_max,
-                            DEFAULT_BUCKET_MAX, 0, UINT64_MAX, SIZE_EXPECTED);
+    pool_cfg->bucket_min = bufpool_params_size(&regpar_pp, "bucket_min", PARAMS->bucket_min,
+                                               DEFAULT_BUCKET_MIN, 0, UINT64_MAX, SIZE_EXPECTED);
+    pool_cfg->bucket_max = bufpool_params_size(&regpar_pp, "bucket_max", PARAMS->bucket_max,
+                                               DEFAULT_BUCKET_MAX, 0, UINT64_MAX, SIZE_EXPECTED);
     if (0 != regpar_parse_decimal(PARAMS->bucket_factor, 0.0, 1e9, &pool_cfg->bucket_factor, why,
                                   sizeof(why))) {
-        bufpool_params_bad(&mca_mpool_regpar_pp, "bucket_factor", PARAMS->bucket_factor, why,
+        bufpool_params_bad(&regpar_pp, "bucket_factor", PARAMS->bucket_factor, why,
                            "a decimal number above 1 and at most 16", DEFAULT_BUCKET_FACTOR);
         (void)regpar_parse_decimal(DEFAULT_BUCKET_FACTOR, 0.0, 1e9, &pool_cfg->bucket_factor, why,
                                    sizeof(why));
     }
-    pool_cfg->slab_size = bufpool_params_size(&mca_mpool_regpar_pp, "slab_size", PARAMS->slab_size,
+    pool_cfg->slab_size = bufpool_params_size(&regpar_pp, "slab_size", PARAMS->slab_size,
                                               DEFAULT_SLAB_SIZE, 0, UINT64_MAX, SIZE_EXPECTED);
     pool_cfg->max_capacity =
-        bufpool_params_size(&mca_mpool_regpar_pp, "max_capacity", PARAMS->max_capacity,
-                            DEFAULT_MAX_CAPACITY, 0, UINT64_MAX, SIZE_EXPECTED);
-    pool_cfg->gc_age_ns =
-        bufpool_params_duration(&mca_mpool_regpar_pp, "gc_age", PARAMS->gc_age, DEFAULT_GC_AGE,
-                                "a duration such as 10s or 500ms");
-    pool_cfg->hugepages =
-        bufpool_params_bool(&mca_mpool_regpar_pp, "hugepages", PARAMS->hugepages, true);
+        bufpool_params_size(&regpar_pp, "max_capacity", PARAMS->max_capacity, DEFAULT_MAX_CAPACITY,
+                            0, UINT64_MAX, SIZE_EXPECTED);
+    pool_cfg->gc_age_ns = bufpool_params_duration(
+        &regpar_pp, "gc_age", PARAMS->gc_age, DEFAULT_GC_AGE, "a duration such as 10s or 500ms");
+    pool_cfg->hugepages = bufpool_params_bool(&regpar_pp, "hugepages", PARAMS->hugepages, true);
     pool_cfg->numa_node = settings_numa(PARAMS->numa);
     pool_cfg->verbose = PARAMS->verbose;
 
@@ -340,8 +338,8 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
      * multiple, capacity below one bucket...): the core names the field;
      * all pool sizes then return to their defaults, which are consistent. */
     if (0 != regpar_pool_config_check(pool_cfg, (size_t)sysconf(_SC_PAGESIZE), why, sizeof(why))) {
-        if (mca_mpool_regpar_speaks_for_job())
-            bufpool_params_show(&mca_mpool_regpar_pp, "bad-pool-config",
+        if (speaks_for_job())
+            bufpool_params_show(&regpar_pp, "bad-pool-config",
                                 "mpool_regpar: %s. Using the defaults for all pool sizes "
                                 "(bucket_min %s, bucket_max %s, bucket_factor %s, slab_size %s, "
                                 "max_capacity %s) (pid %d).",
@@ -364,40 +362,35 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
         reg_cfg->backend = REGPAR_REG_NONE;
     } else if (0 != regpar_reg_backend_parse(PARAMS->reg_backend, &reg_cfg->backend) ||
                REGPAR_REG_AUTO == reg_cfg->backend || REGPAR_REG_REGISTRAR == reg_cfg->backend) {
-        bufpool_params_bad(&mca_mpool_regpar_pp, "reg_backend", PARAMS->reg_backend,
-                           "unknown backend", "auto, btl, ucx, mtl, pin, none, verbs or ofi",
-                           "auto");
+        bufpool_params_bad(&regpar_pp, "reg_backend", PARAMS->reg_backend, "unknown backend",
+                           "auto, btl, ucx, mtl, pin, none, verbs or ofi", "auto");
         want = REGPAR_WANT_AUTO;
         reg_cfg->backend = REGPAR_REG_NONE;
     }
     mca_mpool_regpar_registrar_set_want(want);
     /* ---- end of transport registrars */
     if (0 != regpar_reg_parallel_parse(PARAMS->reg_parallel, &reg_cfg->parallel)) {
-        bufpool_params_bad(&mca_mpool_regpar_pp, "reg_parallel", PARAMS->reg_parallel,
-                           "unknown policy", "auto, on or off", "auto");
+        bufpool_params_bad(&regpar_pp, "reg_parallel", PARAMS->reg_parallel, "unknown policy",
+                           "auto, on or off", "auto");
         reg_cfg->parallel = REGPAR_PAR_AUTO;
     }
-    reg_cfg->threads = (unsigned)bufpool_params_int(
-        &mca_mpool_regpar_pp, "reg_threads", PARAMS->reg_threads, 0, REGPAR_REG_MAX_THREADS, "0");
-    reg_cfg->chunk_size =
-        bufpool_params_size(&mca_mpool_regpar_pp, "reg_chunk_size", PARAMS->reg_chunk_size,
-                            DEFAULT_REG_CHUNK_SIZE, 0, UINT64_MAX, SIZE_EXPECTED);
+    reg_cfg->threads = (unsigned)bufpool_params_int(&regpar_pp, "reg_threads", PARAMS->reg_threads,
+                                                    0, REGPAR_REG_MAX_THREADS, "0");
+    reg_cfg->chunk_size = bufpool_params_size(&regpar_pp, "reg_chunk_size", PARAMS->reg_chunk_size,
+                                              DEFAULT_REG_CHUNK_SIZE, 0, UINT64_MAX, SIZE_EXPECTED);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (0 == reg_cfg->chunk_size || 0 != reg_cfg->chunk_size % page) {
         char value[32];
         regpar_format_size(reg_cfg->chunk_size, value, sizeof(value));
-        bufpool_params_bad(&mca_mpool_regpar_pp, "reg_chunk_size", value,
-                           "not a positive page multiple", "a multiple of the page size",
-                           DEFAULT_REG_CHUNK_SIZE);
+        bufpool_params_bad(&regpar_pp, "reg_chunk_size", value, "not a positive page multiple",
+                           "a multiple of the page size", DEFAULT_REG_CHUNK_SIZE);
         (void)regpar_parse_size(DEFAULT_REG_CHUNK_SIZE, &reg_cfg->chunk_size, why, sizeof(why));
     }
-    reg_cfg->threshold =
-        bufpool_params_size(&mca_mpool_regpar_pp, "reg_threshold", PARAMS->reg_threshold,
-                            DEFAULT_REG_THRESHOLD, 0, UINT64_MAX, SIZE_EXPECTED);
-    reg_cfg->prefault =
-        bufpool_params_bool(&mca_mpool_regpar_pp, "prefault", PARAMS->prefault, true);
+    reg_cfg->threshold = bufpool_params_size(&regpar_pp, "reg_threshold", PARAMS->reg_threshold,
+                                             DEFAULT_REG_THRESHOLD, 0, UINT64_MAX, SIZE_EXPECTED);
+    reg_cfg->prefault = bufpool_params_bool(&regpar_pp, "prefault", PARAMS->prefault, true);
     reg_cfg->bind_threads =
-        bufpool_params_bool(&mca_mpool_regpar_pp, "bind_threads", PARAMS->bind_threads, false);
+        bufpool_params_bool(&regpar_pp, "bind_threads", PARAMS->bind_threads, false);
     reg_cfg->ofi_provider = PARAMS->ofi_provider;
     reg_cfg->verbs_device = PARAMS->verbs_device;
 }
@@ -406,18 +399,17 @@ void mca_mpool_regpar_settings(regpar_pool_config_t *pool_cfg, regpar_reg_config
 
 static int regpar_open(void)
 {
-    PARAMS->priority =
-        (int)bufpool_params_int(&mca_mpool_regpar_pp, "priority", PARAMS->priority_text, -1000000,
-                                1000000, DEFAULT_PRIORITY);
-    PARAMS->verbose = (int)bufpool_params_int(&mca_mpool_regpar_pp, "verbose", PARAMS->verbose_text,
-                                              0, 9, DEFAULT_VERBOSE);
+    PARAMS->priority = (int)bufpool_params_int(&regpar_pp, "priority", PARAMS->priority_text,
+                                               -1000000, 1000000, DEFAULT_PRIORITY);
+    PARAMS->verbose =
+        (int)bufpool_params_int(&regpar_pp, "verbose", PARAMS->verbose_text, 0, 9, DEFAULT_VERBOSE);
     OBJ_CONSTRUCT(&COMPONENT->lock, opal_mutex_t);
     COMPONENT->module_ready = false;
     COMPONENT->module_failed = false;
     COMPONENT->progress_registered = false;
     /* Parse now, at MPI_Init, so that a bad value is reported even by jobs
      * that end up never using the pool. */
-    mca_mpool_regpar_settings(&regpar_pool_cfg, &regpar_reg_cfg);
+    parse_settings(&regpar_pool_cfg, &regpar_reg_cfg);
     return OPAL_SUCCESS;
 }
 
@@ -485,7 +477,11 @@ static bool ensure_module(void)
     }
     OPAL_THREAD_LOCK(&COMPONENT->lock);
     if (!COMPONENT->module_ready && !COMPONENT->module_failed) {
-        if (OPAL_SUCCESS == mca_mpool_regpar_module_init(&COMPONENT->module)) {
+        const mca_mpool_regpar_setup_t setup = {.component = &COMPONENT->super,
+                                                .pp = &regpar_pp,
+                                                .pool = regpar_pool_cfg,
+                                                .reg = regpar_reg_cfg};
+        if (OPAL_SUCCESS == mca_mpool_regpar_module_init(&COMPONENT->module, &setup)) {
             opal_atomic_wmb();
             COMPONENT->module_ready = true;
             if (OPAL_SUCCESS == opal_progress_register_lp(regpar_progress)) {
@@ -526,14 +522,4 @@ static int regpar_query(const char *hints, int *priority, mca_mpool_base_module_
         *module = &COMPONENT->module.head.super;
     }
     return OPAL_SUCCESS;
-}
-
-const regpar_pool_config_t *mca_mpool_regpar_pool_config(void)
-{
-    return &regpar_pool_cfg;
-}
-
-const regpar_reg_config_t *mca_mpool_regpar_reg_config(void)
-{
-    return &regpar_reg_cfg;
 }

@@ -14,8 +14,6 @@
 #include "mpool_regpar.h"
 #include "mpool_regpar_registrar.h"
 
-#define COMPONENT (&mca_mpool_regpar_component)
-
 static regpar_pool_t *pool_of(mca_mpool_base_module_t *mpool)
 {
     return ((mca_mpool_regpar_module_t *)mpool)->pool;
@@ -41,7 +39,7 @@ static void regpar_module_free(mca_mpool_base_module_t *mpool, void *addr)
     if (0 != regpar_pool_free(pool_of(mpool), addr)) {
         /* Freeing it with free() could corrupt the heap and keeping quiet would
          * hide a bug in the caller: say it, leak it. */
-        bufpool_params_show(&mca_mpool_regpar_pp, "bad-free",
+        bufpool_params_show(((mca_mpool_regpar_module_t *)mpool)->pp, "bad-free",
                             "mpool_regpar: free of %p, which is not a buffer of this pool "
                             "(double free or foreign pointer); ignored (pid %d)",
                             addr, (int)getpid());
@@ -105,50 +103,54 @@ static void regpar_ext_count_outside(mca_mpool_base_module_t *mpool, int64_t del
  * alike, so one message per job is enough (see bad_mca_sweep.sh). */
 static bool engine_opening;
 
-/* Messages of the core and the engine, through Open MPI's output. */
+/* Messages of the core and the engine (arg: the module), through Open
+ * MPI's output. */
 static void regpar_module_log(void *arg, int level, const char *msg)
 {
-    (void)arg;
-    if (engine_opening && !mca_mpool_regpar_speaks_for_job()) {
+    const bufpool_params_t *pp = ((const mca_mpool_regpar_module_t *)arg)->pp;
+    if (engine_opening && !bufpool_params_speaks(pp)) {
         return;
     }
-    if (level <= 1 || level <= COMPONENT->params.verbose) {
-        bufpool_params_show(&mca_mpool_regpar_pp, "core-message", "mpool_regpar: %s (pid %d)", msg,
-                            (int)getpid());
+    if (level <= 1 || level <= *pp->verbose) {
+        bufpool_params_show(pp, "core-message", "mpool_regpar: %s (pid %d)", msg, (int)getpid());
     }
 }
 
-int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module)
+int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module,
+                                 const mca_mpool_regpar_setup_t *setup)
 {
     char err[256];
-    regpar_pool_config_t pool_cfg = *mca_mpool_regpar_pool_config();
-    regpar_reg_config_t reg_cfg = *mca_mpool_regpar_reg_config();
+    regpar_pool_config_t pool_cfg = setup->pool;
+    regpar_reg_config_t reg_cfg = setup->reg;
+    const bufpool_params_t *pp = setup->pp;
 
     memset(module, 0, sizeof(*module));
+    module->pp = pp;
     reg_cfg.log = regpar_module_log;
+    reg_cfg.log_arg = module;
     /* Called once, under the component's lock (ensure_module). */
     engine_opening = true;
     int rc = regpar_reg_engine_create(&reg_cfg, &module->engine, err, sizeof(err));
     engine_opening = false;
     if (0 != rc) {
-        bufpool_params_show(&mca_mpool_regpar_pp, "engine-failed",
+        bufpool_params_show(pp, "engine-failed",
                             "mpool_regpar: cannot start the registration engine: %s (pid %d)", err,
                             (int)getpid());
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     pool_cfg.log = regpar_module_log;
+    pool_cfg.log_arg = module;
     pool_cfg.reg = module->engine;
     if (0 != regpar_pool_create(&pool_cfg, &module->pool, err, sizeof(err))) {
-        bufpool_params_show(&mca_mpool_regpar_pp, "pool-failed",
-                            "mpool_regpar: cannot create the pool: %s (pid %d)", err,
-                            (int)getpid());
+        bufpool_params_show(pp, "pool-failed", "mpool_regpar: cannot create the pool: %s (pid %d)",
+                            err, (int)getpid());
         regpar_reg_engine_destroy(module->engine);
         module->engine = NULL;
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
 
     mca_mpool_base_module_t *super = &module->head.super;
-    super->mpool_component = &COMPONENT->super;
+    super->mpool_component = setup->component;
     super->mpool_base = regpar_module_base;
     super->mpool_alloc = regpar_module_alloc;
     super->mpool_realloc = regpar_module_realloc;
@@ -166,7 +168,7 @@ int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module)
     module->head.ext.count_outside = regpar_ext_count_outside;
 
     mca_mpool_regpar_registrar_init(module);
-    if (COMPONENT->params.verbose >= 2) {
+    if (*pp->verbose >= 2) {
         opal_output(0, "mpool_regpar: pool created, registration backend %s (pid %d)",
                     regpar_reg_backend_name(regpar_reg_engine_backend(module->engine)),
                     (int)getpid());

@@ -17,18 +17,12 @@
 #include "mpool_regpar.h"
 #include "mpool_regpar_registrar.h"
 
-#define COMPONENT (&mca_mpool_regpar_component)
-
 volatile bool mca_mpool_regpar_registrar_pending = false;
 
 static mca_mpool_regpar_want_t registrar_want = REGPAR_WANT_NONE;
 static opal_mutex_t registrar_lock = OPAL_MUTEX_STATIC_INIT;
 static const regpar_registrar_t *attached_ops;
 static void *attached_arg;
-
-/* Per registrar: chunk registrations made, and held now. */
-static int64_t regs_made[REGPAR_TRANSPORTS];
-static int64_t regs_live[REGPAR_TRANSPORTS];
 
 static const struct {
     const char *name;
@@ -54,61 +48,12 @@ void mca_mpool_regpar_registrar_set_want(mca_mpool_regpar_want_t want)
     registrar_want = want;
 }
 
-void mca_mpool_regpar_registrar_count(int transport, int delta_live)
-{
-    if (transport < 0 || transport >= REGPAR_TRANSPORTS) {
-        return;
-    }
-    if (delta_live > 0) {
-        (void)__atomic_add_fetch(&regs_made[transport], delta_live, __ATOMIC_RELAXED);
-    }
-    (void)__atomic_add_fetch(&regs_live[transport], delta_live, __ATOMIC_RELAXED);
-}
-
-/* ---------------------------------------------------------------------- */
-/* MPI_T: regs_made and regs_live of each registrar. */
-
-static const char *const transport_names[REGPAR_TRANSPORTS] = {"btl", "ucx", "mtl"};
-
-static int registrar_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
-{
-    (void)obj;
-    intptr_t which = (intptr_t)pvar->ctx;
-    int transport = (int)(which / 2);
-    int64_t v = __atomic_load_n(which % 2 ? &regs_live[transport] : &regs_made[transport],
-                                __ATOMIC_RELAXED);
-    *(unsigned long long *)value = v < 0 ? 0 : (unsigned long long)v;
-    return OPAL_SUCCESS;
-}
-
-void mca_mpool_regpar_registrar_register_pvars(const mca_base_component_t *component)
-{
-    for (int t = 0; t < REGPAR_TRANSPORTS; t++) {
-        char name[64], help[160];
-        for (int live = 0; live < 2; live++) {
-            snprintf(name, sizeof(name), "reg_%s_%s", transport_names[t],
-                     live ? "live" : "registrations");
-            snprintf(help, sizeof(help),
-                     live ? "Registrations the %s registrar holds now (one per slab chunk, and "
-                            "BTL)"
-                          : "Registrations made through the %s registrar (one per slab chunk, "
-                            "and BTL)",
-                     transport_names[t]);
-            (void)mca_base_component_pvar_register(
-                component, name, help, OPAL_INFO_LVL_4,
-                live ? MCA_BASE_PVAR_CLASS_SIZE : MCA_BASE_PVAR_CLASS_COUNTER,
-                MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, registrar_pvar_read,
-                NULL, NULL, (void *)(intptr_t)(2 * t + live));
-        }
-    }
-}
-
 /* ---------------------------------------------------------------------- */
 
-static void say(int level, const char *fmt, const char *a, const char *b)
+static void say(const mca_mpool_regpar_module_t *module, int level, const char *fmt, const char *a,
+                const char *b)
 {
-    if (COMPONENT->params.verbose >= level) {
+    if (*module->pp->verbose >= level) {
         char msg[768];
         snprintf(msg, sizeof(msg), fmt, a, b);
         opal_output(0, "mpool_regpar: %s (pid %d)", msg, (int)getpid());
@@ -194,7 +139,7 @@ void mca_mpool_regpar_registrar_resolve(mca_mpool_regpar_module_t *module)
         /* Not an MPI process (an OPAL-only user of the pool): no transport. */
         mca_mpool_regpar_registrar_pending = false;
         OPAL_THREAD_UNLOCK(&registrar_lock);
-        say(1, "no transport registrar: %s%s", "this process has no MPI layer", "");
+        say(module, 1, "no transport registrar: %s%s", "this process has no MPI layer", "");
         return;
     }
     if (!mca_mpool_regpar_ompi_mpi_ready()) {
@@ -233,21 +178,21 @@ void mca_mpool_regpar_registrar_resolve(mca_mpool_regpar_module_t *module)
     OPAL_THREAD_UNLOCK(&registrar_lock);
 
     if (0 == rc) {
-        say(1, "registrar %s chosen: %s", label, why);
+        say(module, 1, "registrar %s chosen: %s", label, why);
         size_t late = regpar_pool_register_live(module->pool);
-        if (late && COMPONENT->params.verbose >= 2) {
+        if (late && *module->pp->verbose >= 2) {
             opal_output(0,
                         "mpool_regpar: registered %zu slab(s) made before the transport was "
                         "up (pid %d)",
                         late, (int)getpid());
         }
     } else if (rc > 0) {
-        say(1, "no transport registrar (%s): %s; slabs are pre-faulted, not registered", label,
-            why);
-    } else if (mca_mpool_regpar_speaks_for_job()) {
+        say(module, 1, "no transport registrar (%s): %s; slabs are pre-faulted, not registered",
+            label, why);
+    } else if (bufpool_params_speaks(module->pp)) {
         /* Asked for or matched, and failed: one message naming the cause
          * and the parameter. */
-        bufpool_params_show(&mca_mpool_regpar_pp, "registrar-unavailable",
+        bufpool_params_show(module->pp, "registrar-unavailable",
                             "mpool_regpar: the %s registrar is unavailable: %s; slabs are served "
                             "unregistered (set mpool_regpar_reg_backend=none to silence this) "
                             "(pid %d)",
@@ -263,7 +208,7 @@ void mca_mpool_regpar_registrar_fini(mca_mpool_regpar_module_t *module)
         size_t n = regpar_pool_deregister_live(module->pool);
         regpar_reg_engine_detach(module->engine);
         mca_mpool_regpar_ompi_close(attached_ops, attached_arg);
-        if (COMPONENT->params.verbose >= 2) {
+        if (*module->pp->verbose >= 2) {
             opal_output(0, "mpool_regpar: deregistered %zu slab(s) from the %s registrar (pid %d)",
                         n, attached_ops->name, (int)getpid());
         }

@@ -52,7 +52,67 @@
 #endif
 #endif
 
-#include "mpool_regpar_registrar.h"
+#include "opal/mca/base/mca_base_pvar.h"
+
+#include "mpool_regpar_registrar_ompi.h"
+
+/* ---------------------------------------------------------------------- */
+/* Registrations per registrar: bumped by the registrars below (one per
+ * chunk, and per BTL), read through MPI_T. */
+
+/* Per registrar: chunk registrations made, and held now. */
+static int64_t regs_made[REGPAR_TRANSPORTS];
+static int64_t regs_live[REGPAR_TRANSPORTS];
+
+static void count_registrations(int transport, int delta_live)
+{
+    if (transport < 0 || transport >= REGPAR_TRANSPORTS) {
+        return;
+    }
+    if (delta_live > 0) {
+        (void)__atomic_add_fetch(&regs_made[transport], delta_live, __ATOMIC_RELAXED);
+    }
+    (void)__atomic_add_fetch(&regs_live[transport], delta_live, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* MPI_T: regs_made and regs_live of each registrar. */
+
+static const char *const transport_names[REGPAR_TRANSPORTS] = {"btl", "ucx", "mtl"};
+
+static int registrar_pvar_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void)obj;
+    intptr_t which = (intptr_t)pvar->ctx;
+    int transport = (int)(which / 2);
+    int64_t v = __atomic_load_n(which % 2 ? &regs_live[transport] : &regs_made[transport],
+                                __ATOMIC_RELAXED);
+    *(unsigned long long *)value = v < 0 ? 0 : (unsigned long long)v;
+    return OPAL_SUCCESS;
+}
+
+void mca_mpool_regpar_ompi_register_pvars(const mca_base_component_t *component)
+{
+    for (int t = 0; t < REGPAR_TRANSPORTS; t++) {
+        char name[64], help[160];
+        for (int live = 0; live < 2; live++) {
+            snprintf(name, sizeof(name), "reg_%s_%s", transport_names[t],
+                     live ? "live" : "registrations");
+            snprintf(help, sizeof(help),
+                     live ? "Registrations the %s registrar holds now (one per slab chunk, and "
+                            "BTL)"
+                          : "Registrations made through the %s registrar (one per slab chunk, "
+                            "and BTL)",
+                     transport_names[t]);
+            (void)mca_base_component_pvar_register(
+                component, name, help, OPAL_INFO_LVL_4,
+                live ? MCA_BASE_PVAR_CLASS_SIZE : MCA_BASE_PVAR_CLASS_COUNTER,
+                MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, registrar_pvar_read,
+                NULL, NULL, (void *)(intptr_t)(2 * t + live));
+        }
+    }
+}
 
 /* ---------------------------------------------------------------------- */
 /* Where MPI stands */
@@ -160,12 +220,12 @@ static int btl_reg(void *arg, regpar_reg_chunk_t *chunk)
              * cause with real pinning (ENOMEM in the message). */
             while (i-- > 0) {
                 (void)r->btl[i]->btl_deregister_mem(r->btl[i], handles[i]);
-                mca_mpool_regpar_registrar_count(REGPAR_TRANSPORT_BTL, -1);
+                count_registrations(REGPAR_TRANSPORT_BTL, -1);
             }
             free(handles);
             return ENOMEM;
         }
-        mca_mpool_regpar_registrar_count(REGPAR_TRANSPORT_BTL, 1);
+        count_registrations(REGPAR_TRANSPORT_BTL, 1);
     }
     chunk->handle = handles;
     return 0;
@@ -180,7 +240,7 @@ static int btl_dereg(void *arg, regpar_reg_chunk_t *chunk)
         if (OPAL_SUCCESS != r->btl[i]->btl_deregister_mem(r->btl[i], handles[i])) {
             rc = EIO;
         }
-        mca_mpool_regpar_registrar_count(REGPAR_TRANSPORT_BTL, -1);
+        count_registrations(REGPAR_TRANSPORT_BTL, -1);
     }
     free(handles);
     chunk->handle = NULL;
@@ -264,7 +324,7 @@ static int ucx_reg(void *arg, regpar_reg_chunk_t *chunk)
         return UCS_ERR_NO_MEMORY == st ? ENOMEM : EIO;
     }
     chunk->handle = memh;
-    mca_mpool_regpar_registrar_count(REGPAR_TRANSPORT_UCX, 1);
+    count_registrations(REGPAR_TRANSPORT_UCX, 1);
     return 0;
 }
 
@@ -273,7 +333,7 @@ static int ucx_dereg(void *arg, regpar_reg_chunk_t *chunk)
     ucx_registrar_t *r = arg;
     ucs_status_t st = r->unmap(r->context, (ucp_mem_h)chunk->handle);
     chunk->handle = NULL;
-    mca_mpool_regpar_registrar_count(REGPAR_TRANSPORT_UCX, -1);
+    count_registrations(REGPAR_TRANSPORT_UCX, -1);
     return UCS_OK == st ? 0 : EIO;
 }
 
@@ -383,7 +443,7 @@ static int mtl_reg(void *arg, regpar_reg_chunk_t *chunk)
     chunk->handle = mr;
     chunk->desc = fi_mr_desc(mr);
     chunk->key = chunk->rkey = fi_mr_key(mr);
-    mca_mpool_regpar_registrar_count(REGPAR_TRANSPORT_MTL, 1);
+    count_registrations(REGPAR_TRANSPORT_MTL, 1);
     return 0;
 }
 
@@ -392,7 +452,7 @@ static int mtl_dereg(void *arg, regpar_reg_chunk_t *chunk)
     (void)arg;
     int rc = fi_close(&((struct fid_mr *)chunk->handle)->fid);
     chunk->handle = NULL;
-    mca_mpool_regpar_registrar_count(REGPAR_TRANSPORT_MTL, -1);
+    count_registrations(REGPAR_TRANSPORT_MTL, -1);
     return 0 == rc ? 0 : (rc < 0 ? -rc : EIO);
 }
 
