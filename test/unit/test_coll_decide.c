@@ -233,9 +233,16 @@ static void test_allgather_alltoall(void)
     UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 170 * K, true, true), BUFPOOL_ALLTOALL_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 171 * K, true, true), BUFPOOL_ALLTOALL_PAIRWISE);
     UNIT_CHECK_EQ_U64(ALG(alltoall, BUFPOOL_ALLTOALL_LINEAR, 4, 171 * K, true, true), P);
-    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 16 * M, true, false), BUFPOOL_ALLTOALL_LINEAR);
-    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 16, 64 * K, true, false), BUFPOOL_ALLTOALL_LINEAR);
-    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 16, 64 * K + 1, true, false), BUFPOOL_ALLTOALL_LINEAR);
+    /* Out of place on one host, blocking: tuned's from 3 to 15 ranks at
+     * every size and from 512 B at 16 and more (measured no faster); up to
+     * 511 B at 16 the model's linear, and in place bufpool's still. */
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 3, 1, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 16 * M, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 15, 64 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 4, 16 * M, true, true), BUFPOOL_ALLTOALL_PAIRWISE);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 16, 511, true, false), BUFPOOL_ALLTOALL_LINEAR);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 16, 512, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(alltoall, AUTO, 64, 64 * K, true, false), P);
 }
 
 static void test_reduce_scatter(void)
