@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #if !defined(OPAL_MAJOR_VERSION)
 #error "include opal_config.h (or ompi_config.h) before bufpool_ompi_compat.h"
@@ -32,6 +33,15 @@
 #define BUFPOOL_OPAL_MUTEX_H "opal/threads/mutex.h"
 #else
 #define BUFPOOL_OPAL_MUTEX_H "opal/mca/threads/mutex.h"
+#endif
+
+/* Who owns the string opal_get_proc_hostname returns: up to 4.1 the proc
+ * (it must not be freed); from 5.0 the caller (a copy, or a PMIx lookup
+ * unloaded for it, which Open MPI's own callers free). */
+#if BUFPOOL_OMPI_SERIES == 41
+#define BUFPOOL_PROC_HOSTNAME_FREE(name) ((void)(name))
+#else
+#define BUFPOOL_PROC_HOSTNAME_FREE(name) free(name)
 #endif
 
 /* Framework versions the components declare. */

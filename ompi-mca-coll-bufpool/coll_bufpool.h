@@ -33,6 +33,7 @@
 #include BUFPOOL_OPAL_MUTEX_H
 
 #include "algorithms/coll_bufpool_own_block.h"
+#include "coll_bufpool_hosts.h"
 #include "algorithms/coll_bufpool_run.h"
 #include "decide/coll_bufpool_decide.h"
 #include "decide/coll_bufpool_rules.h"
@@ -101,6 +102,8 @@ typedef struct mca_coll_bufpool_component {
      * made instead of resolving the rules again. */
     opal_mutex_t mapsets_lock;
     struct bufpool_mapset *mapsets;
+    /* Each process's host, looked up once (bufpool_comm_host_ids). */
+    bufpool_hosts_t hosts;
     uint64_t retired_calls[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
     uint64_t retired_fallbacks[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
 
@@ -232,7 +235,8 @@ OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);
  * coll_bufpool_test_host_map (testing only) the map's entry for the
  * process's launch rank, cycled.  Returns the number of hosts and sets
  * *max_ppn to the most ranks on one host; 0 (and *max_ppn 0) when a host
- * name is missing; -1 when out of memory.  O(p x hosts). */
+ * name is missing; -1 when out of memory.  O(p): each process's host name
+ * is looked up once per job (coll_bufpool_hosts.h). */
 int bufpool_comm_host_ids(struct ompi_communicator_t *comm, int *host, int *max_ppn);
 
 /* The priority as currently set (it may change at run time). */

@@ -516,6 +516,7 @@ static int bufpool_open(void)
     COMPONENT->modules = NULL;
     OBJ_CONSTRUCT(&COMPONENT->mapsets_lock, opal_mutex_t);
     COMPONENT->mapsets = NULL;
+    bufpool_hosts_init(&COMPONENT->hosts);
     memset(COMPONENT->retired_calls, 0, sizeof(COMPONENT->retired_calls));
     memset(COMPONENT->retired_fallbacks, 0, sizeof(COMPONENT->retired_fallbacks));
     bufpool_settings_check(COMPONENT);
@@ -585,6 +586,7 @@ static int bufpool_close(void)
     OBJ_DESTRUCT(&COMPONENT->modules_lock);
     bufpool_mapsets_close(COMPONENT);
     OBJ_DESTRUCT(&COMPONENT->mapsets_lock);
+    bufpool_hosts_fini(&COMPONENT->hosts);
     bufpool_settings_free(COMPONENT);
     return OMPI_SUCCESS;
 }

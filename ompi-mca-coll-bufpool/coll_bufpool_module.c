@@ -105,56 +105,54 @@ int mca_coll_bufpool_init_query(bool enable_progress_threads, bool enable_mpi_th
     return OMPI_SUCCESS;
 }
 
-/*
- * Save the previous layer's function and module for every collective we
- * took over.  Open MPI enables modules in ascending priority and copies a
- * module's non-NULL functions over the communicator's table after its
- * enable returns (Open MPI 6: the module installs itself, below), so
- * comm->c_coll still holds the layer below us here.
- */
 int bufpool_comm_host_ids(struct ompi_communicator_t *comm, int *host, int *max_ppn)
 {
     const int p = ompi_comm_size(comm), nmap = COMPONENT->test_host_map_n;
-    const char **names = calloc((size_t)p, sizeof(*names));
-    int *keys = calloc((size_t)p, sizeof(*keys));
-    int *ranks = calloc((size_t)p, sizeof(*ranks));
-    int nhosts = 0;
+    int *number = malloc((size_t)p * sizeof(*number));
+    int *local = NULL, *ranks = NULL;
+    int nhosts = 0, most = 0;
 
     *max_ppn = 0;
-    if (NULL == names || NULL == keys || NULL == ranks) {
+    if (NULL == number) {
+        return -1;
+    }
+    /* Each rank's host as a number of this process (the host cache) or of
+     * the test map: the same host, the same number. */
+    for (int r = 0; r < p; r++) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
+        number[r] = nmap > 0 ? COMPONENT->test_host_map[proc->super.proc_name.vpid % (unsigned)nmap]
+                             : bufpool_hosts_of(&COMPONENT->hosts, proc);
+        if (number[r] < 0) {
+            goto out; /* a name not known: 0 hosts */
+        }
+        most = number[r] > most ? number[r] : most;
+    }
+    /* Renumbered in the order of first appearance by rank, which every rank
+     * sees alike. */
+    local = malloc(((size_t)most + 1) * sizeof(*local));
+    ranks = calloc((size_t)p, sizeof(*ranks));
+    if (NULL == local || NULL == ranks) {
         nhosts = -1;
         goto out;
     }
+    for (int g = 0; g <= most; g++) {
+        local[g] = -1;
+    }
     for (int r = 0; r < p; r++) {
-        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
-        int key = 0, h = 0;
-        const char *name = NULL;
-        if (nmap > 0) {
-            key = COMPONENT->test_host_map[proc->super.proc_name.vpid % (unsigned)nmap];
-        } else {
-            name = opal_get_proc_hostname(&proc->super);
-            if (NULL == name || 0 == strcmp(name, "unknown")) {
-                nhosts = 0;
-                *max_ppn = 0;
-                goto out;
-            }
+        if (local[number[r]] < 0) {
+            local[number[r]] = nhosts++;
         }
-        while (h < nhosts && (nmap > 0 ? keys[h] != key : 0 != strcmp(names[h], name))) {
-            h++;
-        }
-        if (h == nhosts) {
-            keys[h] = key;
-            names[h] = name;
-            nhosts++;
-        }
-        host[r] = h;
-        if (++ranks[h] > *max_ppn) {
-            *max_ppn = ranks[h];
+        host[r] = local[number[r]];
+        if (++ranks[host[r]] > *max_ppn) {
+            *max_ppn = ranks[host[r]];
         }
     }
 out:
-    free(names);
-    free(keys);
+    if (nhosts <= 0) {
+        *max_ppn = 0;
+    }
+    free(number);
+    free(local);
     free(ranks);
     return nhosts;
 }
@@ -186,6 +184,13 @@ static int bufpool_comm_hosts(struct ompi_communicator_t *comm, int *max_ppn)
     return 1;
 }
 
+/*
+ * Save the previous layer's function and module for every collective we
+ * took over.  Open MPI enables modules in ascending priority and copies a
+ * module's non-NULL functions over the communicator's table after its
+ * enable returns (Open MPI 6: the module installs itself, below), so
+ * comm->c_coll still holds the layer below us here.
+ */
 static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
 {
     mca_coll_bufpool_module_t *module = (mca_coll_bufpool_module_t *)base;
