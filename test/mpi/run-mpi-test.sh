@@ -90,12 +90,30 @@ fi
 OMPI_MCA_coll_bufpool_node_warmup_calls=${OMPI_MCA_coll_bufpool_node_warmup_calls-0}
 export OMPI_MCA_coll_bufpool_node_warmup_calls
 
+# Open MPI 6.0.x's btl/sm loses a message now and then when two threads
+# send to one peer at once: its fast-box send reserves its slot under the
+# endpoint's lock but numbers the message after the copy, outside it, so
+# a later slot can take the earlier number and the receiver, which reads
+# the slots in order of their numbers, stops at the other one for good
+# (5.0.10 holds the lock throughout).  Programs that run collectives from
+# several threads at once hung there one run in 2 to 100, with
+# ompi-bufpool or without it; never with the fast boxes off
+# (docs/reliability.md, "Concurrency").  They run there without them.
+no_fbox=
+case $program in
+    */test_coll_threads | */test_coll_nb_hazards | */rel_job)
+        case $("${OMPI_INFO:-ompi_info}" --version 2>/dev/null | head -n 1) in
+            *"Open MPI v6.0"*) no_fbox="--mca btl_sm_fbox_max 0" ;;
+        esac
+        ;;
+esac
+
 # --mca op ^avx: Debian's op/avx saturates 8-bit MPI_SUM at counts >= 16
 # (upstream open-mpi/ompi#8045).  That is not our bug; the 8-bit sums are
 # still checked exactly, against Open MPI's generic op functions.
 # shellcheck disable=SC2086 # word splitting of the extra arguments is wanted
 set -- ${MPIRUN:-mpirun} --oversubscribe --bind-to none -np "$np" \
-    --mca op ^avx $yield ${BUFPOOL_TEST_MCA:-} \
+    --mca op ^avx $yield $no_fbox ${BUFPOOL_TEST_MCA:-} \
     "$program" "$@" ${BUFPOOL_TEST_ARGS:-}
 echo "run-mpi-test: $*"
 echo "run-mpi-test: component path ${OMPI_MCA_mca_base_component_path:-(Open MPI default)}"
