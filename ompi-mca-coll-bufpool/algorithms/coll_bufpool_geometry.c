@@ -79,3 +79,44 @@ size_t bufpool_blocks_disp(const bufpool_blocks_t *blocks, int b)
     size_t n = (size_t)blocks->n, base = blocks->total / n, rem = blocks->total % n;
     return (size_t)b * base + ((size_t)b < rem ? (size_t)b : rem);
 }
+
+/* Cuts ranks lo .. hi - 1 into ceil(len / g) groups of near-equal sizes,
+ * appended to bounds from bounds[k] on; returns the new k. */
+static int groups_cut(int lo, int hi, int g, int *bounds, int k)
+{
+    const int len = hi - lo, pieces = (len + g - 1) / g;
+    for (int i = 1; i <= pieces; i++) {
+        bounds[++k] = lo + (int)((long)len * i / pieces);
+    }
+    return k;
+}
+
+int bufpool_node_groups(const long *domain, int p, int flat_max, int *bounds)
+{
+    bounds[0] = 0;
+    if (p <= flat_max || p < 2) {
+        bounds[1] = p;
+        return 1;
+    }
+    int g = 1;
+    while (g * g < p) {
+        g++;
+    }
+    bool known = NULL != domain;
+    for (int r = 0; known && r < p; r++) {
+        known = domain[r] >= 0;
+    }
+    int k = 0;
+    if (known) {
+        for (int lo = 0, r = 1; r <= p; r++) {
+            if (r == p || domain[r] != domain[lo]) {
+                k = groups_cut(lo, r, g, bounds, k);
+                lo = r;
+            }
+        }
+        if (k <= 2 * g) {
+            return k;
+        }
+    }
+    return groups_cut(0, p, g, bounds, 0);
+}

@@ -1,7 +1,8 @@
 /*
  * Pipeline geometry of coll/bufpool: how a message is cut into segments,
  * how many are in flight, how a vector is split into per-rank blocks, and
- * the binomial tree over virtual ranks.  Arithmetic only: no Open MPI, so
+ * the binomial tree over virtual ranks, the node algorithms' groups.
+ * Arithmetic only: no Open MPI, so
  * that it is unit tested on its own (test/unit/test_coll_geometry.c).
  * Every rank of a call computes the same geometry from the same inputs.
  */
@@ -137,6 +138,26 @@ static inline int bufpool_vrank_to_rank(int v, int root, int p)
 {
     return (v + root) % p;
 }
+
+/* ---------------------------------------------------------------------- */
+/* The node algorithms' groups (coll_bufpool_node.c's two-level fan-in and
+ * fan-out among many ranks of one host). */
+
+/* Groups of the p ranks of a node segment, as contiguous ranges of ranks,
+ * so that the groups' partial reductions (each in rank order) reduced in
+ * group order keep the order MPI requires of non-commutative operations:
+ * group k is ranks bounds[k] .. bounds[k + 1] - 1 (bounds: p + 1 entries);
+ * returns the number of groups.  Up to flat_max ranks one group: every
+ * rank reads every rank's slot.  Above, groups of at most g =
+ * ceil(sqrt(p)) ranks that never span a change of domain (domain[r]: the
+ * last-level cache, or memory, that rank r is bound within, alike for the
+ * ranks that share it; negative: not bound within one): each run of ranks
+ * of one domain is cut into ceil(len / g) groups of near-equal sizes.
+ * Where a domain is not known, or the runs are so short (ranks placed
+ * round robin) that they would make more than 2 g groups, the domains are
+ * left out and all p ranks form one run.  Every rank computes the same
+ * groups from the same domains. */
+int bufpool_node_groups(const long *domain, int p, int flat_max, int *bounds);
 
 #ifdef __cplusplus
 }

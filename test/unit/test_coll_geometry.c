@@ -6,7 +6,10 @@
  * the message exactly, a contiguous type's fit the bound, every layout of
  * the same signature is cut alike (ranks may describe their elements
  * differently), blocks tile the vector, and every subtree is tiled by its
- * children's.
+ * children's; the node algorithms' groups: fixed placements, and over
+ * every size and many placements, groups that tile the ranks in order,
+ * none larger than ceil(sqrt(p)), none across a change of domain where
+ * the domains are used, and at most 2 ceil(sqrt(p)) of them.
  */
 #include "coll_bufpool_geometry.h"
 
@@ -183,6 +186,84 @@ static void test_bmtree(void)
     }
 }
 
+static int isqrt_up(int p)
+{
+    int g = 1;
+    while (g * g < p) {
+        g++;
+    }
+    return g;
+}
+
+static void test_node_groups(void)
+{
+    int b[300];
+    /* Up to flat_max: one group, placement or not. */
+    UNIT_CHECK_EQ_U64(bufpool_node_groups(NULL, 16, 16, b), 1);
+    UNIT_CHECK_EQ_U64(b[0], 0);
+    UNIT_CHECK_EQ_U64(b[1], 16);
+    /* 20 unbound ranks: at most ceil(sqrt(20)) = 5 per group, so 4
+     * groups of 5. */
+    UNIT_CHECK_EQ_U64(bufpool_node_groups(NULL, 20, 16, b), 4);
+    for (int k = 0; k <= 4; k++) {
+        UNIT_CHECK_EQ_U64(b[k], 5 * k);
+    }
+    /* 5 ranks above flat_max 2: at most 3 per group, so 2 and 3. */
+    UNIT_CHECK_EQ_U64(bufpool_node_groups(NULL, 5, 2, b), 2);
+    UNIT_CHECK_EQ_U64(b[1], 2);
+    UNIT_CHECK_EQ_U64(b[2], 5);
+    /* 32 ranks on two L3 caches of 16 (g = 6): each cut in 3, never a
+     * group across the boundary at 16. */
+    long dom[256];
+    for (int r = 0; r < 32; r++) {
+        dom[r] = r < 16 ? 7 : 9;
+    }
+    UNIT_CHECK_EQ_U64(bufpool_node_groups(dom, 32, 16, b), 6);
+    UNIT_CHECK_EQ_U64(b[3], 16);
+    UNIT_CHECK_EQ_U64(b[1], 5);
+    /* Placed round robin on two sockets: runs of one rank, too many
+     * groups: the domains are left out (the plain cut of 32: 6 groups). */
+    for (int r = 0; r < 32; r++) {
+        dom[r] = r % 2;
+    }
+    UNIT_CHECK_EQ_U64(bufpool_node_groups(dom, 32, 16, b), 6);
+    UNIT_CHECK_EQ_U64(b[1], 5);
+    /* One rank not bound within one domain: the domains are left out. */
+    for (int r = 0; r < 32; r++) {
+        dom[r] = r < 8 ? 1 : 2;
+    }
+    dom[20] = -1;
+    UNIT_CHECK_EQ_U64(bufpool_node_groups(dom, 32, 16, b), 6);
+    UNIT_CHECK_EQ_U64(b[1], 5);
+    dom[20] = 2;
+    /* With it bound: 8 + 24 ranks, cut in 2 and 4. */
+    UNIT_CHECK_EQ_U64(bufpool_node_groups(dom, 32, 16, b), 6);
+    UNIT_CHECK_EQ_U64(b[2], 8);
+
+    /* Properties over every size and placements of every run length. */
+    for (int p = 2; p <= 256; p++) {
+        const int g = isqrt_up(p);
+        for (int run = 0; run <= 17; run++) {
+            for (int r = 0; r < p; r++) {
+                dom[r] = 0 == run ? -1 : r / run;
+            }
+            const int n = bufpool_node_groups(dom, p, 2, b);
+            UNIT_CHECK(n >= 1 && n <= 2 * g);
+            UNIT_CHECK_EQ_U64(b[0], 0);
+            UNIT_CHECK_EQ_U64(b[n], p);
+            const bool used =
+                p > 2 && run > 0 && (p + run - 1) / run * ((run + g - 1) / g) <= 2 * g;
+            for (int k = 0; k < n; k++) {
+                UNIT_CHECK(b[k + 1] > b[k]);
+                UNIT_CHECK(b[k + 1] - b[k] <= g);
+                if (used) {
+                    UNIT_CHECK_EQ_U64(dom[b[k]], dom[b[k + 1] - 1]);
+                }
+            }
+        }
+    }
+}
+
 int main(void)
 {
     test_segs_fixed();
@@ -190,5 +271,6 @@ int main(void)
     test_depths();
     test_blocks();
     test_bmtree();
+    test_node_groups();
     return unit_finish("test_coll_geometry");
 }
