@@ -29,6 +29,12 @@
 # nonblocking, at NP, NP/2 and NP/4 ranks, after the same correctness runs;
 # and the 256K x 4 runs again as node_cma, single-copy reads (CMA) above
 # 4 KiB (tags 64K:16:node, 256K:4:node, 256K:4:node_cma).
+# ONLY=groups: allreduce, reduce and barrier node at NP ranks read flat
+# (coll_bufpool_node_flat_max NP: every rank reads every rank's slot) and in
+# groups (flat_max 4 and 8: two levels, groups of at most sqrt(NP)), each
+# against tuned in its own job, 4 B to 4 KiB, three forms (groups.csv, tags
+# "flat_max=F FORM"), after correctness in groups; bound to cores, so that
+# the groups follow the L3 caches where there are several.
 set -u
 out=$1
 np=${2:-16}
@@ -102,6 +108,29 @@ if [ "$only" = more ]; then
             $cma -np "$n" /tmp/b/coll_latency -C default,bufpool,bufpool+node -c scan,exscan \
                 -m 8K:8M --size-factor 4 -r 3 -F $form -o "$out/more-scan-rounds.csv" \
                 -t "more np=$n $form"
+        done
+    done
+    ls /dev/shm
+    exit 0
+fi
+if [ "$only" = groups ]; then
+    grouped="--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm node \
+--mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_barrier_algorithm node"
+    for form in blocking nonblocking persistent; do
+        $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max 4 \
+            /tmp/b/test_coll_reduce_family --colls=allreduce,reduce --form=$form --smoke \
+            --expect-bufpool --expect-node --expect-node-tree
+    done
+    $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max 4 /tmp/b/test_coll_barrier \
+        --form=all --expect-node --expect-bufpool --expect-node-tree
+    for fm in "$np" 4 8; do
+        for form in blocking nonblocking persistent; do
+            $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max $fm \
+                /tmp/b/coll_latency -C default,bufpool -c allreduce,reduce -m 4:4K \
+                --size-factor 4 -r 5 -F $form -o "$out/groups.csv" -t "flat_max=$fm $form"
+            $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max $fm \
+                /tmp/b/coll_latency -C default,bufpool -c barrier -m 8:8 -r 7 -F $form \
+                -o "$out/groups.csv" -t "flat_max=$fm $form"
         done
     done
     ls /dev/shm

@@ -125,6 +125,10 @@ typedef struct mca_coll_bufpool_component {
     size_t node_max_bytes;
     char *node_cold_calls_text;
     uint64_t node_cold_calls;
+    /* coll_bufpool_node_flat_max: the most ranks whose small node
+     * reductions and barrier read every rank's slot; above, in groups. */
+    char *node_flat_max_text;
+    int node_flat_max;
     /* coll_bufpool_node_warmup_calls: the calls of a communicator that the
      * rules give to a node algorithm and that go to the previous module
      * before its segment is set up. */

@@ -321,6 +321,14 @@ static const coll_param_t coll_params[] = {
      "after this many node calls of the communicator in a row without such a call, "
      "on every rank at the same call, and made again by the next one (0: kept for "
      "the communicator's life)"},
+    {"node_flat_max", DEFAULT_NODE_FLAT_MAX, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+     offsetof(mca_coll_bufpool_component_t, node_flat_max_text),
+     "The most ranks of a communicator whose node "
+     "allreduce, reduce and barrier up to 4 KiB read every rank's slot of the shared "
+     "segment; above, ranks gather in groups of at most sqrt(ranks) that never span two "
+     "L3 caches where the processes are bound within one: each group's last rank reduces "
+     "its group, and the others read one slot per group (coll_bufpool_node_tree_calls). "
+     "Rank 0's value counts on every rank; 2 to 1048576"},
     {"node_warmup_calls", DEFAULT_NODE_WARMUP_CALLS, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, node_warmup_calls_text),
      "The first this many calls of a communicator that the rules give to a node "
@@ -445,6 +453,10 @@ static const coll_pvar_t coll_pvars[] = {
     {"node_single_copy_calls", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.single_copy,
      "Calls of bcast and allgather node_cma whose large blocks the ranks read straight "
      "from the owners' buffers (CMA) instead of through the chunk segment"},
+    {"node_tree_calls", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.tree_calls,
+     "Calls of allreduce, reduce and barrier node up to 4 KiB that ran in groups (two "
+     "levels: above coll_bufpool_node_flat_max ranks) instead of every rank reading "
+     "every rank's slot"},
     {"scratch_bytes_in_use", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_scratch_counters.bytes_in_use,
      "Scratch bytes bufpool's collectives hold now"},
     {"scratch_bytes_peak", MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_scratch_counters.bytes_peak,
@@ -556,9 +568,10 @@ static void print_report(void)
         opal_output(0,
                     "  node algorithms: %llu calls over shared segments, %llu run "
                     "point-to-point for want of one, %llu chunk segments unmapped when cold, "
-                    "%llu bcast/allgather read straight (CMA)",
+                    "%llu bcast/allgather read straight (CMA), %llu in groups (two levels)",
                     (unsigned long long)node->calls, (unsigned long long)node->fallbacks,
-                    (unsigned long long)node->cold_releases, (unsigned long long)node->single_copy);
+                    (unsigned long long)node->cold_releases, (unsigned long long)node->single_copy,
+                    (unsigned long long)node->tree_calls);
     }
     if (0 != COMPONENT->guarded_calls) {
         opal_output(0,

@@ -43,6 +43,7 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     bufpool_comm_state_init(&module->state, bufpool_comm_host_ids);
     module->state.node_max_bytes = COMPONENT->node_max_bytes;
     module->state.node_cold_calls = COMPONENT->node_cold_calls;
+    module->state.node_flat_max = COMPONENT->node_flat_max;
     module->state.node_fail_rank = COMPONENT->test_node_fail;
     module->state.node_fail_chunk_rank = COMPONENT->test_node_fail_chunk;
     module->state.node_cma = COMPONENT->node_cma;

@@ -255,6 +255,9 @@ void bufpool_settings_check(mca_coll_bufpool_component_t *component)
     component->node_cold_calls = (uint64_t)bufpool_params_int(component->params, "node_cold_calls",
                                                               component->node_cold_calls_text, 0,
                                                               INT_MAX, DEFAULT_NODE_COLD_CALLS);
+    component->node_flat_max =
+        (int)bufpool_params_int(component->params, "node_flat_max", component->node_flat_max_text,
+                                2, 1 << 20, DEFAULT_NODE_FLAT_MAX);
     component->node_warmup_calls = (uint64_t)bufpool_params_int(
         component->params, "node_warmup_calls", component->node_warmup_calls_text, 0, INT_MAX,
         DEFAULT_NODE_WARMUP_CALLS);

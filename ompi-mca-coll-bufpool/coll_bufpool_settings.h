@@ -32,6 +32,9 @@ BEGIN_C_DECLS
 /* The chunk segment of a communicator whose last large allreduce is this
  * many node calls back goes (a few ms of small calls). */
 #define DEFAULT_NODE_COLD_CALLS "4096"
+/* Flat up to 16 ranks: measured there (docs/results/2026-11-26-16core);
+ * the groups above are not measured yet. */
+#define DEFAULT_NODE_FLAT_MAX "16"
 /* A segment costs 60 us to set up at 2 ranks (bench/comm_toll, 2026-11-27)
  * and the node algorithms save 0.1-2 us per call: the communicators that
  * make a few calls only keep the previous module's.  Below the 200 calls

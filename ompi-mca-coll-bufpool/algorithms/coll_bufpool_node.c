@@ -5,9 +5,10 @@
  * Layout: a header page, then one block per rank (page-aligned): a line
  * with the rank's done word, then NODE_SLOTS slots.  A slot starts
  * with the sequence number of the call whose data it holds (and a second
- * word: that of the call whose reduced slice it holds, node_rsag), and the
- * payload (signature bytes, packed) follows in the same cache line, so that
- * a reader of a tiny message takes one line per peer.
+ * word: that of the call whose reduced slice, node_rsag, or group's
+ * partial it holds; a third: that of a call whose partial failed), and
+ * the payload (signature bytes, packed) follows in the same cache line, so
+ * that a reader of a tiny message takes one line per peer.
  *
  * Every call that runs here takes the next sequence number s of its
  * communicator, in call order, the same on every rank (collectives are
@@ -117,10 +118,126 @@ static int node_post(bufpool_node_t *n, uint64_t s, const void *buf, size_t coun
 }
 
 /* ---------------------------------------------------------------------- */
+/* Groups.  Above coll_bufpool_node_flat_max ranks (n->ngroups > 1:
+ * bufpool_node_groups) allreduce, reduce and barrier run in two levels.
+ * Each group's last rank, its leader, waits for its group's posts, reduces
+ * them in rank order into its own slot (its own data is the last operand,
+ * so a layout without gaps reduces in place) and posts the group's partial
+ * in the slot's second word; the ranks that need the result wait for every
+ * leader's partial and reduce them in group order.  The groups are
+ * contiguous ranges of ranks, so that order is the one of every reduction
+ * here (any operation), and every rank reduces the same partials in the
+ * same order: the same bits everywhere.  A rank reads the slots of its
+ * group (a leader) and one per group, some 2 sqrt(p) lines where the flat
+ * algorithms read p, and the lines a leader writes are read by sqrt(p)
+ * ranks rather than p.  A leader that could not reduce (no scratch for a
+ * layout with gaps) says so in the slot's third word, and the ranks that
+ * read its partial return the error. */
+
+static const node_slots_t node_tree_slots = {node_slot_seq, node_payload, true};
+
+/* Whether this rank leads its group (ranks *lo .. n->me then). */
+static bool node_leads(const bufpool_node_t *n, int *lo)
+{
+    *lo = n->bounds[n->my_group];
+    return n->me == n->leaders[n->my_group];
+}
+
+/* A leader's part of call s: its group's posts reduced into its slot and
+ * posted as the group's partial (count 0: only posted, the barrier).
+ * layout: count elements of dtype in this rank's layout (a buffer of the
+ * call, only looked at). */
+static int node_group_reduce(bufpool_node_t *n, uint64_t s, int lo, const void *layout,
+                             size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    int rc = OMPI_SUCCESS;
+    for (int j = lo; j < n->me; j++) {
+        node_wait_post(n, j, s);
+    }
+    if (lo < n->me && count > 0) {
+        bufpool_view_t v;
+        bufpool_view_init(&v, (void *)layout, count, dtype);
+        char *own = node_payload(n, n->me, s);
+        if (NULL != v.contig) {
+            const ptrdiff_t shift = v.contig - (const char *)layout;
+            for (int j = n->me - 1; j >= lo; j--) {
+                bufpool_reduce(op, node_payload(n, j, s) - shift, own - shift, count, dtype);
+            }
+        } else {
+            ptrdiff_t gap;
+            const size_t span = bufpool_span(dtype, count, &gap);
+            char *mem = bufpool_scratch_get(span);
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+            if (NULL != mem) {
+                const node_rank_set_t group = {.first = lo, .n = n->me - lo + 1};
+                rc = bufpool_node_reduce_set(n, &node_tree_slots, s, mem - gap, count, dtype, op, 0,
+                                             &group);
+                if (OMPI_SUCCESS == rc) {
+                    bufpool_view_init(&v, mem - gap, count, dtype);
+                    rc = bufpool_view_pack(&v, 0, v.bytes, own);
+                }
+                bufpool_scratch_put(mem, span);
+            }
+        }
+    }
+    uint64_t *words = node_slot_seq(n, n->me, s);
+    if (OMPI_SUCCESS != rc) {
+        __atomic_store_n(words + NODE_WORD_FAILED, s, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(words + NODE_WORD_REDUCED, s, __ATOMIC_RELEASE);
+    return rc;
+}
+
+/* Until every leader posted its partial of call s: every rank has posted
+ * s, so every rank has ended s - 1.  An error when a leader failed. */
+static int node_leaders_wait(bufpool_node_t *n, uint64_t s)
+{
+    int rc = OMPI_SUCCESS;
+    for (int k = 0; k < n->ngroups; k++) {
+        const uint64_t *words = node_slot_seq(n, n->leaders[k], s);
+        bufpool_wait_word(words + NODE_WORD_REDUCED, s);
+        if (s == __atomic_load_n(words + NODE_WORD_FAILED, __ATOMIC_RELAXED)) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    if (n->peers_done < s - 1) {
+        n->peers_done = s - 1;
+    }
+    return rc;
+}
+
+/* allreduce (every rank) and reduce (root: the root's rank) in groups. */
+static int node_reduce_tree(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a, int root)
+{
+    const bool result = root < 0 || root == n->me;
+    const void *src = result && MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
+    int rc = node_post(n, s, src, a->count, a->dtype), rc2, lo;
+    if (node_leads(n, &lo)) {
+        rc2 = node_group_reduce(n, s, lo, src, a->count, a->dtype, a->op);
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    if (result) {
+        rc2 = node_leaders_wait(n, s);
+        if (OMPI_SUCCESS == rc2) {
+            const node_rank_set_t leaders = {.list = n->leaders, .n = n->ngroups};
+            rc2 = bufpool_node_reduce_set(n, &node_tree_slots, s, a->rbuf, a->count, a->dtype,
+                                          a->op, 0, &leaders);
+        }
+        rc = OMPI_SUCCESS != rc ? rc : rc2;
+    }
+    node_end(n, s);
+    node_count(&bufpool_node_counters.tree_calls, 1);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
 /* The collectives. */
 
 static int node_allreduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
 {
+    if (n->ngroups > 1) {
+        return node_reduce_tree(n, s, a, -1);
+    }
     const void *src = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     int rc = node_post(n, s, src, a->count, a->dtype);
     node_wait_all_posts(n, s);
@@ -148,6 +265,9 @@ static int node_allreduce_rsag(bufpool_node_t *n, uint64_t s, const bufpool_args
 
 static int node_reduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
 {
+    if (n->ngroups > 1) {
+        return node_reduce_tree(n, s, a, a->root);
+    }
     const bool root = n->me == a->root;
     /* The root's own data too goes through its slot: in place, rbuf is
      * both its contribution and where the result builds up. */
@@ -301,14 +421,24 @@ static int node_scan(bufpool_node_t *n, uint64_t s, bool exclusive, const bufpoo
     return rc;
 }
 
-/* barrier: every rank posts (no payload) and waits for every post; the
- * posts of call s also tell every rank that all have ended s - 1, so back-
- * to-back barriers read nothing but the slot words. */
+/* barrier: every rank posts (no payload) and waits for every post (in
+ * groups: each leader for its group's, then every rank for every
+ * leader's); the posts of call s also tell every rank that all have ended
+ * s - 1, so back-to-back barriers read nothing but the slot words. */
 static int node_barrier(bufpool_node_t *n, uint64_t s)
 {
     node_claim(n, s);
     __atomic_store_n(node_slot_seq(n, n->me, s), s, __ATOMIC_RELEASE);
-    node_wait_all_posts(n, s);
+    int lo;
+    if (n->ngroups < 2) {
+        node_wait_all_posts(n, s);
+    } else {
+        if (node_leads(n, &lo)) {
+            (void)node_group_reduce(n, s, lo, NULL, 0, NULL, NULL);
+        }
+        (void)node_leaders_wait(n, s);
+        node_count(&bufpool_node_counters.tree_calls, 1);
+    }
     node_end(n, s);
     return OMPI_SUCCESS;
 }

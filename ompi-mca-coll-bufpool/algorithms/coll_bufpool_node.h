@@ -35,6 +35,7 @@ typedef struct bufpool_node_counters {
     uint64_t segment_bytes; /* bytes of them                               */
     uint64_t cold_releases; /* chunk segments unmapped when cold           */
     uint64_t single_copy;   /* bcast/allgather calls read straight (CMA)   */
+    uint64_t tree_calls;    /* calls that ran in groups (two-level)        */
 } bufpool_node_counters_t;
 
 extern bufpool_node_counters_t bufpool_node_counters;

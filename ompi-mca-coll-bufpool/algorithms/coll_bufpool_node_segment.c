@@ -9,6 +9,9 @@
 #include "coll_bufpool_node_segment.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +26,10 @@ bufpool_node_counters_t bufpool_node_counters;
 typedef struct node_header {
     uint64_t magic, nonce;
     uint64_t ranks, rank_stride;
+    /* Rank 0's coll_bufpool_node_flat_max: every rank cuts the groups of
+     * the two-level algorithms from it, so that a value set differently on
+     * some ranks cannot make them disagree. */
+    uint64_t flat_max;
 } node_header_t;
 
 /* Phases of a segment's set-up (bufpool_node_home_t.phase). */
@@ -90,11 +97,75 @@ static int node_cap_check(const bufpool_params_t *params, size_t bytes, size_t m
     return NODE_OVER_CAP;
 }
 
-static void node_cma_publish(void *base, size_t block)
+/* A number of sysfs file path (a decimal), or -1. */
+static long node_sysfs_number(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long v = -1;
+    if (NULL != f) {
+        if (1 != fscanf(f, "%ld", &v) || v < 0) {
+            v = -1;
+        }
+        fclose(f);
+    }
+    return v;
+}
+
+/* The last-level cache this process is bound within, as a number alike for
+ * every process bound within it (its package and the L3's id, from
+ * sysfs); -1 when the process may run on CPUs of several (not bound, or
+ * bound wider) or the kernel does not say.  Read once per process: the
+ * binding Open MPI gave it at launch. */
+static long node_cpu_domain(void)
+{
+    static long domain = -2;
+    long seen = __atomic_load_n(&domain, __ATOMIC_RELAXED);
+    if (-2 != seen) {
+        return seen;
+    }
+    cpu_set_t set;
+    seen = -1;
+    if (0 == sched_getaffinity(0, sizeof(set), &set)) {
+        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+            if (!CPU_ISSET(cpu, &set)) {
+                continue;
+            }
+            char path[96];
+            snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cache/index3/level", cpu);
+            long l3 = -1;
+            if (3 == node_sysfs_number(path)) {
+                snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cache/index3/id", cpu);
+                l3 = node_sysfs_number(path);
+            }
+            snprintf(path, sizeof(path),
+                     "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+            const long package = node_sysfs_number(path);
+            const long d = l3 < 0 || package < 0 ? -1 : package << 20 | (l3 & 0xfffff);
+            if (d < 0 || (seen >= 0 && d != seen)) {
+                seen = -1;
+                break;
+            }
+            seen = d;
+        }
+    }
+    __atomic_store_n(&domain, seen, __ATOMIC_RELAXED);
+    return seen;
+}
+
+/* What a rank writes into its block's first line before it reports at the
+ * set-up of a communicator's segment: for the single-copy probe its pid
+ * and the address of these words in its own process, and its domain when
+ * its segment has more ranks than its flat_max (else -1, which, should rank
+ * 0's flat_max be lower, makes every rank cut groups without domains:
+ * still the same groups everywhere; so communicators of up to 16 ranks
+ * never read sysfs). */
+static void node_publish(void *base, size_t block, bool with_domain)
 {
     uint64_t *w = node_cma_words(base, block);
     w[0] = (uint64_t)getpid();
     w[1] = (uint64_t)(uintptr_t)w;
+    ((int64_t *)((char *)base + block))[NODE_DOMAIN_WORD] =
+        with_domain ? (int64_t)node_cpu_domain() : -1;
 }
 
 static uint64_t node_nonce(void)
@@ -118,13 +189,16 @@ static uint64_t node_nonce(void)
  * nothing mapped), else a point-to-point error.  my_error: this rank's
  * failure known beforehand (an errno value, or 0), which it reports instead
  * of creating or mapping, as it does when the segment would take it past
- * max_bytes; what names the segment in the messages.  publish_cma: each
- * rank writes where its block lies in its process before it reports
- * (node_cma_publish), for the single-copy probe. */
+ * max_bytes; what names the segment in the messages.  flat_max, for a
+ * communicator's segment (0: a chunk segment): rank 0 writes it into the
+ * header, and each rank writes where its block lies in its process and its
+ * domain before it reports (node_publish), for the single-copy probe and
+ * the groups. */
 int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
                        size_t rank_stride, size_t max_bytes, const char *what,
-                       const bufpool_params_t *params, bool publish_cma, bufpool_shm_t *shm)
+                       const bufpool_params_t *params, int flat_max, bufpool_shm_t *shm)
 {
+    const bool publish = flat_max > 0;
     const int p = g->n, me = g->me;
     const size_t bytes = NODE_HEADER + (size_t)p * rank_stride;
     const bufpool_shm_range_t own = {.offset = 0 == me ? 0 : NODE_HEADER + (size_t)me * rank_stride,
@@ -151,8 +225,9 @@ int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *
             h->nonce = offer.nonce;
             h->ranks = (uint64_t)p;
             h->rank_stride = rank_stride;
-            if (publish_cma) {
-                node_cma_publish(shm->base, NODE_HEADER);
+            h->flat_max = (uint64_t)flat_max;
+            if (publish) {
+                node_publish(shm->base, NODE_HEADER, p > flat_max);
             }
             __atomic_store_n(&h->magic, NODE_MAGIC, __ATOMIC_RELEASE);
             snprintf(offer.name, sizeof(offer.name), "%s", shm->name);
@@ -197,8 +272,8 @@ int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *
                              "mapping rank 0's %s (%zu bytes) and reserving its part", what, bytes);
                     node_say_unavailable(params, step, mine, comm);
                 }
-                if (0 == mine && publish_cma) {
-                    node_cma_publish(shm->base, own.offset);
+                if (0 == mine && publish) {
+                    node_publish(shm->base, own.offset, p > flat_max);
                 }
             }
             rc = bufpool_send(&mine, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
@@ -236,11 +311,42 @@ void bufpool_node_unshare(bufpool_shm_t *shm)
     bufpool_shm_detach(shm);
 }
 
+/* The groups of the two-level algorithms (coll_bufpool_node.c), cut alike
+ * on every rank from what the set-up's agreement left in the segment:
+ * rank 0's flat_max and every rank's domain (bufpool_node_groups), read
+ * into memory allocated with n (node_setup: none to fail here, where one
+ * rank's failure would make it cut differently from the others). */
+static void node_groups(bufpool_node_t *n, const bufpool_shm_t *shm, const bufpool_group_t *g)
+{
+    const int p = g->n;
+    const node_header_t *h = shm->base;
+    const uint64_t flat_max = h->flat_max;
+    long *domain = (long *)(n + 1);
+    n->bounds = (int *)(domain + p);
+    n->leaders = n->bounds + p + 1;
+    for (int r = 0; r < p; r++) {
+        const int64_t *line =
+            (const int64_t *)((const char *)shm->base + NODE_HEADER + (size_t)r * NODE_RANK_STRIDE);
+        domain[r] = (long)line[NODE_DOMAIN_WORD];
+    }
+    n->ngroups = bufpool_node_groups(
+        domain, p, flat_max > (uint64_t)INT_MAX ? INT_MAX : (int)flat_max, n->bounds);
+    for (int k = 0; k < n->ngroups; k++) {
+        n->leaders[k] = n->bounds[k + 1] - 1;
+        if (g->me >= n->bounds[k] && g->me < n->bounds[k + 1]) {
+            n->my_group = k;
+        }
+    }
+}
+
 /* The communicator's segment: OMPI_SUCCESS and *out, or as bufpool_node_share. */
 static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g,
                       const bufpool_comm_state_t *state, bufpool_node_t **out)
 {
-    bufpool_node_t *n = calloc(1, sizeof(*n));
+    /* The ranks' domains and the groups' bounds and leaders with it (p,
+     * p + 1 and p entries at most: node_groups). */
+    bufpool_node_t *n =
+        calloc(1, sizeof(*n) + (size_t)g->n * sizeof(long) + (2 * (size_t)g->n + 1) * sizeof(int));
     /* Every rank takes part in the agreement, one without memory for its
      * state too: it reports the failure there. */
     bufpool_shm_t shm;
@@ -248,11 +354,12 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
                          : ompi_comm_rank(comm) == state->node_fail_rank ? ENOSPC /* testing */
                                                                          : 0;
     int rc = bufpool_node_share(comm, g, my_error, NODE_RANK_STRIDE, state->node_max_bytes,
-                                "segment", state->params, true, &shm);
+                                "segment", state->params, state->node_flat_max, &shm);
     if (OMPI_SUCCESS != rc) {
         free(n);
         return rc;
     }
+    node_groups(n, &shm, g);
     n->shm = shm;
     n->base = n->shm.base;
     n->group = *g;
@@ -329,14 +436,17 @@ int bufpool_node_begin_at(bufpool_node_home_t *home, const bufpool_group_t *g,
     return OMPI_SUCCESS;
 }
 
-/* buf = slot(0) op (slot(1) op (... op slot(ranks-1))) of call s, the
- * first ranks ranks' slots (p, or a scan's prefix: at least 1), for count
- * elements of dtype in buf's own layout, read at byte off of every slot
- * (their signature bytes from element first on: buf is that element). */
-int bufpool_node_reduce_range(bufpool_node_t *n, const node_slots_t *slot, uint64_t s, void *buf,
-                              size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                              size_t off, int ranks)
+/* buf = slot(r0) op (slot(r1) op (... op slot(r_last))) of call s, the
+ * slots of the ranks of set in its order (the first ranks of the
+ * communicator, p of them or a scan's prefix, or the leaders of the
+ * groups: at least 1), for count elements of dtype in buf's own layout,
+ * read at byte off of every slot (their signature bytes from element first
+ * on: buf is that element). */
+int bufpool_node_reduce_set(bufpool_node_t *n, const node_slots_t *slot, uint64_t s, void *buf,
+                            size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            size_t off, const node_rank_set_t *set)
 {
+    const int ranks = set->n;
     bufpool_view_t v;
     bufpool_view_init(&v, buf, count, dtype);
     if (NULL != v.contig && ranks >= 2 && count > 0) {
@@ -344,14 +454,17 @@ int bufpool_node_reduce_range(bufpool_node_t *n, const node_slots_t *slot, uint6
          * last two at once into buf (one pass fewer than copying the last
          * one in first). */
         const ptrdiff_t shift = v.contig - (char *)buf;
-        bufpool_reduce3(op, slot->payload(n, ranks - 2, s) + off - shift,
-                        slot->payload(n, ranks - 1, s) + off - shift, buf, count, dtype);
-        for (int j = ranks - 3; j >= 0; j--) {
-            bufpool_reduce(op, slot->payload(n, j, s) + off - shift, buf, count, dtype);
+        bufpool_reduce3(op, slot->payload(n, node_set_rank(set, ranks - 2), s) + off - shift,
+                        slot->payload(n, node_set_rank(set, ranks - 1), s) + off - shift, buf,
+                        count, dtype);
+        for (int k = ranks - 3; k >= 0; k--) {
+            bufpool_reduce(op, slot->payload(n, node_set_rank(set, k), s) + off - shift, buf, count,
+                           dtype);
         }
         return OMPI_SUCCESS;
     }
-    int rc = bufpool_view_unpack(&v, 0, v.bytes, slot->payload(n, ranks - 1, s) + off);
+    int rc = bufpool_view_unpack(&v, 0, v.bytes,
+                                 slot->payload(n, node_set_rank(set, ranks - 1), s) + off);
     if (OMPI_SUCCESS != rc || ranks < 2 || 0 == count) {
         return rc;
     }
@@ -364,8 +477,8 @@ int bufpool_node_reduce_range(bufpool_node_t *n, const node_slots_t *slot, uint6
     }
     bufpool_view_t t;
     bufpool_view_init(&t, mem - gap, count, dtype);
-    for (int j = ranks - 2; j >= 0 && OMPI_SUCCESS == rc; j--) {
-        rc = bufpool_view_unpack(&t, 0, t.bytes, slot->payload(n, j, s) + off);
+    for (int k = ranks - 2; k >= 0 && OMPI_SUCCESS == rc; k--) {
+        rc = bufpool_view_unpack(&t, 0, t.bytes, slot->payload(n, node_set_rank(set, k), s) + off);
         if (OMPI_SUCCESS == rc) {
             bufpool_reduce(op, mem - gap, buf, count, dtype);
         }

@@ -26,10 +26,12 @@
 #include "bufpool_params.h"
 
 /* Two lines: no false sharing through the adjacent-line prefetcher. */
-#define NODE_LINE        128
-#define NODE_HEADER      4096
-#define NODE_SLOTS       4
-#define NODE_PAYLOAD_OFF 16
+#define NODE_LINE   128
+#define NODE_HEADER 4096
+#define NODE_SLOTS  4
+/* A slot's words (NODE_WORD_POSTED, _REDUCED, _FAILED), then its payload
+ * (at 32: aligned for every predefined type). */
+#define NODE_PAYLOAD_OFF 32
 #define NODE_SLOT_STRIDE                                                                           \
     (((NODE_PAYLOAD_OFF + BUFPOOL_NODE_MAX_BYTES) + NODE_LINE - 1) / NODE_LINE * NODE_LINE)
 #define NODE_RANK_STRIDE (((NODE_LINE + NODE_SLOTS * NODE_SLOT_STRIDE) + 4095) / 4096 * 4096)
@@ -75,6 +77,13 @@ struct bufpool_node {
     int big_depth;
     /* Its home's fit_bytes (a persistent request's; 0: any size). */
     size_t fit_bytes;
+    /* The groups of the two-level reductions and barrier above
+     * coll_bufpool_node_flat_max ranks (rank 0's value, from the header:
+     * bufpool_node_groups, the same on every rank): ngroups (1: flat),
+     * group k's ranks bounds[k] .. bounds[k + 1] - 1, its leader (its last
+     * rank) leaders[k], this rank's group. */
+    int ngroups, my_group;
+    int *bounds, *leaders;
 };
 typedef struct bufpool_node bufpool_node_t;
 
@@ -104,6 +113,19 @@ typedef struct node_slots {
     bool has_error_word;
 } node_slots_t;
 
+/* Ranks whose slots a reduction reads, in its order: first .. first + n -
+ * 1, or list[0 .. n - 1]. */
+typedef struct node_rank_set {
+    int first;
+    const int *list;
+    int n;
+} node_rank_set_t;
+
+static inline int node_set_rank(const node_rank_set_t *set, int k)
+{
+    return NULL != set->list ? set->list[k] : set->first + k;
+}
+
 /* Single-copy reads (CMA).  When the segment is set up, every rank writes
  * its pid and the address, in its own process, of those two words into
  * its block's first line (words NODE_CMA_WORD and after: past the words
@@ -119,6 +141,12 @@ typedef struct node_slots {
  * instead of an errno: */
 #define NODE_CMA_WORD     8
 #define NODE_CMA_UNWANTED (-1)
+
+/* Also in that line, past the probe's words: the cache or memory domain
+ * the rank is bound within (negative: none), which every rank writes
+ * before it reports at the set-up, and from which every rank cuts the
+ * same groups (bufpool_node_groups). */
+#define NODE_DOMAIN_WORD 12
 
 static inline uint64_t *node_cma_words(void *base, size_t block)
 {
@@ -241,15 +269,23 @@ static inline bool node_big_failed(const bufpool_node_t *n, int j, uint64_t q)
  * coll_bufpool_node_segment.c, under the other two, */
 int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
                        size_t rank_stride, size_t max_bytes, const char *what,
-                       const bufpool_params_t *params, bool publish_cma, bufpool_shm_t *shm);
+                       const bufpool_params_t *params, int flat_max, bufpool_shm_t *shm);
 void bufpool_node_unshare(bufpool_shm_t *shm);
 bool bufpool_node_first_say(int *said, char host[64]);
 int bufpool_node_begin_at(bufpool_node_home_t *home, const bufpool_group_t *g,
                           bufpool_comm_state_t *state, struct ompi_communicator_t *comm, uint64_t s,
                           bufpool_node_t **out);
-int bufpool_node_reduce_range(bufpool_node_t *n, const node_slots_t *slot, uint64_t s, void *buf,
-                              size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                              size_t off, int ranks);
+int bufpool_node_reduce_set(bufpool_node_t *n, const node_slots_t *slot, uint64_t s, void *buf,
+                            size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            size_t off, const node_rank_set_t *set);
+/* The same over the first ranks ranks. */
+static inline int bufpool_node_reduce_range(bufpool_node_t *n, const node_slots_t *slot, uint64_t s,
+                                            void *buf, size_t count, struct ompi_datatype_t *dtype,
+                                            struct ompi_op_t *op, size_t off, int ranks)
+{
+    const node_rank_set_t set = {.first = 0, .list = NULL, .n = ranks};
+    return bufpool_node_reduce_set(n, slot, s, buf, count, dtype, op, off, &set);
+}
 int bufpool_node_rsag_round(bufpool_node_t *n, const node_slots_t *slot, uint64_t q, char *buf,
                             size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                             char *out, bool copy_out);

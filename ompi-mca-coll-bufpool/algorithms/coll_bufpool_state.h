@@ -66,6 +66,9 @@ typedef struct bufpool_comm_state {
     /* coll_bufpool_node_max_bytes and _node_cold_calls (see there). */
     size_t node_max_bytes;
     uint64_t node_cold_calls;
+    /* coll_bufpool_node_flat_max: above it the small reductions and the
+     * barrier go through groups (rank 0's value decides, coll_bufpool_node_segment.c). */
+    int node_flat_max;
     /* Testing (coll_bufpool_test_node_fail): this rank of the communicator
      * fails to have the segment; -1: none. */
     int node_fail_rank;

@@ -15,8 +15,9 @@
 #                         Open MPI 4.1.4 passes at 2, 3 and 4 processes)
 #   --seed-base N         first soak seed (FUZZ_SEED_BASE, default 1000000)
 #   --np "LIST"           process counts (FUZZ_NPS, default "2 3 4")
-#   --configs "LIST"      of default forced hostmap node stock (FUZZ_CONFIGS,
-#                         default "default forced hostmap node")
+#   --configs "LIST"      of default forced hostmap node nodetree stock
+#                         (FUZZ_CONFIGS, default "default forced hostmap node
+#                         nodetree")
 #   --batches N           batches per seed (FUZZ_BATCHES, default 24)
 #   --hang-seconds H      a step without progress for H s is a hang
 #                         (FUZZ_HANG_SECONDS, default 60)
@@ -52,6 +53,10 @@
 #            bcast and allgather above, in rounds of a second segment
 #            (bcast is node_cma, single-copy reads above 4 KiB, where
 #            test/mpi/cma_probe finds them allowed)
+#   nodetree node with allreduce node (flat: no slices) and
+#            --mca coll_bufpool_node_flat_max 2: from 3 ranks on, allreduce,
+#            reduce and barrier up to 4 KiB run in groups (two levels), as
+#            they do by default above 16 ranks
 #   stock    --mca coll ^bufpool (Open MPI alone: what classification uses)
 # Every job runs with --mca op ^avx (through run-mpi-test.sh): Debian's
 # op/avx saturates 8-bit MPI_SUM (open-mpi/ompi#8045), and coll_fuzz checks
@@ -67,7 +72,7 @@ soak=0
 seeds=${FUZZ_SEEDS:-11:10}
 seed_base=${FUZZ_SEED_BASE:-1000000}
 nps=${FUZZ_NPS:-2 3 4}
-configs=${FUZZ_CONFIGS:-default forced hostmap node}
+configs=${FUZZ_CONFIGS:-default forced hostmap node nodetree}
 batches=${FUZZ_BATCHES:-24}
 hang=${FUZZ_HANG_SECONDS:-60}
 chunk=${FUZZ_CHUNK:-120}

@@ -11,6 +11,8 @@
 #     rank 2 cannot map it; the communicators of all 3 ranks): the
 #     point-to-point dissemination barrier on every rank alike
 #     (--expect-node=fallback);
+#   - in groups (two levels) above coll_bufpool_node_flat_max ranks (2 at
+#     5 and 7 processes, the default 16 at 17), --expect-node-tree;
 #   - across pretended hosts (coll_bufpool_test_host_map), where node does
 #     not apply: the previous module's barrier, still a barrier;
 #   - a row naming node (a rules file), coll_bufpool_node_warmup_calls: a
@@ -49,6 +51,17 @@ for np in ${BUFPOOL_TEST_NPS:-2 3 4 5 8}; do
 done
 # The barrier alone over the segment (the other collectives point-to-point).
 run 4 "--mca coll_bufpool_barrier_algorithm node" --form=all --expect-node --expect-bufpool
+# In groups (two levels) above coll_bufpool_node_flat_max ranks: leaders
+# wait for their groups, every rank for the leaders (at 2: 5 ranks in groups
+# of 2 and 3, 7 in 2, 2 and 3), and at 17 ranks by default; the barrier
+# alone over the segment, so that coll_bufpool_node_tree_calls counts
+# barriers only.
+for np in 5 7; do
+    run $np "--mca coll_bufpool_barrier_algorithm node --mca coll_bufpool_node_flat_max 2" \
+        --form=all --rounds=32 --expect-node --expect-bufpool --expect-node-tree
+done
+run 17 "--mca coll_bufpool_barrier_algorithm node" --form=all --rounds=8 --expect-node \
+    --expect-bufpool --expect-node-tree
 for fail in 0 2; do
     run 3 "$node --mca coll_bufpool_test_node_fail $fail" --form=all --rounds=32 \
         --expect-node=fallback --expect-bufpool --no-even

@@ -34,7 +34,10 @@
 #   - /dev/shm: no segment name is left behind by a job, nor by one that is
 #     killed (SIGKILL) in the middle of its collectives;
 #   - MPI_THREAD_MULTIPLE: threads each on a communicator of their own, at
-#     once, every node algorithm forced.
+#     once, every node algorithm forced;
+#   - groups (two levels) of allreduce and reduce above
+#     coll_bufpool_node_flat_max ranks (2 at 3-7 ranks, the default 16 at
+#     17), rank 0's value deciding for every rank.
 set -u
 status=0
 failed=
@@ -76,8 +79,12 @@ run() { # NP PROGRAM MCA ARGS...
         *allreduce_algorithm*) forced=$others ;;
         *node_cma*) forced="$others_no_moves --mca coll_bufpool_allreduce_algorithm node" ;;
     esac
+    case $program in
+        /*) path=$program ;;
+        *) path=$top_builddir/test/mpi/$program ;;
+    esac
     if ! BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $forced $mca" \
-        sh "$runner" "$np" "$top_builddir/test/mpi/$program" "$@" </dev/null; then
+        sh "$runner" "$np" "$path" "$@" </dev/null; then
         status=1
         failed="$failed
   np=$np $program $mca $*"
@@ -101,6 +108,43 @@ for np in ${BUFPOOL_TEST_NPS:-2 3 4 5 8}; do
         run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm node_rsag" \
             --colls=allreduce --form=$form --expect-bufpool --expect-node $level
     done
+done
+
+# Groups (two levels): above coll_bufpool_node_flat_max ranks, allreduce,
+# reduce and barrier up to 4 KiB gather in groups (bufpool_node_groups):
+# at 2 from 3 ranks on (5: groups of 2 and 3; 7: of 2, 2 and 3), every form,
+# with --expect-node-tree (coll_bufpool_node_tree_calls grew on every
+# rank); at 17 ranks by default (16); at 5 by default not
+# (--expect-node-tree=none: the check can fail).  The value of the
+# communicator's rank 0 counts on every rank: set on world rank 0 alone
+# (test/mpi/rank-env.sh), every rank of MPI_COMM_WORLD and its duplicate
+# runs in groups; set on the others alone, none does, and the results are
+# right either way (ranks that cut groups of their own would hang or
+# differ).
+tree="--mca coll_bufpool_allreduce_algorithm node"
+for np in 3 5 7; do
+    level=
+    [ "$np" -le 3 ] || level=--smoke
+    for form in blocking nonblocking persistent; do
+        # shellcheck disable=SC2086 # an empty level must vanish
+        run $np test_coll_reduce_family "$tree --mca coll_bufpool_node_flat_max 2" \
+            --colls=allreduce,reduce --form=$form --expect-bufpool --expect-node \
+            --expect-node-tree $level
+    done
+done
+run 17 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --comms=world,halves \
+    --expect-bufpool --expect-node --expect-node-tree
+run 5 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --expect-node \
+    --expect-node-tree=none
+flat2=OMPI_MCA_coll_bufpool_node_flat_max=2
+for who in rank0 others; do
+    expect=--expect-node-tree first=$flat2 rest=BUFPOOL_TEST_UNUSED=1
+    if [ $who = others ]; then
+        expect=--expect-node-tree=none first=BUFPOOL_TEST_UNUSED=1 rest=$flat2
+    fi
+    run 5 "$top_srcdir/test/mpi/rank-env.sh" "$tree" "$first" "$rest" \
+        "$top_builddir/test/mpi/test_coll_reduce_family" --colls=allreduce,reduce --smoke \
+        --comms=world,dup --form=nonblocking --expect-node $expect
 done
 
 # No segment: created nowhere (rank 0) or not mapped by one rank (rank 2 of

@@ -78,6 +78,8 @@ typedef struct {
                              (--expect-node=both); 0: no check */
     int expect_single_copy; /* 1: some bcast/allgather read straight (CMA);
                                2: none (--expect-single-copy=none); 0: no check */
+    int expect_node_tree;   /* 1: some node calls ran in groups (two levels);
+                               2: none (--expect-node-tree=none); 0: no check */
     bool have_scratch_bound;
     unsigned long long scratch_bound; /* bytes, see cc_check_scratch_bound */
     bool have_requests_peak;
@@ -459,6 +461,7 @@ void cc_check_requests_peak(void);
 /* --expect-node (run by cc_finish). */
 void cc_check_node(void);
 void cc_check_single_copy(void);
+void cc_check_node_tree(void);
 
 /* ------------------------------------------------------------------------ */
 /* Internal to the library. */

@@ -111,6 +111,10 @@ static const char usage_text[] =
     "                            their blocks straight from the owners' buffers\n"
     "                            (coll_bufpool_node_single_copy_calls > 0) on every\n"
     "                            rank; =none: unless none did on any rank\n"
+    "  --expect-node-tree[=none]  fail unless some node allreduce, reduce or barrier\n"
+    "                            calls ran in groups (two levels:\n"
+    "                            coll_bufpool_node_tree_calls > 0) on every rank;\n"
+    "                            =none: unless none did on any rank\n"
     "  --seal-bcast-root         keep bcast's root buffer read-only during the call, as\n"
     "                            every send buffer is (MPI_Bcast's is INOUT, and Open\n"
     "                            MPI 5's scatter_allgather_ring writes the root's back:\n"
@@ -280,6 +284,10 @@ static void parse_options(int argc, char **argv)
             cc_opts.expect_single_copy = 1;
         } else if (strcmp(a, "--expect-single-copy=none") == 0) {
             cc_opts.expect_single_copy = 2;
+        } else if (strcmp(a, "--expect-node-tree") == 0) {
+            cc_opts.expect_node_tree = 1;
+        } else if (strcmp(a, "--expect-node-tree=none") == 0) {
+            cc_opts.expect_node_tree = 2;
         } else if (strcmp(a, "--seal-bcast-root") == 0) {
             cc_opts.seal_bcast_root = true;
         } else if ((v = cc_option_value(a, "--expect-requests-peak")) != NULL) {
@@ -359,6 +367,10 @@ bool cc_init(int *argc, char ***argv, int thread_level, const char *usage_extra)
         unsigned long long ignored;
         (void)pvar_util_read("coll_bufpool_node_single_copy_calls", &ignored);
     }
+    if (cc_opts.expect_node_tree != 0) {
+        unsigned long long ignored;
+        (void)pvar_util_read("coll_bufpool_node_tree_calls", &ignored);
+    }
     if (!cc_types_create()) {
         cc_fail(NULL, "the datatype table does not match this MPI library");
         return false;
@@ -377,6 +389,7 @@ int cc_finish(const char *program)
         cc_check_requests_peak();
         cc_check_node();
         cc_check_single_copy();
+        cc_check_node_tree();
     }
     pvar_util_finalize();
     if (!cc_bad_command_line && atomic_load(&cc_cases) == 0) {
@@ -972,23 +985,39 @@ void cc_check_node(void)
     }
 }
 
+/* OPTION (mode 1): the counter PVAR of some node calls grew on this rank;
+ * OPTION=none (mode 2): it did not; 0: no check. */
+static void check_some_calls(const char *option, const char *pvar, int mode, const char *what)
+{
+    if (!mode) {
+        return;
+    }
+    unsigned long long calls = 0;
+    if (!cc_read_pvar(option, pvar, &calls)) {
+        return;
+    }
+    if (mode == 1 ? calls == 0 : calls != 0) {
+        cc_fail(NULL, "%s%s: rank %d: %llu calls %s", option, mode == 2 ? "=none" : "",
+                cc_world_rank, calls, what);
+    } else if (cc_opts.verbose) {
+        printf("%s on rank %d: %llu\n", pvar, cc_world_rank, calls);
+    }
+}
+
 /* --expect-single-copy: bcast/allgather node calls read straight (CMA)
  * on this rank, or (=none) not one did. */
 void cc_check_single_copy(void)
 {
-    if (!cc_opts.expect_single_copy) {
-        return;
-    }
-    unsigned long long calls = 0;
-    if (!cc_read_pvar("--expect-single-copy", "coll_bufpool_node_single_copy_calls", &calls)) {
-        return;
-    }
-    if (cc_opts.expect_single_copy == 1 ? calls == 0 : calls != 0) {
-        cc_fail(NULL, "--expect-single-copy%s: rank %d: %llu calls read straight",
-                cc_opts.expect_single_copy == 2 ? "=none" : "", cc_world_rank, calls);
-    } else if (cc_opts.verbose) {
-        printf("coll_bufpool_node_single_copy_calls on rank %d: %llu\n", cc_world_rank, calls);
-    }
+    check_some_calls("--expect-single-copy", "coll_bufpool_node_single_copy_calls",
+                     cc_opts.expect_single_copy, "read straight");
+}
+
+/* --expect-node-tree: node calls ran in groups on this rank, or (=none)
+ * not one did. */
+void cc_check_node_tree(void)
+{
+    check_some_calls("--expect-node-tree", "coll_bufpool_node_tree_calls", cc_opts.expect_node_tree,
+                     "ran in groups");
 }
 
 void cc_check_scratch_bound(void)

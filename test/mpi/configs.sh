@@ -37,10 +37,11 @@ bufpool_node_bcast() {
     fi
 }
 
-# bufpool_node_algorithms BCAST: the mpirun arguments that name every
-# collective's node algorithm (allreduce node_rsag, bcast BCAST).
+# bufpool_node_algorithms BCAST [ALLREDUCE]: the mpirun arguments that name
+# every collective's node algorithm (allreduce ALLREDUCE, default
+# node_rsag; bcast BCAST).
 bufpool_node_algorithms() {
-    echo "--mca coll_bufpool_allreduce_algorithm node_rsag" \
+    echo "--mca coll_bufpool_allreduce_algorithm ${2:-node_rsag}" \
         "--mca coll_bufpool_bcast_algorithm $1" \
         "--mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_allgather_algorithm node" \
         "--mca coll_bufpool_reduce_scatter_algorithm node" \
@@ -61,6 +62,9 @@ bufpool_node_algorithms() {
 #            paths run on one machine
 #   node     forced, with every collective's node algorithm named
 #            (allreduce node_rsag; bcast NODE_BCAST, default node)
+#   nodetree node with allreduce node and coll_bufpool_node_flat_max 2:
+#            allreduce, reduce and barrier up to 4 KiB run in groups (two
+#            levels) from 3 ranks on, as they do by default above 16
 #   stock    Open MPI alone
 # Unknown: a message, and status 2.
 bufpool_config_mca() {
@@ -76,9 +80,13 @@ bufpool_config_mca() {
             ;;
         hostmap) echo "--mca coll_bufpool_test_host_map 0,1" ;;
         node) echo "$(bufpool_config_mca forced) $(bufpool_node_algorithms "${2:-node}")" ;;
+        nodetree)
+            echo "$(bufpool_config_mca forced) $(bufpool_node_algorithms "${2:-node}" node)" \
+                "--mca coll_bufpool_node_flat_max 2"
+            ;;
         stock) echo "--mca coll ^bufpool" ;;
         *)
-            echo "unknown configuration '$1' (default, forced, hostmap, node or stock)" >&2
+            echo "unknown configuration '$1' (default, forced, hostmap, node, nodetree or stock)" >&2
             return 2
             ;;
     esac

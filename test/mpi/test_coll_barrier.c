@@ -19,14 +19,16 @@
  *
  *   test_coll_barrier [--form=blocking|nonblocking|persistent|all]
  *                     [--rounds=N] [--expect-node[=fallback|=none]]
- *                     [--expect-bufpool] [--no-even]
+ *                     [--expect-bufpool] [--expect-node-tree] [--no-even]
  * --expect-node: on every rank, node calls ran over a shared segment and
  * none fell back (coll_bufpool_node_calls, _node_fallbacks); =fallback:
  * none ran over a segment and some fell back; =none: no node call at all,
  * over a segment or not.  --expect-bufpool: bufpool
  * served barriers in every form run (coll_bufpool_[i]barrier[_init]_calls).
  * --no-even: leave the even ranks' communicator out (it has no rank 2 for
- * coll_bufpool_test_node_fail 2 to fail in).
+ * coll_bufpool_test_node_fail 2 to fail in).  --expect-node-tree: some node
+ * calls ran in groups (two levels, coll_bufpool_node_tree_calls: run with
+ * the barrier alone over the segment, the barriers).
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -190,7 +192,8 @@ static unsigned long long read_pvar(const char *name)
 
 int main(int argc, char **argv)
 {
-    int forms[3] = {1, 1, 1}, rounds = 64, expect_node = 0, expect_bufpool = 0, no_even = 0;
+    int forms[3] = {1, 1, 1}, rounds = 64, expect_node = 0, expect_bufpool = 0, no_even = 0,
+        expect_tree = 0;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     for (int i = 1; i < argc; i++) {
@@ -209,6 +212,8 @@ int main(int argc, char **argv)
             expect_node = 3;
         } else if (0 == strcmp(a, "--expect-bufpool")) {
             expect_bufpool = 1;
+        } else if (0 == strcmp(a, "--expect-node-tree")) {
+            expect_tree = 1;
         } else if (0 == strcmp(a, "--no-even")) {
             no_even = 1;
         } else {
@@ -223,12 +228,13 @@ int main(int argc, char **argv)
     }
     /* Counters read as MPI_T defines them: from the handle's allocation, at
      * the first read; so read them once now and count the difference. */
-    static const char *const pvars[] = {"coll_bufpool_node_calls", "coll_bufpool_node_fallbacks",
-                                        "coll_bufpool_barrier_calls", "coll_bufpool_ibarrier_calls",
-                                        "coll_bufpool_barrier_init_calls"};
-    unsigned long long before[5] = {0};
+    static const char *const pvars[] = {
+        "coll_bufpool_node_calls",         "coll_bufpool_node_fallbacks",
+        "coll_bufpool_barrier_calls",      "coll_bufpool_ibarrier_calls",
+        "coll_bufpool_barrier_init_calls", "coll_bufpool_node_tree_calls"};
+    unsigned long long before[6] = {0};
     const int have_pvars = PVAR_OK == pvar_util_init();
-    for (int k = 0; k < 5 && have_pvars && (expect_node || expect_bufpool); k++) {
+    for (int k = 0; k < 6 && have_pvars && (expect_node || expect_bufpool || expect_tree); k++) {
         (void)pvar_util_read(pvars[k], &before[k]);
     }
 
@@ -276,6 +282,9 @@ int main(int argc, char **argv)
                                     : "=none",
                  calls, fallbacks);
         }
+    }
+    if (expect_tree && read_pvar(pvars[5]) == before[5]) {
+        fail("--expect-node-tree: %s did not grow: no node call ran in groups", pvars[5]);
     }
     if (expect_bufpool) {
         for (int f = 0; f < 3; f++) {
