@@ -54,6 +54,12 @@ coll_bufpool_allreduce_enable maybe coll_bufpool_allreduce_enable: invalid value
 coll_bufpool_allreduce_algorithm fastest coll_bufpool_allreduce_algorithm: invalid value "fastest".*one of auto
 coll_bufpool_bcast_algorithm ring  coll_bufpool_bcast_algorithm: invalid value "ring"
 coll_bufpool_test_host_map 0,x,1   coll_bufpool_test_host_map: invalid value "0,x,1".*comma-separated
+coll_bufpool_node_flat_max 1       coll_bufpool_node_flat_max: invalid value "1".*2 to 1048576
+coll_bufpool_node_flat_max all     coll_bufpool_node_flat_max: invalid value "all"
+coll_bufpool_node_max_bytes 12Q    coll_bufpool_node_max_bytes: invalid value "12Q"
+coll_bufpool_node_cold_calls -3    coll_bufpool_node_cold_calls: invalid value "-3"
+coll_bufpool_node_warmup_calls x   coll_bufpool_node_warmup_calls: invalid value "x"
+coll_bufpool_node_cma     sometimes coll_bufpool_node_cma: invalid value "sometimes".*on or off
 '
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
