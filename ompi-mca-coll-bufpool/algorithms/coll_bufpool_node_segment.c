@@ -339,6 +339,38 @@ static void node_groups(bufpool_node_t *n, const bufpool_shm_t *shm, const bufpo
     }
 }
 
+/* At coll_bufpool_verbose 2, the communicator's rank 0 says how its ranks
+ * were grouped and from what placement (an administrator's check that the
+ * groups follow the L3 caches). */
+static void node_say_groups(const bufpool_node_t *n, struct ompi_communicator_t *comm)
+{
+    if (n->ngroups < 2 || 0 != n->me || NULL == n->params->verbose || *n->params->verbose < 2) {
+        return;
+    }
+    const long *domain = (const long *)(n + 1);
+    int unknown = 0, runs = 0;
+    for (int r = 0; r < n->p; r++) {
+        unknown += domain[r] < 0;
+        runs += domain[r] >= 0 && (0 == r || domain[r] != domain[r - 1]);
+    }
+    char groups[160];
+    size_t len = 0;
+    for (int k = 0; k < n->ngroups && len < sizeof(groups) - 16; k++) {
+        len += (size_t)snprintf(groups + len, sizeof(groups) - len, "%s%d-%d", 0 == k ? "" : " ",
+                                n->bounds[k], n->bounds[k + 1] - 1);
+    }
+    if (len >= sizeof(groups) - 16) {
+        snprintf(groups + len, sizeof(groups) - len, " ...");
+    }
+    opal_output(0,
+                "coll_bufpool: communicator %s: node allreduce, reduce and barrier of its %d ranks "
+                "in %d groups (rank 0's coll_bufpool_node_flat_max: %llu): ranks %s; L3 caches: "
+                "%s%d run(s) of ranks bound within one, %d rank(s) not bound within one",
+                comm->c_name, n->p, n->ngroups,
+                (unsigned long long)((const node_header_t *)n->base)->flat_max, groups,
+                unknown > 0 ? "left out, " : "", runs, unknown);
+}
+
 /* The communicator's segment: OMPI_SUCCESS and *out, or as bufpool_node_share. */
 static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g,
                       const bufpool_comm_state_t *state, bufpool_node_t **out)
@@ -372,6 +404,7 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
     n->cma_error = !state->node_cma                                  ? NODE_CMA_UNWANTED
                    : ompi_comm_rank(comm) == state->node_no_cma_rank ? EPERM /* testing */
                                                                      : 0;
+    node_say_groups(n, comm);
     *out = n;
     return OMPI_SUCCESS;
 }

@@ -136,6 +136,26 @@ run 17 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --comms=
     --expect-bufpool --expect-node --expect-node-tree
 run 5 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --expect-node \
     --expect-node-tree=none
+# The groups as coll_bufpool_verbose 2 reports them on rank 0: 5 ranks
+# above flat_max 2 in groups of 2 and 3, and every rank's L3 as each wrote
+# it into the segment: here either one L3 for all (all CPUs under one, as
+# on this project's machine) or none known (a machine of several, the
+# processes not bound: run-mpi-test.sh binds none), never several runs.
+runs=$((runs + 1))
+said=$(BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $others $tree --mca coll_bufpool_node_flat_max 2 \
+--mca coll_bufpool_verbose 2" sh "$runner" 5 "$top_builddir/test/mpi/test_coll_reduce_family" \
+    --colls=allreduce --smoke --comms=world </dev/null 2>&1 |
+    grep 'communicator MPI_COMM_WORLD: node allreduce, reduce and barrier of its 5 ranks')
+case $said in
+    *"in 2 groups"*"ranks 0-1 2-4; L3 caches: 1 run(s) of ranks bound within one, 0 rank(s)"* | \
+        *"in 2 groups"*"ranks 0-1 2-4; L3 caches: left out, 0 run(s) of ranks bound within one, 5 rank(s)"*)
+        echo "coll_node: groups as reported: $said" ;;
+    *)
+        status=1
+        failed="$failed
+  the groups of 5 ranks at coll_bufpool_verbose 2: '$said'"
+        ;;
+esac
 flat2=OMPI_MCA_coll_bufpool_node_flat_max=2
 for who in rank0 others; do
     expect=--expect-node-tree first=$flat2 rest=BUFPOOL_TEST_UNUSED=1
