@@ -79,6 +79,12 @@ typedef struct mca_coll_bufpool_component {
     char *test_host_map_text;
     int *test_host_map;
     int test_host_map_n;
+    /* coll_bufpool_test_node_l3 (testing only): the L3 cache each launch
+     * rank says it is bound within (cycled; -1: none), instead of sysfs's;
+     * test_node_l3_n 0: sysfs's. */
+    char *test_node_l3_text;
+    int *test_node_l3;
+    int test_node_l3_n;
     /* The cost model's link table, defaults overridden by the two above. */
     struct bufpool_model_links model_links;
     /* segment_size, pipeline_depth, min_size, small_size as checked: read

@@ -351,6 +351,12 @@ static const coll_param_t coll_params[] = {
      "entry (r mod entries) of this comma-separated list of host numbers (e.g. "
      "0,0,0,1 or 0,1,2), so that one machine exercises the multi-host paths "
      "(allreduce hier, auto's cost model); empty, the default: the real host names"},
+    {"test_node_l3", "", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+     offsetof(mca_coll_bufpool_component_t, test_node_l3_text),
+     "For testing only: the L3 cache that the process of launch rank r says it is bound "
+     "within, for the node algorithms' groups (coll_bufpool_node_flat_max): entry (r mod "
+     "entries) of this comma-separated list (-1: none), instead of what sysfs and its "
+     "CPU affinity say; empty, the default: sysfs's"},
     {"test_nbc_tag_range", "0", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, test_nbc_tag_range_text),
      "For testing only: the tags a nonblocking or persistent collective of bufpool "

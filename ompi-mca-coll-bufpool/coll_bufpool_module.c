@@ -44,6 +44,11 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     module->state.node_max_bytes = COMPONENT->node_max_bytes;
     module->state.node_cold_calls = COMPONENT->node_cold_calls;
     module->state.node_flat_max = COMPONENT->node_flat_max;
+    if (COMPONENT->test_node_l3_n > 0) {
+        const ompi_proc_t *me = ompi_proc_local();
+        module->state.node_test_l3 =
+            COMPONENT->test_node_l3[me->super.proc_name.vpid % (unsigned)COMPONENT->test_node_l3_n];
+    }
     module->state.node_fail_rank = COMPONENT->test_node_fail;
     module->state.node_fail_chunk_rank = COMPONENT->test_node_fail_chunk;
     module->state.node_cma = COMPONENT->node_cma;

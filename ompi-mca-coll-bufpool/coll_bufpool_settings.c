@@ -165,13 +165,15 @@ static void load_rules(mca_coll_bufpool_component_t *component)
     component->tuning.rules = &component->rules;
 }
 
-/* coll_bufpool_test_host_map: "h0,h1,..." host numbers from 0 to 65535. */
-#define TEST_HOST_MAX 65535
-static void check_test_host_map(mca_coll_bufpool_component_t *component)
+/* A testing parameter's list "v0,v1,...": numbers from lo to hi, in *list
+ * (malloc'd; *n entries), or nothing after reporting it (why, expected and
+ * fallback: the message's words). */
+static void parse_test_list(mca_coll_bufpool_component_t *component, const char *param,
+                            const char *text, long lo, long hi, const char *why,
+                            const char *expected, const char *fallback, int **list, int *count)
 {
-    const char *text = component->test_host_map_text;
-    component->test_host_map = NULL;
-    component->test_host_map_n = 0;
+    *list = NULL;
+    *count = 0;
     if (NULL == text || '\0' == text[0]) {
         return;
     }
@@ -185,18 +187,31 @@ static void check_test_host_map(mca_coll_bufpool_component_t *component)
         char *end;
         errno = 0;
         long v = strtol(s, &end, 10);
-        if (end == s || 0 != errno || v < 0 || v > TEST_HOST_MAX || (',' != *end && '\0' != *end)) {
-            bufpool_params_bad(
-                component->params, "test_host_map", text, "not a list of host numbers",
-                "comma-separated integers from 0 to 65535, e.g. 0,0,0,1", "the real host names");
+        if (end == s || 0 != errno || v < lo || v > hi || (',' != *end && '\0' != *end)) {
+            bufpool_params_bad(component->params, param, text, why, expected, fallback);
             free(map);
             return;
         }
         map[i] = (int)v;
         s = end + 1;
     }
-    component->test_host_map = map;
-    component->test_host_map_n = NULL != map ? (int)n : 0;
+    *list = map;
+    *count = NULL != map ? (int)n : 0;
+}
+
+/* coll_bufpool_test_host_map: "h0,h1,..." host numbers from 0 to 65535;
+ * coll_bufpool_test_node_l3: "c0,c1,..." L3 caches from -1 (none) to 65535. */
+static void check_test_lists(mca_coll_bufpool_component_t *component)
+{
+    parse_test_list(component, "test_host_map", component->test_host_map_text, 0, 65535,
+                    "not a list of host numbers",
+                    "comma-separated integers from 0 to 65535, e.g. 0,0,0,1", "the real host names",
+                    &component->test_host_map, &component->test_host_map_n);
+    parse_test_list(component, "test_node_l3", component->test_node_l3_text, -1, 65535,
+                    "not a list of L3 cache numbers",
+                    "comma-separated integers from -1 (none) to 65535, e.g. 0,0,1,1",
+                    "the L3 caches the processes are bound within (sysfs)",
+                    &component->test_node_l3, &component->test_node_l3_n);
 }
 
 void bufpool_settings_check(mca_coll_bufpool_component_t *component)
@@ -240,7 +255,7 @@ void bufpool_settings_check(mca_coll_bufpool_component_t *component)
         t->small_size = t->segment_size;
     }
     check_model_links(component);
-    check_test_host_map(component);
+    check_test_lists(component);
     load_rules(component);
     component->nonblocking =
         bufpool_params_bool(component->params, "nonblocking", component->nonblocking_text, true);
@@ -295,4 +310,7 @@ void bufpool_settings_free(mca_coll_bufpool_component_t *component)
     free(component->test_host_map);
     component->test_host_map = NULL;
     component->test_host_map_n = 0;
+    free(component->test_node_l3);
+    component->test_node_l3 = NULL;
+    component->test_node_l3_n = 0;
 }

@@ -159,13 +159,16 @@ static long node_cpu_domain(void)
  * 0's flat_max be lower, makes every rank cut groups without domains:
  * still the same groups everywhere; so communicators of up to 16 ranks
  * never read sysfs). */
-static void node_publish(void *base, size_t block, bool with_domain)
+static void node_publish(void *base, size_t block, const bufpool_node_publish_t *publish,
+                         bool with_domain)
 {
     uint64_t *w = node_cma_words(base, block);
     w[0] = (uint64_t)getpid();
     w[1] = (uint64_t)(uintptr_t)w;
     ((int64_t *)((char *)base + block))[NODE_DOMAIN_WORD] =
-        with_domain ? (int64_t)node_cpu_domain() : -1;
+        !with_domain                 ? -1
+        : publish->test_domain >= -1 ? (int64_t)publish->test_domain /* testing */
+                                     : (int64_t)node_cpu_domain();
 }
 
 static uint64_t node_nonce(void)
@@ -189,16 +192,17 @@ static uint64_t node_nonce(void)
  * nothing mapped), else a point-to-point error.  my_error: this rank's
  * failure known beforehand (an errno value, or 0), which it reports instead
  * of creating or mapping, as it does when the segment would take it past
- * max_bytes; what names the segment in the messages.  flat_max, for a
- * communicator's segment (0: a chunk segment): rank 0 writes it into the
- * header, and each rank writes where its block lies in its process and its
- * domain before it reports (node_publish), for the single-copy probe and
- * the groups. */
+ * max_bytes; what names the segment in the messages.  publish, for a
+ * communicator's segment (NULL: a chunk segment): rank 0 writes its
+ * flat_max into the header, and each rank writes where its block lies in
+ * its process and its domain before it reports (node_publish), for the
+ * single-copy probe and the groups. */
 int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
                        size_t rank_stride, size_t max_bytes, const char *what,
-                       const bufpool_params_t *params, int flat_max, bufpool_shm_t *shm)
+                       const bufpool_params_t *params, const bufpool_node_publish_t *publish,
+                       bufpool_shm_t *shm)
 {
-    const bool publish = flat_max > 0;
+    const int flat_max = NULL != publish ? publish->flat_max : 0;
     const int p = g->n, me = g->me;
     const size_t bytes = NODE_HEADER + (size_t)p * rank_stride;
     const bufpool_shm_range_t own = {.offset = 0 == me ? 0 : NODE_HEADER + (size_t)me * rank_stride,
@@ -226,8 +230,8 @@ int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *
             h->ranks = (uint64_t)p;
             h->rank_stride = rank_stride;
             h->flat_max = (uint64_t)flat_max;
-            if (publish) {
-                node_publish(shm->base, NODE_HEADER, p > flat_max);
+            if (NULL != publish) {
+                node_publish(shm->base, NODE_HEADER, publish, p > flat_max);
             }
             __atomic_store_n(&h->magic, NODE_MAGIC, __ATOMIC_RELEASE);
             snprintf(offer.name, sizeof(offer.name), "%s", shm->name);
@@ -272,8 +276,8 @@ int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *
                              "mapping rank 0's %s (%zu bytes) and reserving its part", what, bytes);
                     node_say_unavailable(params, step, mine, comm);
                 }
-                if (0 == mine && publish) {
-                    node_publish(shm->base, own.offset, p > flat_max);
+                if (0 == mine && NULL != publish) {
+                    node_publish(shm->base, own.offset, publish, p > flat_max);
                 }
             }
             rc = bufpool_send(&mine, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
@@ -385,8 +389,10 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
     const int my_error = NULL == n                                       ? ENOMEM
                          : ompi_comm_rank(comm) == state->node_fail_rank ? ENOSPC /* testing */
                                                                          : 0;
+    const bufpool_node_publish_t publish = {.flat_max = state->node_flat_max,
+                                            .test_domain = state->node_test_l3};
     int rc = bufpool_node_share(comm, g, my_error, NODE_RANK_STRIDE, state->node_max_bytes,
-                                "segment", state->params, state->node_flat_max, &shm);
+                                "segment", state->params, &publish, &shm);
     if (OMPI_SUCCESS != rc) {
         free(n);
         return rc;

@@ -267,9 +267,15 @@ static inline bool node_big_failed(const bufpool_node_t *n, int j, uint64_t q)
 
 /* What the files give one another, each described where it is defined:
  * coll_bufpool_node_segment.c, under the other two, */
+/* What a communicator's segment publishes at its set-up (bufpool_node_share). */
+typedef struct bufpool_node_publish {
+    int flat_max;     /* coll_bufpool_node_flat_max (rank 0's counts)     */
+    long test_domain; /* coll_bufpool_test_node_l3; below -1: sysfs's    */
+} bufpool_node_publish_t;
 int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
                        size_t rank_stride, size_t max_bytes, const char *what,
-                       const bufpool_params_t *params, int flat_max, bufpool_shm_t *shm);
+                       const bufpool_params_t *params, const bufpool_node_publish_t *publish,
+                       bufpool_shm_t *shm);
 void bufpool_node_unshare(bufpool_shm_t *shm);
 bool bufpool_node_first_say(int *said, char host[64]);
 int bufpool_node_begin_at(bufpool_node_home_t *home, const bufpool_group_t *g,

@@ -16,6 +16,7 @@ void bufpool_comm_state_init(bufpool_comm_state_t *state,
     state->host_ids = host_ids;
     state->node = (bufpool_node_homes_t){{0}};
     state->node_fail_rank = state->node_fail_chunk_rank = state->node_no_cma_rank = -1;
+    state->node_test_l3 = -2;
 }
 
 void bufpool_comm_state_fini(bufpool_comm_state_t *state)

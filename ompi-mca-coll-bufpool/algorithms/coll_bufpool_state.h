@@ -69,6 +69,9 @@ typedef struct bufpool_comm_state {
     /* coll_bufpool_node_flat_max: above it the small reductions and the
      * barrier go through groups (rank 0's value decides, coll_bufpool_node_segment.c). */
     int node_flat_max;
+    /* Testing (coll_bufpool_test_node_l3): the L3 this process says it is
+     * bound within, instead of sysfs's (-1: none); below -1: sysfs's. */
+    long node_test_l3;
     /* Testing (coll_bufpool_test_node_fail): this rank of the communicator
      * fails to have the segment; -1: none. */
     int node_fail_rank;

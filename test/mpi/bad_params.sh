@@ -55,6 +55,7 @@ coll_bufpool_allreduce_algorithm fastest coll_bufpool_allreduce_algorithm: inval
 coll_bufpool_bcast_algorithm ring  coll_bufpool_bcast_algorithm: invalid value "ring"
 coll_bufpool_test_host_map 0,x,1   coll_bufpool_test_host_map: invalid value "0,x,1".*comma-separated
 coll_bufpool_node_flat_max 1       coll_bufpool_node_flat_max: invalid value "1".*2 to 1048576
+coll_bufpool_test_node_l3 0,-2     coll_bufpool_test_node_l3: invalid value "0,-2".*-1 \(none\) to 65535
 coll_bufpool_node_flat_max all     coll_bufpool_node_flat_max: invalid value "all"
 coll_bufpool_node_max_bytes 12Q    coll_bufpool_node_max_bytes: invalid value "12Q"
 coll_bufpool_node_cold_calls -3    coll_bufpool_node_cold_calls: invalid value "-3"

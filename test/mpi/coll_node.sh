@@ -136,26 +136,43 @@ run 17 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --comms=
     --expect-bufpool --expect-node --expect-node-tree
 run 5 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --expect-node \
     --expect-node-tree=none
-# The groups as coll_bufpool_verbose 2 reports them on rank 0: 5 ranks
-# above flat_max 2 in groups of 2 and 3, and every rank's L3 as each wrote
-# it into the segment: here either one L3 for all (all CPUs under one, as
-# on this project's machine) or none known (a machine of several, the
-# processes not bound: run-mpi-test.sh binds none), never several runs.
-runs=$((runs + 1))
-said=$(BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $others $tree --mca coll_bufpool_node_flat_max 2 \
---mca coll_bufpool_verbose 2" sh "$runner" 5 "$top_builddir/test/mpi/test_coll_reduce_family" \
-    --colls=allreduce --smoke --comms=world </dev/null 2>&1 |
-    grep 'communicator MPI_COMM_WORLD: node allreduce, reduce and barrier of its 5 ranks')
-case $said in
-    *"in 2 groups"*"ranks 0-1 2-4; L3 caches: 1 run(s) of ranks bound within one, 0 rank(s)"* | \
-        *"in 2 groups"*"ranks 0-1 2-4; L3 caches: left out, 0 run(s) of ranks bound within one, 5 rank(s)"*)
-        echo "coll_node: groups as reported: $said" ;;
-    *)
-        status=1
-        failed="$failed
-  the groups of 5 ranks at coll_bufpool_verbose 2: '$said'"
-        ;;
-esac
+# The groups as coll_bufpool_verbose 2 reports them on rank 0 (after a
+# checked run of allreduce and reduce in groups): the cut and the L3 caches
+# every rank wrote into the segment.  Without a test map: here either one
+# L3 for all (every CPU under one, as on this project's machine) or none
+# known (a machine of several, the processes not bound: run-mpi-test.sh
+# binds none), never several runs.  With coll_bufpool_test_node_l3 (the L3
+# each rank says): 8 ranks on two L3s of 3 and 5 are cut at the change (at
+# most 3 a group: 0-2 3-4 5-7); an unknown one, or a round-robin placement
+# (too many runs), leaves the L3s out (the plain cut 0-1 2-4 5-7).
+check_groups() { # NP L3-MAP PATTERN...
+    np=$1 map=$2
+    shift 2
+    runs=$((runs + 1))
+    l3=
+    [ -z "$map" ] || l3="--mca coll_bufpool_test_node_l3 $map"
+    said=$(BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $others $tree \
+--mca coll_bufpool_node_flat_max 2 --mca coll_bufpool_verbose 2 $l3" sh "$runner" "$np" \
+        "$top_builddir/test/mpi/test_coll_reduce_family" --colls=allreduce,reduce --smoke \
+        --comms=world --expect-node-tree </dev/null 2>&1 |
+        grep -e "communicator MPI_COMM_WORLD: node allreduce, reduce and barrier of its $np ranks" \
+            -e '^test_coll_reduce_family: PASS')
+    for pattern in "$@"; do
+        case $said in
+            *"PASS"*"$pattern"* | *"$pattern"*"PASS"*)
+                echo "coll_node: groups of $np ranks (L3 map '$map') as reported: $pattern"
+                return ;;
+        esac
+    done
+    status=1
+    failed="$failed
+  the groups of $np ranks at coll_bufpool_verbose 2 (L3 map '$map'): '$said'"
+}
+check_groups 5 "" "in 2 groups (rank 0's coll_bufpool_node_flat_max: 2): ranks 0-1 2-4; L3 caches: 1 run(s) of ranks bound within one, 0 rank(s)" \
+    "in 2 groups (rank 0's coll_bufpool_node_flat_max: 2): ranks 0-1 2-4; L3 caches: left out, 0 run(s) of ranks bound within one, 5 rank(s)"
+check_groups 8 0,0,0,1,1,1,1,1 "ranks 0-2 3-4 5-7; L3 caches: 2 run(s) of ranks bound within one, 0 rank(s)"
+check_groups 8 0,0,-1,1 "ranks 0-1 2-4 5-7; L3 caches: left out, 4 run(s) of ranks bound within one, 2 rank(s)"
+check_groups 8 0,1 "ranks 0-1 2-4 5-7; L3 caches: 8 run(s) of ranks bound within one, 0 rank(s)"
 flat2=OMPI_MCA_coll_bufpool_node_flat_max=2
 for who in rank0 others; do
     expect=--expect-node-tree first=$flat2 rest=BUFPOOL_TEST_UNUSED=1
