@@ -29,7 +29,7 @@
 # nonblocking, at NP, NP/2 and NP/4 ranks, after the same correctness runs;
 # and the 256K x 4 runs again as node_cma, single-copy reads (CMA) above
 # 4 KiB (tags 64K:16:node, 256K:4:node, 256K:4:node_cma).
-# ONLY=groups: allreduce, reduce and barrier node at NP ranks read flat
+# ONLY=groups: allreduce, reduce, bcast and barrier node at NP ranks read flat
 # (coll_bufpool_node_flat_max NP: every rank reads every rank's slot) and in
 # groups (flat_max 4 and 8: two levels, groups of at most sqrt(NP)), each
 # against tuned in its own job, 4 B to 4 KiB, three forms (groups.csv, tags

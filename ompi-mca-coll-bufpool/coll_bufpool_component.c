@@ -324,7 +324,7 @@ static const coll_param_t coll_params[] = {
     {"node_flat_max", DEFAULT_NODE_FLAT_MAX, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, node_flat_max_text),
      "The most ranks of a communicator whose node "
-     "allreduce, reduce and barrier up to 4 KiB read every rank's slot of the shared "
+     "allreduce, reduce, bcast and barrier up to 4 KiB read every rank's slot of the shared "
      "segment; above, ranks gather in groups of at most sqrt(ranks) that never span two "
      "L3 caches where the processes are bound within one: each group's last rank reduces "
      "its group, and the others read one slot per group (coll_bufpool_node_tree_calls). "
@@ -460,7 +460,7 @@ static const coll_pvar_t coll_pvars[] = {
      "Calls of bcast and allgather node_cma whose large blocks the ranks read straight "
      "from the owners' buffers (CMA) instead of through the chunk segment"},
     {"node_tree_calls", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.tree_calls,
-     "Calls of allreduce, reduce and barrier node up to 4 KiB that ran in groups (two "
+     "Calls of allreduce, reduce, bcast and barrier node up to 4 KiB that ran in groups (two "
      "levels: above coll_bufpool_node_flat_max ranks) instead of every rank reading "
      "every rank's slot"},
     {"scratch_bytes_in_use", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_scratch_counters.bytes_in_use,

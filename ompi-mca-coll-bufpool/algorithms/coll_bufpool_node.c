@@ -55,6 +55,8 @@
  */
 #include "coll_bufpool_node_segment.h"
 
+#include <string.h>
+
 static const node_slots_t node_call_slots = {node_slot_seq, node_payload, false};
 
 int bufpool_node_fallback(bufpool_coll_id_t id, const bufpool_call_t *call,
@@ -119,8 +121,8 @@ static int node_post(bufpool_node_t *n, uint64_t s, const void *buf, size_t coun
 
 /* ---------------------------------------------------------------------- */
 /* Groups.  Above coll_bufpool_node_flat_max ranks (n->ngroups > 1:
- * bufpool_node_groups) allreduce, reduce and barrier run in two levels.
- * Each group's last rank, its leader, waits for its group's posts, reduces
+ * bufpool_node_groups) allreduce, reduce, bcast (node_bcast) and barrier
+ * run in two levels.  Each group's last rank, its leader, waits for its group's posts, reduces
  * them in rank order into its own slot (its own data is the last operand,
  * so a layout without gaps reduces in place) and posts the group's partial
  * in the slot's second word; the ranks that need the result wait for every
@@ -283,17 +285,41 @@ static int node_reduce(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
     return rc;
 }
 
+/* bcast: the root posts, every other rank copies the root's slot out.  In
+ * groups the fan-out has two levels: the leader of each group but the
+ * root's copies the root's packed bytes into its own slot and posts them in
+ * its second word, and its group reads them there, so that the root's
+ * lines are read by one rank per group (the root's own group reads them
+ * straight). */
 static int node_bcast(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
 {
-    int rc;
-    if (n->me == a->root) {
-        rc = node_post(n, s, a->rbuf, a->count, a->dtype);
-    } else {
-        bufpool_view_t v;
-        bufpool_view_init(&v, a->rbuf, a->count, a->dtype);
-        node_wait_post(n, a->root, s);
-        rc = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, a->root, s));
+    const int root = a->root;
+    int rc, from = root;
+    if (n->ngroups > 1) {
+        node_count(&bufpool_node_counters.tree_calls, 1);
     }
+    if (n->me == root) {
+        rc = node_post(n, s, a->rbuf, a->count, a->dtype);
+        node_end(n, s);
+        return rc;
+    }
+    bufpool_view_t v;
+    bufpool_view_init(&v, a->rbuf, a->count, a->dtype);
+    const int k = n->my_group;
+    if (n->ngroups > 1 && (root < n->bounds[k] || root >= n->bounds[k + 1])) {
+        from = n->leaders[k];
+        if (n->me == from) {
+            node_wait_post(n, root, s);
+            node_claim(n, s);
+            memcpy(node_payload(n, n->me, s), node_payload(n, root, s), v.bytes);
+            __atomic_store_n(node_slot_seq(n, n->me, s) + NODE_WORD_REDUCED, s, __ATOMIC_RELEASE);
+        } else {
+            bufpool_wait_word(node_slot_seq(n, from, s) + NODE_WORD_REDUCED, s);
+        }
+    } else {
+        node_wait_post(n, root, s);
+    }
+    rc = bufpool_view_unpack(&v, 0, v.bytes, node_payload(n, from, s));
     node_end(n, s);
     return rc;
 }

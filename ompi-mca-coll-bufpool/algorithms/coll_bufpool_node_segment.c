@@ -367,7 +367,7 @@ static void node_say_groups(const bufpool_node_t *n, struct ompi_communicator_t 
         snprintf(groups + len, sizeof(groups) - len, " ...");
     }
     opal_output(0,
-                "coll_bufpool: communicator %s: node allreduce, reduce and barrier of its %d ranks "
+                "coll_bufpool: communicator %s: node allreduce, reduce, bcast and barrier of its %d ranks "
                 "in %d groups (rank 0's coll_bufpool_node_flat_max: %llu): ranks %s; L3 caches: "
                 "%s%d run(s) of ranks bound within one, %d rank(s) not bound within one",
                 comm->c_name, n->p, n->ngroups,

@@ -55,7 +55,7 @@
 #            test/mpi/cma_probe finds them allowed)
 #   nodetree node with allreduce node (flat: no slices) and
 #            --mca coll_bufpool_node_flat_max 2: from 3 ranks on, allreduce,
-#            reduce and barrier up to 4 KiB run in groups (two levels), as
+#            reduce, bcast and barrier up to 4 KiB run in groups (two levels), as
 #            they do by default above 16 ranks
 #   stock    --mca coll ^bufpool (Open MPI alone: what classification uses)
 # Every job runs with --mca op ^avx (through run-mpi-test.sh): Debian's

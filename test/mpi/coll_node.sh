@@ -111,7 +111,7 @@ for np in ${BUFPOOL_TEST_NPS:-2 3 4 5 8}; do
 done
 
 # Groups (two levels): above coll_bufpool_node_flat_max ranks, allreduce,
-# reduce and barrier up to 4 KiB gather in groups (bufpool_node_groups):
+# reduce, bcast and barrier up to 4 KiB run in groups (bufpool_node_groups):
 # at 2 from 3 ranks on (5: groups of 2 and 3; 7: of 2, 2 and 3), every form,
 # with --expect-node-tree (coll_bufpool_node_tree_calls grew on every
 # rank); at 17 ranks by default (16); at 5 by default not
@@ -130,10 +130,16 @@ for np in 3 5 7; do
         run $np test_coll_reduce_family "$tree --mca coll_bufpool_node_flat_max 2" \
             --colls=allreduce,reduce --form=$form --expect-bufpool --expect-node \
             --expect-node-tree $level
+        # shellcheck disable=SC2086
+        run $np test_coll_move_family "$tree --mca coll_bufpool_node_flat_max 2" \
+            --colls=bcast --form=$form --expect-bufpool --expect-node --expect-node-tree \
+            --seal-bcast-root $level
     done
 done
 run 17 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --comms=world,halves \
     --expect-bufpool --expect-node --expect-node-tree
+run 17 test_coll_move_family "$tree" --colls=bcast --smoke --comms=world,halves \
+    --form=nonblocking --expect-bufpool --expect-node --expect-node-tree --seal-bcast-root
 run 5 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --expect-node \
     --expect-node-tree=none
 # The groups as coll_bufpool_verbose 2 reports them on rank 0 (after a
@@ -155,7 +161,7 @@ check_groups() { # NP L3-MAP PATTERN...
 --mca coll_bufpool_node_flat_max 2 --mca coll_bufpool_verbose 2 $l3" sh "$runner" "$np" \
         "$top_builddir/test/mpi/test_coll_reduce_family" --colls=allreduce,reduce --smoke \
         --comms=world --expect-node-tree </dev/null 2>&1 |
-        grep -e "communicator MPI_COMM_WORLD: node allreduce, reduce and barrier of its $np ranks" \
+        grep -e "communicator MPI_COMM_WORLD: node allreduce, reduce, bcast and barrier of its $np ranks" \
             -e '^test_coll_reduce_family: PASS')
     for pattern in "$@"; do
         case $said in

@@ -63,7 +63,7 @@ bufpool_node_algorithms() {
 #   node     forced, with every collective's node algorithm named
 #            (allreduce node_rsag; bcast NODE_BCAST, default node)
 #   nodetree node with allreduce node and coll_bufpool_node_flat_max 2:
-#            allreduce, reduce and barrier up to 4 KiB run in groups (two
+#            allreduce, reduce, bcast and barrier up to 4 KiB run in groups (two
 #            levels) from 3 ranks on, as they do by default above 16
 #   stock    Open MPI alone
 # Unknown: a message, and status 2.
