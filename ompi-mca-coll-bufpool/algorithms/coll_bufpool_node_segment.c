@@ -97,7 +97,7 @@ static int node_cap_check(const bufpool_params_t *params, size_t bytes, size_t m
     return NODE_OVER_CAP;
 }
 
-/* A number of sysfs file path (a decimal), or -1. */
+/* The number a sysfs file holds (a decimal), or -1. */
 static long node_sysfs_number(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -366,13 +366,14 @@ static void node_say_groups(const bufpool_node_t *n, struct ompi_communicator_t 
     if (len >= sizeof(groups) - 16) {
         snprintf(groups + len, sizeof(groups) - len, " ...");
     }
-    opal_output(0,
-                "coll_bufpool: communicator %s: node allreduce, reduce, bcast and barrier of its %d ranks "
-                "in %d groups (rank 0's coll_bufpool_node_flat_max: %llu): ranks %s; L3 caches: "
-                "%s%d run(s) of ranks bound within one, %d rank(s) not bound within one",
-                comm->c_name, n->p, n->ngroups,
-                (unsigned long long)((const node_header_t *)n->base)->flat_max, groups,
-                unknown > 0 ? "left out, " : "", runs, unknown);
+    opal_output(
+        0,
+        "coll_bufpool: communicator %s: node allreduce, reduce, bcast and barrier of its %d ranks "
+        "in %d groups (rank 0's coll_bufpool_node_flat_max: %llu): ranks %s; L3 caches: "
+        "%s%d run(s) of ranks bound within one, %d rank(s) not bound within one",
+        comm->c_name, n->p, n->ngroups,
+        (unsigned long long)((const node_header_t *)n->base)->flat_max, groups,
+        unknown > 0 ? "left out, " : "", runs, unknown);
 }
 
 /* The communicator's segment: OMPI_SUCCESS and *out, or as bufpool_node_share. */
