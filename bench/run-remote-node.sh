@@ -115,10 +115,14 @@ if [ "$only" = more ]; then
 fi
 if [ "$only" = groups ]; then
     grouped="--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm node \
---mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_barrier_algorithm node"
+--mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_barrier_algorithm node \
+--mca coll_bufpool_bcast_algorithm node"
     for form in blocking nonblocking persistent; do
         $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max 4 \
             /tmp/b/test_coll_reduce_family --colls=allreduce,reduce --form=$form --smoke \
+            --expect-bufpool --expect-node --expect-node-tree
+        $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max 4 \
+            /tmp/b/test_coll_move_family --colls=bcast --form=$form --smoke \
             --expect-bufpool --expect-node --expect-node-tree
     done
     $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max 4 /tmp/b/test_coll_barrier \
@@ -126,7 +130,7 @@ if [ "$only" = groups ]; then
     for fm in "$np" 4 8; do
         for form in blocking nonblocking persistent; do
             $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max $fm \
-                /tmp/b/coll_latency -C default,bufpool -c allreduce,reduce -m 4:4K \
+                /tmp/b/coll_latency -C default,bufpool -c allreduce,reduce,bcast -m 4:4K \
                 --size-factor 4 -r 5 -F $form -o "$out/groups.csv" -t "flat_max=$fm $form"
             $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max $fm \
                 /tmp/b/coll_latency -C default,bufpool -c barrier -m 8:8 -r 7 -F $form \
