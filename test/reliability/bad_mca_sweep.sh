@@ -68,7 +68,8 @@ kind_of() {
             coll_bufpool_max_requests | coll_bufpool_test_nbc_tag_range | \
             coll_bufpool_node_cold_calls | coll_bufpool_node_warmup_calls)
             echo integer_from_zero ;;
-        coll_bufpool_pipeline_depth) echo integer_from_one ;;
+        # (node_flat_max takes 2 and up: no value class here is 1 either.)
+        coll_bufpool_pipeline_depth | coll_bufpool_node_flat_max) echo integer_from_one ;;
         mpool_regpar_bucket_factor) echo factor ;;
         mpool_regpar_gc_age) echo duration ;;
         mpool_regpar_hugepages | mpool_regpar_prefault | mpool_regpar_bind_threads | \
@@ -86,6 +87,8 @@ kind_of() {
         coll_bufpool_rules_file) echo name ;;
         # Empty (the default) is the real host names; 0 is one host.
         coll_bufpool_test_host_map) echo host_map ;;
+        # Empty (the default) is sysfs's L3s; 0 is one L3, -1 none.
+        coll_bufpool_test_node_l3) echo l3_map ;;
         *) echo none ;;
     esac
 }
@@ -95,7 +98,7 @@ accepted() {
     case "$1:$2" in
         size_or_zero:zero | any_integer:negative | any_integer:zero | \
             integer_from_zero:zero | duration:zero | switch:zero | numa:zero | name:empty | \
-            host_map:empty | host_map:zero)
+            host_map:empty | host_map:zero | l3_map:empty | l3_map:zero | l3_map:negative)
             return 0 ;;
     esac
     return 1
