@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -130,15 +131,15 @@ static int collective_sizes(const bench_options *opt, const coll_desc *cd, int p
     return nsizes;
 }
 
-/* Which configurations measure this collective at all (runs[c]); the others
- * are named with the reason. */
+/* Up to which size each configuration measures this collective (runs[c], 0:
+ * not at all); the others are named with the reason. */
 static void collective_configs(const bench_options *opt, const coll_desc *cd,
-                               const bench_config *configs, int nconfigs, int *runs)
+                               const bench_config *configs, int nconfigs, size_t *runs)
 {
     for (int c = 0; c < nconfigs; c++) {
         const char *why = NULL;
-        runs[c] = config_runs(&configs[c], cd->name, opt->form, &why);
-        if (!runs[c]) {
+        runs[c] = config_max_size(&configs[c], cd->name, opt->form, &why);
+        if (runs[c] < SIZE_MAX) {
             char name[64];
             root_printf("# configuration %s skipped for %s: %s\n", configs[c].name,
                         form_coll_name(opt->form, cd->name, name, sizeof(name)), why);
@@ -159,7 +160,7 @@ static void list_points(const bench_options *opt, int coll_index, const bench_co
     }
     size_t sizes[MAX_SIZES], max_size;
     int nsizes = collective_sizes(opt, cd, p, has_floor, sizes, &max_size);
-    int runs[MAX_CONFIGS];
+    size_t runs[MAX_CONFIGS];
     collective_configs(opt, cd, configs, nconfigs, runs);
     char name[64];
     form_coll_name(opt->form, cd->name, name, sizeof(name));
@@ -167,7 +168,7 @@ static void list_points(const bench_options *opt, int coll_index, const bench_co
         long iters, warmup;
         options_iterations_for(opt, sizes[si], &iters, &warmup);
         for (int c = 0; c < nconfigs; c++) {
-            if (runs[c] && !options_skips(opt, configs[c].name, name, sizes[si])) {
+            if (sizes[si] <= runs[c] && !options_skips(opt, configs[c].name, name, sizes[si])) {
                 root_printf("# point %s %s %zu %ld %ld %d\n", name, configs[c].name, sizes[si],
                             iters, warmup, opt->repeat);
             }
@@ -228,7 +229,7 @@ static int run_collective(const bench_options *opt, MPI_Op op, int coll_index,
     }
 
     /* Which configurations measure this collective at all. */
-    int runs[MAX_CONFIGS];
+    size_t runs[MAX_CONFIGS];
     collective_configs(opt, cd, configs, nconfigs, runs);
     char *measured = calloc((size_t)nsizes * (size_t)nconfigs, 1);
     if (NULL == measured) {
@@ -254,7 +255,7 @@ static int run_collective(const bench_options *opt, MPI_Op op, int coll_index,
                 int c = (k + si + rep) % nconfigs;
                 char name[64];
                 form_coll_name(opt->form, cd->name, name, sizeof(name));
-                if (!runs[c] || options_skips(opt, configs[c].name, name, size)) {
+                if (size > runs[c] || options_skips(opt, configs[c].name, name, size)) {
                     seed++;
                     continue;
                 }

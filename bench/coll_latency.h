@@ -173,8 +173,10 @@ int configs_create(const char *list, const char *world_name, const char *collect
 void configs_free(bench_config *configs, int n);
 /* Hosts the job spans and the most ranks on one (set by configs_create). */
 void configs_placement(int *hosts, int *ppn);
-/* Whether cfg measures coll in this form; if not, why. */
-int config_runs(const bench_config *cfg, const char *coll, bench_form form, const char **why);
+/* The largest size at which cfg measures coll in this form (SIZE_MAX: every
+ * size, 0: none); where less, why. */
+size_t config_max_size(const bench_config *cfg, const char *coll, bench_form form,
+                       const char **why);
 /* MPI_T settings of a configuration around its points (every rank). */
 void config_enter(const bench_config *cfg);
 void config_leave(const bench_config *cfg);

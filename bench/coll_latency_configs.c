@@ -18,6 +18,7 @@
 
 #include "coll_latency.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,22 +215,29 @@ static int config_available(const char *config, int nprocs, const char **why)
     return 1;
 }
 
-/* Whether a configuration measures a collective in a form, and if not why
- * (printed once per collective by the driver). */
-int config_runs(const bench_config *cfg, const char *coll, bench_form form, const char **why)
+/* The largest size at which a configuration measures a collective in a
+ * form: SIZE_MAX for every size, 0 for none; where less than every size,
+ * why (printed once per collective by the driver). */
+size_t config_max_size(const bench_config *cfg, const char *coll, bench_form form,
+                       const char **why)
 {
     static char text[256];
     const config_def *def = find_def(cfg->kind);
     if (NULL == def || cfg->is_floor) {
-        return 1;
+        return SIZE_MAX;
     }
     char key[64];
     snprintf(key, sizeof(key), ",%s,", coll);
+    /* xhc copies reductions through its own buffers up to 4 KiB; above, it
+     * maps the peers' buffers, which needs XPMEM: over CMA it jumps to
+     * address 0 from 8 KiB (6.0.x, mca_coll_xhc_get_registration). */
+    const size_t xhc_reduce_max_without_xpmem = 4096;
     if (0 == strcmp(def->name, "xhc") && !cvar_exists("smsc_xpmem_priority") &&
-        (0 == strcmp(coll, "allreduce") || 0 == strcmp(coll, "reduce"))) {
-        *why = "left out on purpose: xhc's reductions need XPMEM, which this Open MPI lacks (over "
-               "CMA they jump to address 0 from 16 KiB, in mca_coll_xhc_get_registration)";
-        return 0;
+        FORM_BLOCKING == form && (0 == strcmp(coll, "allreduce") || 0 == strcmp(coll, "reduce"))) {
+        *why = "measured up to 4 KiB only: above, xhc's reductions need XPMEM, which this Open MPI "
+               "lacks (over CMA they jump to address 0 from 8 KiB, in "
+               "mca_coll_xhc_get_registration)";
+        return xhc_reduce_max_without_xpmem;
     }
     const char *list = FORM_BLOCKING == form     ? def->blocking
                        : FORM_PERSISTENT == form ? def->persistent
@@ -243,7 +251,7 @@ int config_runs(const bench_config *cfg, const char *coll, bench_form form, cons
         *why = text;
         return 0;
     }
-    return 1;
+    return SIZE_MAX;
 }
 
 /* bufpool+ALG: the info keys that force ALG for each collective of the

@@ -31,10 +31,12 @@
 # 4 KiB (tags 64K:16:node, 256K:4:node, 256K:4:node_cma).
 # ONLY=groups: allreduce, reduce, bcast and barrier node at NP ranks read flat
 # (coll_bufpool_node_flat_max NP: every rank reads every rank's slot) and in
-# groups (flat_max 4 and 8: two levels, groups of at most sqrt(NP)), each
-# against tuned in its own job, 4 B to 4 KiB, three forms (groups.csv, tags
-# "flat_max=F FORM"), after correctness in groups; bound to cores, so that
-# the groups follow the L3 caches where there are several.
+# groups (flat_max NP/2: two levels, groups of at most ceil(sqrt(NP)) ranks,
+# whatever flat_max below NP), each against tuned in its own job, 4 B to
+# 4 KiB, three forms (groups.csv, tags "flat_max=F FORM"), after correctness
+# in groups (flat_max 4) and without the common runs above; bound to cores, so that
+# the groups follow the L3 caches where there are several; FORMS (default
+# "blocking nonblocking persistent") the forms it times.
 set -u
 out=$1
 np=${2:-16}
@@ -65,18 +67,21 @@ $mpirun -np 2 /tmp/b/coll_latency -c allreduce -m 8:8 -C default,bufpool -i 10 -
 --mca plm isolated --mca op ^avx --mca btl_vader_single_copy_mechanism none"
 only=${ONLY:-}
 skip() { [ -n "$only" ] && [ "$only" != "$1" ]; }
-for form in blocking nonblocking persistent; do
-    skip node || $mpirun -np "$np" $node /tmp/b/test_coll_reduce_family --colls=allreduce,reduce \
-        --form=$form --smoke --expect-bufpool --expect-node
+# ONLY=groups runs its own correctness runs, in groups.
+if [ "$only" != groups ]; then
+    for form in blocking nonblocking persistent; do
+        skip node || $mpirun -np "$np" $node /tmp/b/test_coll_reduce_family --colls=allreduce,reduce \
+            --form=$form --smoke --expect-bufpool --expect-node
+        $mpirun -np "$np" $rsag \
+            /tmp/b/test_coll_reduce_family --colls=allreduce --form=$form --expect-bufpool \
+            --expect-node
+        skip node || $mpirun -np "$np" $node /tmp/b/test_coll_move_family --colls=bcast,allgather \
+            --form=$form --smoke --expect-bufpool --expect-node
+    done
     $mpirun -np "$np" $rsag \
-        /tmp/b/test_coll_reduce_family --colls=allreduce --form=$form --expect-bufpool \
-        --expect-node
-    skip node || $mpirun -np "$np" $node /tmp/b/test_coll_move_family --colls=bcast,allgather \
-        --form=$form --smoke --expect-bufpool --expect-node
-done
-$mpirun -np "$np" $rsag \
-    --mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
-    /tmp/b/coll_fuzz --seed 11 --seeds 10
+        --mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
+        /tmp/b/coll_fuzz --seed 11 --seeds 10
+fi
 # Open MPI as installed, vader's single copy (CMA) on: what messages above
 # 4 KiB meet by default.
 cma=$(printf '%s\n' "$mpirun" | sed 's/--mca btl_vader_single_copy_mechanism none//')
@@ -127,8 +132,8 @@ if [ "$only" = groups ]; then
     done
     $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max 4 /tmp/b/test_coll_barrier \
         --form=all --expect-node --expect-bufpool --expect-node-tree
-    for fm in "$np" 4 8; do
-        for form in blocking nonblocking persistent; do
+    for fm in "$np" $((np / 2)); do
+        for form in ${FORMS:-blocking nonblocking persistent}; do
             $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max $fm \
                 /tmp/b/coll_latency -C default,bufpool -c allreduce,reduce,bcast -m 4:4K \
                 --size-factor 4 -r 5 -F $form -o "$out/groups.csv" -t "flat_max=$fm $form"

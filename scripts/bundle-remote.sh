@@ -12,10 +12,18 @@
 #   OMPI_MCA_mca_base_component_path=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3:/tmp/b/components \
 #     /usr/bin/orterun --allow-run-as-root -np 16 /tmp/b/coll_latency ...
 # bench/run-remote-node.sh is such a run.
-#   usage: scripts/bundle-remote.sh [BUILD-DIR]   (default _build/main)
+#
+# Each further BUILD-DIR configured --with-ompi=PREFIX (Open MPI 5.0 or 6.0
+# built by scripts/build-ompi.sh) adds PREFIX itself, at its own path, as
+# .dev/prefix-NAME.tar.gz (NAME: PREFIX's last component; it needs the
+# libraries of the first archive: hwloc, libevent, UCX, libfabric) and that
+# build as .dev/build-NAME.tar.gz; bench/run-remote-peers.sh runs them.
+#   usage: scripts/bundle-remote.sh [BUILD-DIR [PREFIX-BUILD-DIR ...]]
+#          (default _build/main)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/_build/main}
+[ $# -eq 0 ] || shift
 out=$top/.dev
 mkdir -p "$out"
 grep -qx '/.dev/' "$top/.git/info/exclude" 2>/dev/null || echo '/.dev/' >>"$top/.git/info/exclude"
@@ -31,14 +39,30 @@ for p in $pkgs; do dpkg -L "$p" 2>/dev/null || true; done | sort -u | while read
 done >"$list"
 tar -C / -czf "$out/ompi-root.tar.gz" -T "$list"
 rm -f "$list"
-stage=$(mktemp -d)
-mkdir -p "$stage/components"
-cp -L "$build"/components/*.so "$stage/components/"
-cp "$top"/common/help-*.txt "$stage/components/"
-for f in bench/coll_latency bench/coll_toll test/mpi/test_coll_reduce_family \
-    test/mpi/test_coll_move_family test/mpi/test_coll_barrier test/fuzz/coll_fuzz; do
-    cp -L "$build/$f" "$stage/"
+# pack_build BUILD-DIR ARCHIVE: the components, help files, benchmarks and
+# test programs of one build tree.
+pack_build() {
+    stage=$(mktemp -d)
+    mkdir -p "$stage/components"
+    cp -L "$1"/components/*.so "$stage/components/"
+    cp "$top"/common/help-*.txt "$stage/components/"
+    for f in bench/coll_latency bench/coll_toll test/mpi/test_coll_reduce_family \
+        test/mpi/test_coll_move_family test/mpi/test_coll_barrier test/fuzz/coll_fuzz; do
+        cp -L "$1/$f" "$stage/"
+    done
+    tar -C "$stage" -czf "$2" .
+    rm -rf "$stage"
+}
+pack_build "$build" "$out/build.tar.gz"
+for b in "$@"; do
+    # The Open MPI this tree was configured against: its mpirun's prefix.
+    prefix=$(sed -n 's|^MPIRUN = \(/.*\)/bin/mpirun$|\1|p' "$b/Makefile")
+    case $prefix in
+    /usr | "") echo "bundle-remote: $b is not configured --with-ompi=PREFIX" >&2 && exit 2 ;;
+    esac
+    name=$(basename "$prefix")
+    tar -C / -czf "$out/prefix-$name.tar.gz" --exclude='*.la' --exclude="${prefix#/}/include" \
+        --exclude="${prefix#/}/pmix-prrte/include" "${prefix#/}"
+    pack_build "$b" "$out/build-$name.tar.gz"
 done
-tar -C "$stage" -czf "$out/build.tar.gz" .
-rm -rf "$stage"
 ls -la "$out"

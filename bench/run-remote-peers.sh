@@ -1,0 +1,86 @@
+#!/bin/sh
+# bufpool at its package defaults against Open MPI 6.0's own components on
+# one host of many cores: tuned, acoll, xhc (where it serves without XPMEM:
+# bcast) and the copy floor, every collective, 4 B to 64 MiB (4 MiB for the
+# collectives whose buffers grow with the ranks), in one bench/coll_latency
+# job per collective (configurations alternate size by size: ratios are
+# within one job), at NP ranks, then the nonblocking form against libnbc,
+# then NP/2 ranks.  Runs from the bundle of
+# `scripts/bundle-remote.sh _build/main _build/ompi6` (the Open MPI prefix
+# /opt/ompi6 and the build configured against it).  Correctness first: both
+# test families at NP ranks with the defaults and with node forced, and the
+# fuzzer's node configuration.  CSVs and the log go into OUT.
+#   usage: bench/run-remote-peers.sh OUT [NP]   (from the repository root)
+# BUDGET_S in the environment (default 600): no job starts after that many
+# seconds, so a lent machine's time ends with the results written so far.
+# A job that fails (a peer that crashes) is noted in the log; the next goes on.
+set -u
+out=$1
+np=${2:-16}
+budget=${BUDGET_S:-600}
+start=$(date +%s)
+mkdir -p "$out"
+log=$out/run.log
+exec >"$log" 2>&1
+set -x
+prefix=/opt/ompi6
+tar -C / --skip-old-files -xzf .dev/ompi-root.tar.gz && ldconfig
+tar -C / -xzf .dev/prefix-ompi6.tar.gz
+mkdir -p /tmp/b6 && tar -C /tmp/b6 -xzf .dev/build-ompi6.tar.gz
+for v in $(env | sed -n 's/^\(OMPI_MCA_[^=]*\|PMIX_MCA_[^=]*\|PRTE_MCA_[^=]*\)=.*/\1/p'); do
+    unset "$v"
+done
+export OMPI_MCA_mca_base_component_path=$prefix/lib/openmpi:/tmp/b6/components
+export PRTE_MCA_prte_allow_run_as_root=1
+# acoll takes communicators from this size (16 by default): NP/2 too.
+export OMPI_MCA_coll_acoll_comm_size_thresh=2
+# prterun needs a launch agent to select its ssh component even on one host.
+command -v ssh >/dev/null 2>&1 || export PRTE_MCA_plm_ssh_agent=false
+nproc
+uname -a
+grep -m2 -E "model name|cache size" /proc/cpuinfo
+# over time: 0 while this script's budget lasts
+over() {
+    [ $(($(date +%s) - start)) -ge "$budget" ] && echo "# budget of $budget s spent: $1 not run"
+}
+mpirun="timeout 240 $prefix/bin/mpirun --allow-run-as-root --oversubscribe --bind-to core \
+--mca op ^avx"
+$mpirun -np 2 /tmp/b6/coll_latency -c allreduce -m 8:8 -C default,bufpool -i 10 -x 2 ||
+    mpirun="timeout 240 $prefix/bin/mpirun --allow-run-as-root --oversubscribe --bind-to none \
+--mca op ^avx"
+$mpirun -np "$np" /tmp/b6/coll_latency -C default,bufpool,tuned,acoll,xhc --list-configs -c all
+node="--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm node \
+--mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node \
+--mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_barrier_algorithm node"
+for form in blocking nonblocking; do
+    over correctness || $mpirun -np "$np" /tmp/b6/test_coll_reduce_family --form=$form --smoke \
+        --expect-bufpool
+    over correctness || $mpirun -np "$np" /tmp/b6/test_coll_move_family --form=$form --smoke \
+        --expect-bufpool
+    over correctness || $mpirun -np "$np" $node /tmp/b6/test_coll_reduce_family \
+        --colls=allreduce,reduce --form=$form --smoke --expect-bufpool --expect-node
+done
+over fuzz || $mpirun -np "$np" --mca coll_bufpool_priority 90 \
+    --mca coll_bufpool_rules_default off $node /tmp/b6/coll_fuzz --seed 21 --seeds 4
+# peers N FORM CONFIGS: one job per collective, the large-buffer ones to 4 MiB.
+peers() {
+    for c in allreduce bcast reduce barrier allgather reduce_scatter_block reduce_scatter \
+        alltoall gather scatter scan exscan; do
+        case $c in
+        barrier) sizes=8:8 ;;
+        allgather | alltoall | gather | scatter | reduce_scatter) sizes=4:4M ;;
+        *) sizes=4:64M ;;
+        esac
+        cfgs=$3
+        [ "$c" != barrier ] || cfgs=$(echo "$cfgs" | sed 's/,floor//')
+        over "$c np=$1 $2" || $mpirun -np "$1" /tmp/b6/coll_latency -C "$cfgs" -c $c -m $sizes \
+            --size-factor 4 -r 3 -b 256M -M 2G -F "$2" --point-timeout 60 \
+            --progress "$out/progress" -o "$out/peers.csv" -t "6.0 np=$1 $2" ||
+            echo "# job failed: $c np=$1 $2 (last point: $(cat "$out/progress" 2>/dev/null))"
+    done
+}
+peers "$np" blocking default,bufpool,tuned,acoll,xhc,floor
+peers "$np" nonblocking default,bufpool
+peers $((np / 2)) blocking default,bufpool,tuned,acoll,xhc,floor
+ls /dev/shm
+echo "# done in $(($(date +%s) - start)) s"
