@@ -15,7 +15,8 @@
 #
 # Each further BUILD-DIR configured --with-ompi=PREFIX (Open MPI 5.0 or 6.0
 # built by scripts/build-ompi.sh) adds PREFIX itself, at its own path, as
-# .dev/prefix-NAME.tar.gz (NAME: PREFIX's last component; it needs the
+# .dev/prefix-NAME.tar.gz (NAME: PREFIX's last component; with the trees
+# its links point into, at their own paths; it needs the
 # libraries of the first archive: hwloc, libevent, UCX, libfabric) and that
 # build as .dev/build-NAME.tar.gz; bench/run-remote-peers.sh runs them.
 #   usage: scripts/bundle-remote.sh [BUILD-DIR [PREFIX-BUILD-DIR ...]]
@@ -61,8 +62,12 @@ for b in "$@"; do
     /usr | "") echo "bundle-remote: $b is not configured --with-ompi=PREFIX" >&2 && exit 2 ;;
     esac
     name=$(basename "$prefix")
-    tar -C / -czf "$out/prefix-$name.tar.gz" --exclude='*.la' --exclude="${prefix#/}/include" \
-        --exclude="${prefix#/}/pmix-prrte/include" "${prefix#/}"
+    # With the trees its links point into: 6.0 built by build-ompi.sh runs
+    # on 5.0's PMIx and PRRTE, linked from PREFIX/pmix-prrte.
+    trees=$(find "$prefix" -type l -lname '/*' -exec readlink {} + | cut -d/ -f1-3 |
+        grep -v "^$prefix\$" | sort -u | sed 's|^/||' | tr '\n' ' ')
+    tar -C / -czf "$out/prefix-$name.tar.gz" --exclude='*.la' --exclude='*/include' \
+        "${prefix#/}" $trees
     pack_build "$b" "$out/build-$name.tar.gz"
 done
 ls -la "$out"
