@@ -218,8 +218,7 @@ static int config_available(const char *config, int nprocs, const char **why)
 /* The largest size at which a configuration measures a collective in a
  * form: SIZE_MAX for every size, 0 for none; where less than every size,
  * why (printed once per collective by the driver). */
-size_t config_max_size(const bench_config *cfg, const char *coll, bench_form form,
-                       const char **why)
+size_t config_max_size(const bench_config *cfg, const char *coll, bench_form form, const char **why)
 {
     static char text[256];
     const config_def *def = find_def(cfg->kind);
