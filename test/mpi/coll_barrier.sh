@@ -1,7 +1,7 @@
 #!/bin/sh
 # MPI_Barrier, MPI_Ibarrier and MPI_Barrier_init through bufpool's node
-# barrier (forced: the default rules have no barrier row where none was
-# measured), against what a barrier promises (test_coll_barrier.c: no rank
+# barrier (forced, and by the default row from 3 to 16 ranks on one host),
+# against what a barrier promises (test_coll_barrier.c: no rank
 # leaves before the last one entered, with other node collectives between
 # the barriers and two barriers in flight at once):
 #   - at 2-5 processes (8 oversubscribed), every form, with --expect-node
@@ -21,8 +21,11 @@
 #     barriers set no segment up (--expect-node=none) and 300 do
 #     (--expect-node); a persistent init is not held back (10 starts do);
 #     with 0, the first call does;
-#   - negative control: without the forced algorithm bufpool serves no
-#     barrier (no default row), so --expect-bufpool must fail.
+#   - the default rows: at 3 and 16 ranks bufpool's node barrier serves
+#     (--expect-node); on pretended hosts, the previous module;
+#   - negative control: at 2 ranks without the forced algorithm bufpool
+#     serves no barrier (no default row there), so --expect-bufpool must
+#     fail.
 set -u
 status=0
 failed=
@@ -67,6 +70,11 @@ for fail in 0 2; do
         --expect-node=fallback --expect-bufpool --no-even
 done
 run 4 "$node --mca coll_bufpool_test_host_map 0,1" --form=all --rounds=32
+# The default rows: node from 3 to 16 ranks on one host, not across
+# pretended hosts (test_coll_decide checks 2 and 17 ranks).
+run 3 "" --form=all --rounds=16 --expect-node --expect-bufpool
+run 16 "" --form=blocking --rounds=8 --expect-node --expect-bufpool
+run 4 "--mca coll_bufpool_test_host_map 0,1" --form=all --rounds=16 --expect-node=none
 
 # Warm-up: the rows' node calls start after coll_bufpool_node_warmup_calls.
 rules=$(mktemp)
@@ -82,7 +90,8 @@ run 3 "--mca coll_bufpool_rules_file $rules --mca coll_bufpool_node_warmup_calls
     --rounds=8 --expect-node --expect-bufpool
 
 runs=$((runs + 1))
-if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-}" sh "$runner" 3 "$program" --rounds=8 \
+# (2 ranks: the default rows give barriers from 3 to 16 ranks to bufpool.)
+if BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-}" sh "$runner" 2 "$program" --rounds=8 \
     --expect-bufpool </dev/null >/dev/null 2>&1; then
     status=1
     failed="$failed

@@ -276,15 +276,20 @@ static void test_rooted(void)
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 1 * K, true, false), BUFPOOL_GATHER_NODE);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 4 * K, true, false), BUFPOOL_GATHER_NODE);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 4 * K + 1, true, false), P);
-    /* barrier: the previous module (no row names node: not measured from
-     * 3 ranks, too small a gain at 2 for the segment's set-up). */
+    /* barrier: node on one host from 3 to 16 ranks (measured at 16), the
+     * previous module at 2 (too small a gain for the segment's set-up) and
+     * above 16. */
     UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 2, 0, true, false), P);
-    UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 3, 0, true, false), P);
-    UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 16, 0, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 3, 0, true, false), BUFPOOL_BARRIER_NODE);
+    UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 16, 0, true, false), BUFPOOL_BARRIER_NODE);
+    UNIT_CHECK_EQ_U64(ALG(barrier, AUTO, 17, 0, true, false), P);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 3, 64 * K - 1, true, false), BUFPOOL_GATHER_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 4, 64 * K, true, false), BUFPOOL_GATHER_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 2 * K, true, false), P);
-    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 2 * K + 1, true, false), BUFPOOL_GATHER_LINEAR);
+    /* 8-15 ranks: tuned's up to 4 KiB blocks (1.34-1.41 x at 4 KiB). */
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 4 * K, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 15, 2 * K + 1, true, false), P);
+    UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 8, 4 * K + 1, true, false), BUFPOOL_GATHER_LINEAR);
     UNIT_CHECK_EQ_U64(ALG(gather, BUFPOOL_GATHER_BINOMIAL, 2, 64 * K, true, false),
                       BUFPOOL_GATHER_BINOMIAL);
     UNIT_CHECK_EQ_U64(ALG(gather, AUTO, 2, 1, true, false), P);
@@ -606,7 +611,15 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 2, 128 * K), BUFPOOL_REDUCE_SCATTER_PAIRWISE);
     UNIT_CHECK_EQ_U64(ON(reduce_scatter_block, 16, 4, 256 * K),
                       BUFPOOL_REDUCE_SCATTER_BLOCK_PAIRWISE);
-    UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 1, 64 * K), 1);
+    /* one host, 16 ranks: tuned's between 32 and 128 KiB of input (1.18-1.28
+     * x at 64 KiB), pairwise on either side. */
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 1, 32 * K), 1);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 1, 32 * K + 4), P);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 1, 64 * K), P);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter_block, 16, 1, 128 * K - 4), P);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter, 16, 1, 128 * K), 1);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter_block, 16, 1, 128 * K), 1);
+    UNIT_CHECK_EQ_U64(ON(reduce_scatter, 8, 1, 64 * K), 1);
     /* gather, one host */
     UNIT_CHECK_EQ_U64(ON(gather, 8, 1, 128 * K), BUFPOOL_GATHER_LINEAR);
     UNIT_CHECK_EQ_U64(ON(gather, 8, 1, 128 * K + 1), P);

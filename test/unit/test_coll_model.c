@@ -397,9 +397,10 @@ static void test_onehost_layer(void)
     UNIT_CHECK(BUFPOOL_ALLTOALL_LINEAR == plan.alg);
     call.in_place = false;
     call.bytes = 1 << 20;
-    /* Past the many-ranks row's 2 KiB, the model again. */
+    /* Past the hand-backs of blocks up to 4 KiB at 8-15 ranks, the model
+     * again. */
     call.comm_size = 8;
-    call.bytes = (2 << 10) + 1;
+    call.bytes = (4 << 10) + 1;
     struct bufpool_model_topo eight = {8, 1, 128 * 1024, 8};
     check_modeled(BUFPOOL_MODEL_GATHER, bufpool_decide_gather, &call, &tuning, &eight);
     /* Rows: 2 ranks (out of place the previous module at every size: one
