@@ -145,17 +145,34 @@ static bool node_leads(const bufpool_node_t *n, int *lo)
     return n->me == n->leaders[n->my_group];
 }
 
+/* A leader's fan-in of call s: until ranks lo .. n->me - 1 of its group
+ * posted. */
+static void node_group_wait(const bufpool_node_t *n, uint64_t s, int lo)
+{
+    for (int j = lo; j < n->me; j++) {
+        node_wait_post(n, j, s);
+    }
+}
+
+/* A leader's post of its group's part of call s (rc: whether its partial
+ * could be made), which the ranks of node_leaders_wait read. */
+static void node_group_post(bufpool_node_t *n, uint64_t s, int rc)
+{
+    uint64_t *words = node_slot_seq(n, n->me, s);
+    if (OMPI_SUCCESS != rc) {
+        __atomic_store_n(words + NODE_WORD_FAILED, s, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(words + NODE_WORD_REDUCED, s, __ATOMIC_RELEASE);
+}
+
 /* A leader's part of call s: its group's posts reduced into its slot and
- * posted as the group's partial (count 0: only posted, the barrier).
- * layout: count elements of dtype in this rank's layout (a buffer of the
- * call, only looked at). */
+ * posted as the group's partial.  layout: count elements of dtype in this
+ * rank's layout (a buffer of the call, only looked at). */
 static int node_group_reduce(bufpool_node_t *n, uint64_t s, int lo, const void *layout,
                              size_t count, struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
     int rc = OMPI_SUCCESS;
-    for (int j = lo; j < n->me; j++) {
-        node_wait_post(n, j, s);
-    }
+    node_group_wait(n, s, lo);
     if (lo < n->me && count > 0) {
         bufpool_view_t v;
         bufpool_view_init(&v, (void *)layout, count, dtype);
@@ -182,11 +199,7 @@ static int node_group_reduce(bufpool_node_t *n, uint64_t s, int lo, const void *
             }
         }
     }
-    uint64_t *words = node_slot_seq(n, n->me, s);
-    if (OMPI_SUCCESS != rc) {
-        __atomic_store_n(words + NODE_WORD_FAILED, s, __ATOMIC_RELAXED);
-    }
-    __atomic_store_n(words + NODE_WORD_REDUCED, s, __ATOMIC_RELEASE);
+    node_group_post(n, s, rc);
     return rc;
 }
 
@@ -312,7 +325,7 @@ static int node_bcast(bufpool_node_t *n, uint64_t s, const bufpool_args_t *a)
             node_wait_post(n, root, s);
             node_claim(n, s);
             memcpy(node_payload(n, n->me, s), node_payload(n, root, s), v.bytes);
-            __atomic_store_n(node_slot_seq(n, n->me, s) + NODE_WORD_REDUCED, s, __ATOMIC_RELEASE);
+            node_group_post(n, s, OMPI_SUCCESS);
         } else {
             bufpool_wait_word(node_slot_seq(n, from, s) + NODE_WORD_REDUCED, s);
         }
@@ -460,7 +473,8 @@ static int node_barrier(bufpool_node_t *n, uint64_t s)
         node_wait_all_posts(n, s);
     } else {
         if (node_leads(n, &lo)) {
-            (void)node_group_reduce(n, s, lo, NULL, 0, NULL, NULL);
+            node_group_wait(n, s, lo);
+            node_group_post(n, s, OMPI_SUCCESS);
         }
         (void)node_leaders_wait(n, s);
         node_count(&bufpool_node_counters.tree_calls, 1);

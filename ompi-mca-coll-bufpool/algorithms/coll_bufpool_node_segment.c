@@ -111,11 +111,45 @@ static long node_sysfs_number(const char *path)
     return v;
 }
 
+/* Whether every CPU of set is in the CPU list a sysfs file holds
+ * ("0-7,16-23"); false when it cannot be read. */
+static bool node_sysfs_cpus_cover(const char *path, const cpu_set_t *set)
+{
+    FILE *f = fopen(path, "r");
+    if (NULL == f) {
+        return false;
+    }
+    cpu_set_t listed;
+    CPU_ZERO(&listed);
+    bool ok = true;
+    long lo, hi;
+    while (ok && 1 == fscanf(f, "%ld", &lo)) {
+        hi = lo;
+        int c = fgetc(f);
+        if ('-' == c) {
+            ok = 1 == fscanf(f, "%ld", &hi);
+            c = fgetc(f);
+        }
+        ok = ok && lo >= 0 && hi >= lo && hi < CPU_SETSIZE;
+        for (long cpu = lo; ok && cpu <= hi; cpu++) {
+            CPU_SET((int)cpu, &listed);
+        }
+        if (',' != c) {
+            break;
+        }
+    }
+    fclose(f);
+    CPU_AND(&listed, &listed, set);
+    return ok && CPU_EQUAL(&listed, set);
+}
+
 /* The last-level cache this process is bound within, as a number alike for
  * every process bound within it (its package and the L3's id, from
  * sysfs); -1 when the process may run on CPUs of several (not bound, or
  * bound wider) or the kernel does not say.  Read once per process: the
- * binding Open MPI gave it at launch. */
+ * binding Open MPI gave it at launch.  The first CPU of its affinity names
+ * the L3 (an L3 never spans packages), and the L3's CPU list must hold
+ * every other: four small reads, however many CPUs the process may use. */
 static long node_cpu_domain(void)
 {
     static long domain = -2;
@@ -125,27 +159,23 @@ static long node_cpu_domain(void)
     }
     cpu_set_t set;
     seen = -1;
+    int first = -1;
     if (0 == sched_getaffinity(0, sizeof(set), &set)) {
-        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-            if (!CPU_ISSET(cpu, &set)) {
-                continue;
-            }
-            char path[96];
-            snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cache/index3/level", cpu);
-            long l3 = -1;
-            if (3 == node_sysfs_number(path)) {
-                snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cache/index3/id", cpu);
-                l3 = node_sysfs_number(path);
-            }
-            snprintf(path, sizeof(path),
-                     "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
-            const long package = node_sysfs_number(path);
-            const long d = l3 < 0 || package < 0 ? -1 : package << 20 | (l3 & 0xfffff);
-            if (d < 0 || (seen >= 0 && d != seen)) {
-                seen = -1;
-                break;
-            }
-            seen = d;
+        for (int cpu = 0; cpu < CPU_SETSIZE && first < 0; cpu++) {
+            first = CPU_ISSET(cpu, &set) ? cpu : -1;
+        }
+    }
+    char path[96];
+    const char *const cpu_dir = "/sys/devices/system/cpu/cpu";
+    snprintf(path, sizeof(path), "%s%d/cache/index3/level", cpu_dir, first);
+    if (first >= 0 && 3 == node_sysfs_number(path)) {
+        snprintf(path, sizeof(path), "%s%d/cache/index3/id", cpu_dir, first);
+        const long l3 = node_sysfs_number(path);
+        snprintf(path, sizeof(path), "%s%d/topology/physical_package_id", cpu_dir, first);
+        const long package = node_sysfs_number(path);
+        snprintf(path, sizeof(path), "%s%d/cache/index3/shared_cpu_list", cpu_dir, first);
+        if (l3 >= 0 && package >= 0 && node_sysfs_cpus_cover(path, &set)) {
+            seen = package << 20 | (l3 & 0xfffff);
         }
     }
     __atomic_store_n(&domain, seen, __ATOMIC_RELAXED);
