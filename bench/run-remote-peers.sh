@@ -26,14 +26,16 @@ mkdir -p "$out"
 log=$out/run.log
 exec >"$log" 2>&1
 set -x
-prefix=/opt/ompi6
+prefix=${OMPI_PREFIX:-/opt/ompi6}
+name=$(basename "$prefix")
+b=/tmp/b-$name
 tar -C / --skip-old-files -xzf .dev/ompi-root.tar.gz && ldconfig
-tar -C / -xzf .dev/prefix-ompi6.tar.gz
-mkdir -p /tmp/b6 && tar -C /tmp/b6 -xzf .dev/build-ompi6.tar.gz
+tar -C / -xzf ".dev/prefix-$name.tar.gz"
+mkdir -p "$b" && tar -C "$b" -xzf ".dev/build-$name.tar.gz"
 for v in $(env | sed -n 's/^\(OMPI_MCA_[^=]*\|PMIX_MCA_[^=]*\|PRTE_MCA_[^=]*\)=.*/\1/p'); do
     unset "$v"
 done
-export OMPI_MCA_mca_base_component_path=$prefix/lib/openmpi:/tmp/b6/components
+export OMPI_MCA_mca_base_component_path=$prefix/lib/openmpi:$b/components
 export PRTE_MCA_prte_allow_run_as_root=1
 # acoll takes communicators from this size (16 by default): NP/2 too.
 export OMPI_MCA_coll_acoll_comm_size_thresh=2
@@ -48,22 +50,22 @@ over() {
 }
 mpirun="timeout 240 $prefix/bin/mpirun --allow-run-as-root --oversubscribe --bind-to core \
 --mca op ^avx"
-$mpirun -np 2 /tmp/b6/coll_latency -c allreduce -m 8:8 -C default,bufpool -i 10 -x 2 ||
+$mpirun -np 2 $b/coll_latency -c allreduce -m 8:8 -C default,bufpool -i 10 -x 2 ||
     mpirun="timeout 240 $prefix/bin/mpirun --allow-run-as-root --oversubscribe --bind-to none \
 --mca op ^avx"
-$mpirun -np "$np" /tmp/b6/coll_latency -C default,bufpool,tuned,acoll,xhc --list-configs -c all
+$mpirun -np "$np" $b/coll_latency -C default,bufpool,tuned,acoll,xhc --list-configs -c all
 node="--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm node \
 --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_bcast_algorithm node \
 --mca coll_bufpool_allgather_algorithm node --mca coll_bufpool_barrier_algorithm node"
 # The defaults hand some calls back (their rows): no --expect-bufpool there.
 [ "${CHECK:-1}" = 0 ] || for form in blocking nonblocking; do
-    over correctness || $mpirun -np "$np" /tmp/b6/test_coll_reduce_family --form=$form --smoke
-    over correctness || $mpirun -np "$np" /tmp/b6/test_coll_move_family --form=$form --smoke
-    over correctness || $mpirun -np "$np" $node /tmp/b6/test_coll_reduce_family \
+    over correctness || $mpirun -np "$np" $b/test_coll_reduce_family --form=$form --smoke
+    over correctness || $mpirun -np "$np" $b/test_coll_move_family --form=$form --smoke
+    over correctness || $mpirun -np "$np" $node $b/test_coll_reduce_family \
         --colls=allreduce,reduce --form=$form --smoke --expect-bufpool --expect-node
 done
 [ "${CHECK:-1}" = 0 ] || over fuzz || $mpirun -np "$np" --mca coll_bufpool_priority 90 \
-    --mca coll_bufpool_rules_default off $node /tmp/b6/coll_fuzz --seed 21 --seeds 4
+    --mca coll_bufpool_rules_default off $node $b/coll_fuzz --seed 21 --seeds 4
 # peers N FORM CONFIGS: one job per collective, the large-buffer ones to 4 MiB.
 peers() {
     for c in ${COLLS:-allreduce bcast reduce barrier allgather reduce_scatter_block \
@@ -75,7 +77,7 @@ peers() {
         esac
         cfgs=$3
         [ "$c" != barrier ] || cfgs=$(echo "$cfgs" | sed 's/,floor//')
-        over "$c np=$1 $2" || $mpirun -np "$1" /tmp/b6/coll_latency -C "$cfgs" -c $c -m $sizes \
+        over "$c np=$1 $2" || $mpirun -np "$1" $b/coll_latency -C "$cfgs" -c $c -m $sizes \
             --size-factor 4 -r 3 -b 256M -M 2G -F "$2" --point-timeout 60 \
             --progress "$out/progress" -o "$out/peers.csv" -t "6.0 np=$1 $2" ||
             echo "# job failed: $c np=$1 $2 (last point: $(cat "$out/progress" 2>/dev/null))"
