@@ -34,9 +34,9 @@
 # groups (flat_max NP/2: two levels, groups of at most ceil(sqrt(NP)) ranks,
 # whatever flat_max below NP), each against tuned in its own job, 4 B to
 # 4 KiB, three forms (groups.csv, tags "flat_max=F FORM"), after correctness
-# in groups (flat_max 4) and without the common runs above; bound to cores, so that
-# the groups follow the L3 caches where there are several; FORMS (default
-# "blocking nonblocking persistent") the forms it times.
+# in groups (flat_max 4) and without the common runs above; bound to cores,
+# so that the groups follow the L3 caches where there are several; FORMS
+# (default "blocking nonblocking persistent") the forms it times.
 set -u
 out=$1
 np=${2:-16}

@@ -44,7 +44,7 @@ command -v ssh >/dev/null 2>&1 || export PRTE_MCA_plm_ssh_agent=false
 nproc
 uname -a
 grep -m2 -E "model name|cache size" /proc/cpuinfo
-# over time: 0 while this script's budget lasts
+# over WHAT: true, saying that WHAT does not run, once the budget is spent.
 over() {
     [ $(($(date +%s) - start)) -ge "$budget" ] && echo "# budget of $budget s spent: $1 not run"
 }
@@ -79,7 +79,7 @@ peers() {
         [ "$c" != barrier ] || cfgs=$(echo "$cfgs" | sed 's/,floor//')
         over "$c np=$1 $2" || $mpirun -np "$1" $b/coll_latency -C "$cfgs" -c $c -m $sizes \
             --size-factor 4 -r 3 -b 256M -M 2G -F "$2" --point-timeout 60 \
-            --progress "$out/progress" -o "$out/peers.csv" -t "6.0 np=$1 $2" ||
+            --progress "$out/progress" -o "$out/peers.csv" -t "$name np=$1 $2" ||
             echo "# job failed: $c np=$1 $2 (last point: $(cat "$out/progress" 2>/dev/null))"
     done
 }
