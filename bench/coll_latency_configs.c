@@ -49,8 +49,8 @@ static const config_def defs[] = {
     {"tuned", "tuned", NULL, ",", ","},
     {"han", "han", HAN_BLOCKING, ",", ","},
     {"han_nopersist", "han", HAN_BLOCKING, ",", ","},
-    {"acoll", "acoll", ",allgather,allreduce,alltoall,bcast,gather,reduce,", ",", ","},
-    {"xhc", "xhc", ",allreduce,bcast,reduce,", ",", ","},
+    {"acoll", "acoll", ",allgather,allreduce,alltoall,barrier,bcast,gather,reduce,", ",", ","},
+    {"xhc", "xhc", ",allreduce,barrier,bcast,reduce,", ",", ","},
     {"adapt", "adapt", ",bcast,reduce,", ",bcast,reduce,", ","},
     {"basic", "basic", NULL, NULL, NULL},
 };
