@@ -1,7 +1,7 @@
 #!/bin/sh
 # bufpool at its package defaults against Open MPI 6.0's own components on
-# one host of many cores: tuned, acoll, xhc (where it serves without XPMEM:
-# bcast) and the copy floor, every collective, 4 B to 64 MiB (4 MiB for the
+# one host of many cores: tuned, acoll, xhc (without XPMEM its reductions
+# only up to 4 KiB) and the copy floor, every collective, 4 B to 64 MiB (4 MiB for the
 # collectives whose buffers grow with the ranks), in one bench/coll_latency
 # job per collective (configurations alternate size by size: ratios are
 # within one job), at NP ranks, then the nonblocking form against libnbc,
