@@ -1,15 +1,18 @@
 #!/bin/sh
 # bufpool at its package defaults against Open MPI 6.0's own components on
 # one host of many cores: tuned, acoll, xhc (without XPMEM its reductions
-# only up to 4 KiB) and the copy floor, every collective, 4 B to 64 MiB (4 MiB for the
-# collectives whose buffers grow with the ranks), in one bench/coll_latency
-# job per collective (configurations alternate size by size: ratios are
-# within one job), at NP ranks, then the nonblocking form against libnbc,
-# then NP/2 ranks.  Runs from the bundle of
+# only up to 4 KiB) and the copy floor, every collective, 4 B to 64 MiB
+# (4 MiB for the collectives whose buffers grow with the ranks), in one
+# bench/coll_latency job per collective (configurations alternate size by
+# size: ratios are within one job), at NP ranks, then the nonblocking form
+# against libnbc, then NP/2 ranks.  Runs from the bundle of
 # `scripts/bundle-remote.sh _build/main _build/ompi6` (the Open MPI prefix
-# /opt/ompi6 and the build configured against it).  Correctness first: both
-# test families at NP ranks with the defaults and with node forced, and the
-# fuzzer's node configuration.  CSVs and the log go into OUT.
+# /opt/ompi6 and the build configured against it); OMPI_PREFIX=/opt/ompi5
+# in the environment runs 5.0 from a bundle of _build/ompi5 (which has
+# neither acoll nor xhc: coll_latency says so and measures the others).
+# Correctness first: both test families at NP ranks with the defaults and
+# with node forced, and the fuzzer's node configuration.  CSVs and the log
+# go into OUT.
 #   usage: bench/run-remote-peers.sh OUT [NP]   (from the repository root)
 # BUDGET_S in the environment (default 600): no job starts after that many
 # seconds, so a lent machine's time ends with the results written so far.
