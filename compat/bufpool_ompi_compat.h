@@ -44,6 +44,23 @@
 #define BUFPOOL_PROC_HOSTNAME_FREE(name) free(name)
 #endif
 
+/* Asking the runtime to remove a file should this process die first
+ * (PMIx job control, the process's epilog), as btl/sm does for its own
+ * segment: up to 4.1 through the pmix framework's module (no such function
+ * for a singleton), from 5.0 through a base function.  The path is not
+ * modified. */
+#if BUFPOOL_OMPI_SERIES == 41
+#define BUFPOOL_OPAL_PMIX_H "opal/mca/pmix/pmix.h"
+#define BUFPOOL_REGISTER_CLEANUP(path)                                                             \
+    (NULL != opal_pmix.register_cleanup                                                            \
+         ? opal_pmix.register_cleanup((char *)(path), false, false, false)                         \
+         : OPAL_ERR_NOT_SUPPORTED)
+#else
+#define BUFPOOL_OPAL_PMIX_H "opal/mca/pmix/pmix-internal.h"
+#define BUFPOOL_REGISTER_CLEANUP(path)                                                             \
+    opal_pmix_register_cleanup((char *)(path), false, false, false)
+#endif
+
 /* Framework versions the components declare. */
 #if BUFPOOL_OMPI_SERIES == 41
 #define BUFPOOL_MPOOL_BASE_VERSION MCA_MPOOL_BASE_VERSION_3_0_0

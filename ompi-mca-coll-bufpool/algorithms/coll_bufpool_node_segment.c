@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ompi/mca/coll/base/coll_tags.h"
+#include BUFPOOL_OPAL_PMIX_H
 
 #define NODE_MAGIC 0x627566706e6f6465ULL /* "bufpnode" */
 
@@ -167,7 +168,9 @@ static long node_cpu_domain(void)
     }
     char path[96];
     const char *const cpu_dir = "/sys/devices/system/cpu/cpu";
-    snprintf(path, sizeof(path), "%s%d/cache/index3/level", cpu_dir, first);
+    if (first >= 0) {
+        snprintf(path, sizeof(path), "%s%d/cache/index3/level", cpu_dir, first);
+    }
     if (first >= 0 && 3 == node_sysfs_number(path)) {
         snprintf(path, sizeof(path), "%s%d/cache/index3/id", cpu_dir, first);
         const long l3 = node_sysfs_number(path);
@@ -199,6 +202,16 @@ static void node_publish(void *base, size_t block, const bufpool_node_publish_t 
         !with_domain                 ? -1
         : publish->test_domain >= -1 ? (int64_t)publish->test_domain /* testing */
                                      : (int64_t)node_cpu_domain();
+}
+
+/* bufpool_shm_cleanup_fn_t: the runtime removes a segment's name should
+ * its creator die before every rank has mapped it (a job killed while rank
+ * 0 waits for a late rank at a communicator's set-up).  Its failure (a
+ * singleton, a runtime without cleanup) leaves that window open, nothing
+ * worse. */
+static void node_register_cleanup(const char *paths)
+{
+    (void)BUFPOOL_REGISTER_CLEANUP(paths);
 }
 
 static uint64_t node_nonce(void)
@@ -252,7 +265,9 @@ int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *
         offer.nonce = node_nonce();
         offer.ranks = p;
         offer.bytes = bytes;
-        offer.status = 0 != my_error ? my_error : bufpool_shm_create(shm, bytes, offer.nonce, own);
+        offer.status =
+            0 != my_error ? my_error
+                          : bufpool_shm_create(shm, bytes, offer.nonce, own, node_register_cleanup);
         if (0 == offer.status) {
             /* The pages are zero: every sequence word starts at 0. */
             node_header_t *h = shm->base;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -47,15 +48,67 @@ static int reserve(int fd, size_t size, bufpool_shm_range_t own)
     return posix_fallocate(fd, (off_t)own.offset, (off_t)bytes);
 }
 
-int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonce,
-                       bufpool_shm_range_t own)
+/* shm_open's flags: a symbolic link planted under the name is refused. */
+#define SHM_OPEN_FLAGS (O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+
+/* A segment's path: this process's pid and token, and its index. */
+static void shm_path(char *path, size_t size, long pid, unsigned long long token, unsigned index)
 {
-    static unsigned counter;
+    snprintf(path, size, BUFPOOL_SHM_DIR "/bufpool-%ld-%llx-%u", pid, token, index);
+}
+
+/* The names of this process's segments, numbered, and the cleanup of the
+ * next ones registered a batch at a time (one round trip to the runtime
+ * per SHM_CLEANUP_BATCH segments, not one per segment: about 50 us each on
+ * the 2-core machine, as long as a whole set-up).  pid: the process they
+ * were registered for (a forked child starts its own). */
+#define SHM_CLEANUP_BATCH 64
+static struct {
+    pthread_mutex_t lock;
+    long pid;
+    unsigned long long token;
+    unsigned next, registered_end;
+} shm_names = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The next segment's path, its cleanup registered with cleanup (NULL:
+ * none) before it is returned. */
+static void shm_next_path(char *path, size_t size, unsigned long long nonce,
+                          bufpool_shm_cleanup_fn_t cleanup)
+{
+    pthread_mutex_lock(&shm_names.lock);
+    const long pid = (long)getpid();
+    if (pid != shm_names.pid) {
+        /* Random per process: a process of another PID namespace sharing
+         * this /dev/shm under the same pid names its segments apart. */
+        shm_names.pid = pid;
+        shm_names.token = nonce;
+        shm_names.next = shm_names.registered_end = 0;
+    }
+    const unsigned index = shm_names.next++;
+    if (NULL != cleanup && index >= shm_names.registered_end) {
+        char batch[SHM_CLEANUP_BATCH * BUFPOOL_SHM_NAME_MAX];
+        size_t used = 0;
+        for (unsigned i = 0; i < SHM_CLEANUP_BATCH; i++) {
+            if (0 != i) {
+                batch[used++] = ',';
+            }
+            shm_path(batch + used, sizeof(batch) - used, pid, shm_names.token, index + i);
+            used += strlen(batch + used);
+        }
+        cleanup(batch);
+        shm_names.registered_end = index + SHM_CLEANUP_BATCH;
+    }
+    shm_path(path, size, pid, shm_names.token, index);
+    pthread_mutex_unlock(&shm_names.lock);
+}
+
+int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonce,
+                       bufpool_shm_range_t own, bufpool_shm_cleanup_fn_t cleanup)
+{
     const size_t size = page_round(bytes);
     char name[BUFPOOL_SHM_NAME_MAX];
-    snprintf(name, sizeof(name), "/bufpool-%ld-%u-%llx", (long)getpid(),
-             __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED), nonce);
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    shm_next_path(name, sizeof(name), nonce, cleanup);
+    int fd = open(name, SHM_OPEN_FLAGS | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
         return errno;
     }
@@ -65,7 +118,7 @@ int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonc
     int rc = 0 == ftruncate(fd, (off_t)size) ? reserve(fd, size, own) : errno;
     rc = map_and_close(fd, rc, size, name, shm);
     if (0 != rc) {
-        shm_unlink(name);
+        unlink(name);
     }
     return rc;
 }
@@ -73,7 +126,12 @@ int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonc
 int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, size_t bytes, bufpool_shm_range_t own)
 {
     const size_t size = page_round(bytes);
-    int fd = shm_open(name, O_RDWR, 0);
+    /* Only a name bufpool_shm_create gives. */
+    static const char prefix[] = BUFPOOL_SHM_DIR "/bufpool-";
+    if (0 != strncmp(name, prefix, sizeof(prefix) - 1) || NULL != strstr(name, "/..")) {
+        return EINVAL;
+    }
+    int fd = open(name, SHM_OPEN_FLAGS);
     if (fd < 0) {
         return errno;
     }
@@ -91,7 +149,7 @@ int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, size_t bytes, bufpo
 void bufpool_shm_unlink(bufpool_shm_t *shm)
 {
     if ('\0' != shm->name[0]) {
-        (void)shm_unlink(shm->name);
+        (void)unlink(shm->name);
         shm->name[0] = '\0';
     }
 }

@@ -32,7 +32,9 @@
 #     back alike (48 KiB: no segment at all; 96 KiB: the small one, not the
 #     chunk segment), results right, the message names /dev/shm;
 #   - /dev/shm: no segment name is left behind by a job, nor by one that is
-#     killed (SIGKILL) in the middle of its collectives;
+#     killed (SIGKILL) in the middle of its collectives, nor by one killed
+#     while rank 0 waits for a late rank with a new segment's name in
+#     /dev/shm (the runtime removes it);
 #   - MPI_THREAD_MULTIPLE: threads each on a communicator of their own, at
 #     once, every node algorithm forced;
 #   - groups (two levels) of allreduce and reduce above
@@ -55,10 +57,21 @@ reductions=allreduce,reduce,reduce_scatter,reduce_scatter_block,scan,exscan
 moves=bcast,allgather,gather,scatter
 node="$others --mca coll_bufpool_allreduce_algorithm node"
 runner=$top_srcdir/test/mpi/run-mpi-test.sh
-shm_names() { ls /dev/shm 2>/dev/null | grep -c '^bufpool-'; }
-# The names after the jobs, not counting a concurrent job's (make -j runs
-# other tests beside this one): a name lives only while a communicator's
-# ranks map it, so one still there a few seconds later is left behind.
+# The segment names in /dev/shm whose creator (the pid in the name) is gone:
+# left behind.  A live process's name, a concurrent test's among them (make
+# -j runs other tests beside this one), is not counted: a name lives only
+# while a communicator's ranks map it.
+shm_names() {
+    n=0
+    for name in $(ls /dev/shm 2>/dev/null | grep '^bufpool-[0-9]*-'); do
+        pid=${name#bufpool-}
+        pid=${pid%%-*}
+        [ -d "/proc/$pid" ] || n=$((n + 1))
+    done
+    echo "$n"
+}
+# The runtime removes a killed creator's name when it learns of the death:
+# a few seconds' grace.
 shm_left() { # BEFORE
     n=$(shm_names)
     for _ in 1 2 3; do
@@ -415,6 +428,48 @@ if [ "$after" -gt "$before" ]; then
     failed="$failed
   a killed job left $((after - before)) bufpool- name(s) in /dev/shm"
 fi
+# Killed while the name is there: rank 0 has created the segment of its
+# first allreduce and waits for rank 1, which sleeps (node_late_rank).  The
+# runtime removes the name, which rank 0 registered for cleanup before it
+# created the file (checked: without the registration this fails every
+# time).  Only this job's ranks are killed, by pid.
+runs=$((runs + 1))
+late_out=$(mktemp "${TMPDIR:-/tmp}/bufpool-late.XXXXXX")
+BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node" sh "$runner" 2 \
+    "$top_builddir/test/mpi/node_late_rank" 120 </dev/null >"$late_out" 2>&1 &
+job=$!
+pids= name=
+for _ in $(seq 240); do # 120 s at most (a loaded machine)
+    pids=$(sed -n 's/^node_late_rank: rank [0-9]* pid \([0-9][0-9]*\)$/\1/p' "$late_out" | sort -u)
+    pid0=$(sed -n 's/^node_late_rank: rank 0 pid \([0-9][0-9]*\)$/\1/p' "$late_out")
+    if [ "$(printf '%s\n' "$pids" | grep -c .)" = 2 ] && [ -n "$pid0" ]; then
+        name=$(ls /dev/shm 2>/dev/null | grep "^bufpool-$pid0-" | head -n 1)
+        [ -z "$name" ] || break
+    fi
+    sleep 0.5
+done
+# shellcheck disable=SC2086 # one word per pid
+[ -z "$pids" ] || kill -KILL $pids 2>/dev/null
+wait $job 2>/dev/null
+left=
+if [ -n "$name" ]; then
+    for _ in 1 2 3 4 5; do
+        left=$(ls /dev/shm 2>/dev/null | grep "^bufpool-$pid0-")
+        [ -n "$left" ] || break
+        sleep 1
+    done
+fi
+if [ -z "$name" ]; then
+    status=1
+    failed="$failed
+  node_late_rank: rank 0 never named a segment in /dev/shm (output: $(tail -n 5 "$late_out"))"
+elif [ -n "$left" ]; then
+    rm -f "/dev/shm/$name"
+    status=1
+    failed="$failed
+  a job killed while rank 0 waited with a segment's name left it in /dev/shm: $left"
+fi
+rm -f "$late_out"
 
 if [ $status != 0 ]; then
     echo "coll_node: failed runs:$failed"
