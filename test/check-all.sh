@@ -255,8 +255,14 @@ fi
 
 if [ "${BUFPOOL_SKIP_DISTCHECK:-0}" != 1 ]; then
   step "make distcheck"
+  # On failure the distribution's build stays (make distcheck removes it
+  # only on success): the failing tests' own last lines come last, where a
+  # CI log's tail shows them.
   (cd "$root/main" && BUFPOOL_TEST_QUICK=1 make -j"$jobs" distcheck >distcheck.out 2>&1) ||
-    { tail -n 60 "$root/main/distcheck.out"; fail "make distcheck"; }
+    { tail -n 60 "$root/main/distcheck.out"
+      find "$root/main" -path '*/_build/sub/test/*' -name '*.log' \
+        -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
+      fail "make distcheck"; }
 fi
 
 step "done"
