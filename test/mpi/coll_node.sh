@@ -63,12 +63,19 @@ runner=$top_srcdir/test/mpi/run-mpi-test.sh
 # while a communicator's ranks map it.
 shm_names() {
     n=0
-    for name in $(ls /dev/shm 2>/dev/null | grep '^bufpool-[0-9]*-'); do
-        pid=${name#bufpool-}
+    for path in /dev/shm/bufpool-[0-9]*-*; do
+        [ -e "$path" ] || continue # the pattern itself: no name
+        pid=${path#/dev/shm/bufpool-}
         pid=${pid%%-*}
         [ -d "/proc/$pid" ] || n=$((n + 1))
     done
     echo "$n"
+}
+# The names of one process's segments (PID), space-separated, or nothing.
+shm_names_of() { # PID
+    for path in /dev/shm/bufpool-"$1"-*; do
+        [ -e "$path" ] && printf '%s ' "${path#/dev/shm/}"
+    done
 }
 # The runtime removes a killed creator's name when it learns of the death:
 # a few seconds' grace.
@@ -438,12 +445,12 @@ late_out=$(mktemp "${TMPDIR:-/tmp}/bufpool-late.XXXXXX")
 BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node" sh "$runner" 2 \
     "$top_builddir/test/mpi/node_late_rank" 120 </dev/null >"$late_out" 2>&1 &
 job=$!
-pids= name=
+pids='' pid0='' name=''
 for _ in $(seq 240); do # 120 s at most (a loaded machine)
     pids=$(sed -n 's/^node_late_rank: rank [0-9]* pid \([0-9][0-9]*\)$/\1/p' "$late_out" | sort -u)
     pid0=$(sed -n 's/^node_late_rank: rank 0 pid \([0-9][0-9]*\)$/\1/p' "$late_out")
     if [ "$(printf '%s\n' "$pids" | grep -c .)" = 2 ] && [ -n "$pid0" ]; then
-        name=$(ls /dev/shm 2>/dev/null | grep "^bufpool-$pid0-" | head -n 1)
+        name=$(shm_names_of "$pid0")
         [ -z "$name" ] || break
     fi
     sleep 0.5
@@ -454,7 +461,7 @@ wait $job 2>/dev/null
 left=
 if [ -n "$name" ]; then
     for _ in 1 2 3 4 5; do
-        left=$(ls /dev/shm 2>/dev/null | grep "^bufpool-$pid0-")
+        left=$(shm_names_of "$pid0")
         [ -n "$left" ] || break
         sleep 1
     done
@@ -464,7 +471,7 @@ if [ -z "$name" ]; then
     failed="$failed
   node_late_rank: rank 0 never named a segment in /dev/shm (output: $(tail -n 5 "$late_out"))"
 elif [ -n "$left" ]; then
-    rm -f "/dev/shm/$name"
+    for name in $left; do rm -f "/dev/shm/$name"; done
     status=1
     failed="$failed
   a job killed while rank 0 waited with a segment's name left it in /dev/shm: $left"
