@@ -144,6 +144,14 @@ typedef struct mca_coll_bufpool_component {
      * single-copy reads (CMA) for bcast and allgather node_cma. */
     char *node_cma_text;
     bool node_cma;
+    /* coll_bufpool_node_proc_link: whether this process's node segments
+     * are unnamed, the other ranks opening them through /proc/PID/fd. */
+    char *node_proc_link_text;
+    bool node_proc_link;
+    /* coll_bufpool_test_node_refuse_link (testing only): the rank of each
+     * segment's ranks that refuses rank 0's link; -1: none. */
+    char *test_node_refuse_link_text;
+    int test_node_refuse_link;
     /* coll_bufpool_test_node_no_cma (testing only): the rank of each
      * communicator whose single-copy probe fails, or -1. */
     char *test_node_no_cma_text;

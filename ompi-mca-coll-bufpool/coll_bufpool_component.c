@@ -345,6 +345,17 @@ static const coll_param_t coll_params[] = {
      "another's memory. Where a rank says off, or some rank may not (another user, "
      "Yama's ptrace_scope, a container's seccomp filter), node_cma runs as node, on "
      "every rank alike"},
+    {"node_proc_link", "on", OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+     offsetof(mca_coll_bufpool_component_t, node_proc_link_text),
+     "Whether the shared segments this process creates for the node algorithms are "
+     "unnamed (on|off): the file on /dev/shm has no name, the other ranks open it "
+     "through this process's /proc/PID/fd, and it goes with the last mapping, so a "
+     "job killed at any moment leaves nothing in /dev/shm. Where a rank may not open "
+     "that link (another user or PID namespace, a security module), the set-up tries "
+     "again with a named segment, and this process names its later ones "
+     "(coll_bufpool_node_links_refused). off: every segment has a name in /dev/shm "
+     "while its ranks map it, registered with the runtime for removal should this "
+     "process die; for systems that log each refused /proc access"},
     {"test_host_map", "", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, test_host_map_text),
      "For testing only: pretend that the process of launch rank r runs on host "
@@ -372,6 +383,11 @@ static const coll_param_t coll_params[] = {
      offsetof(mca_coll_bufpool_component_t, test_node_no_cma_text),
      "For testing only: the rank of each communicator whose single-copy probe (CMA, for "
      "bcast and allgather node_cma) fails as if it were forbidden; -1 (the default): none"},
+    {"test_node_refuse_link", "-1", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+     offsetof(mca_coll_bufpool_component_t, test_node_refuse_link_text),
+     "For testing only: the rank of each node segment's ranks that reports it could "
+     "not open rank 0's /proc/PID/fd link to an unnamed segment, so that a test sees "
+     "the set-up fall back to a named one; -1 (the default): none"},
     {"test_node_fail_chunk", "-1", OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
      offsetof(mca_coll_bufpool_component_t, test_node_fail_chunk_text),
      "For testing only: the rank (of each communicator) that fails to create or map "
@@ -463,6 +479,10 @@ static const coll_pvar_t coll_pvars[] = {
      "Calls of allreduce, reduce, bcast and barrier node up to 4 KiB that ran in groups (two "
      "levels: above coll_bufpool_node_flat_max ranks) instead of every rank reading "
      "every rank's slot"},
+    {"node_links_refused", MCA_BASE_PVAR_CLASS_COUNTER, &bufpool_node_counters.links_refused,
+     "Set-ups of node segments this process created unnamed whose link (/proc/PID/fd) "
+     "a rank could not open, so that they, and this process's later segments, were "
+     "named in /dev/shm while their ranks mapped them (coll_bufpool_node_proc_link)"},
     {"scratch_bytes_in_use", MCA_BASE_PVAR_CLASS_SIZE, &bufpool_scratch_counters.bytes_in_use,
      "Scratch bytes bufpool's collectives hold now"},
     {"scratch_bytes_peak", MCA_BASE_PVAR_CLASS_HIGHWATERMARK, &bufpool_scratch_counters.bytes_peak,
@@ -574,10 +594,11 @@ static void print_report(void)
         opal_output(0,
                     "  node algorithms: %llu calls over shared segments, %llu run "
                     "point-to-point for want of one, %llu chunk segments unmapped when cold, "
-                    "%llu bcast/allgather read straight (CMA), %llu in groups (two levels)",
+                    "%llu bcast/allgather read straight (CMA), %llu in groups (two levels), "
+                    "%llu segment set-ups named again after a refused /proc link",
                     (unsigned long long)node->calls, (unsigned long long)node->fallbacks,
                     (unsigned long long)node->cold_releases, (unsigned long long)node->single_copy,
-                    (unsigned long long)node->tree_calls);
+                    (unsigned long long)node->tree_calls, (unsigned long long)node->links_refused);
     }
     if (0 != COMPONENT->guarded_calls) {
         opal_output(0,

@@ -52,6 +52,8 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     module->state.node_fail_rank = COMPONENT->test_node_fail;
     module->state.node_fail_chunk_rank = COMPONENT->test_node_fail_chunk;
     module->state.node_cma = COMPONENT->node_cma;
+    module->state.node_proc_link = COMPONENT->node_proc_link;
+    module->state.node_refuse_link_rank = COMPONENT->test_node_refuse_link;
     module->state.node_no_cma_rank = COMPONENT->test_node_no_cma;
     module->state.params = COMPONENT->params;
     module->persist_tags = (bufpool_tag_blocks_t){0};

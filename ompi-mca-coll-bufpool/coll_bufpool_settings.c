@@ -278,6 +278,11 @@ void bufpool_settings_check(mca_coll_bufpool_component_t *component)
         DEFAULT_NODE_WARMUP_CALLS);
     component->node_cma =
         bufpool_params_bool(component->params, "node_cma", component->node_cma_text, true);
+    component->node_proc_link = bufpool_params_bool(component->params, "node_proc_link",
+                                                    component->node_proc_link_text, true);
+    component->test_node_refuse_link =
+        (int)bufpool_params_int(component->params, "test_node_refuse_link",
+                                component->test_node_refuse_link_text, -1, INT_MAX, "-1");
     component->test_node_no_cma = (int)bufpool_params_int(
         component->params, "test_node_no_cma", component->test_node_no_cma_text, -1, INT_MAX, "-1");
     component->test_node_fail = (int)bufpool_params_int(

@@ -36,6 +36,7 @@ typedef struct bufpool_node_counters {
     uint64_t cold_releases; /* chunk segments unmapped when cold           */
     uint64_t single_copy;   /* bcast/allgather calls read straight (CMA)   */
     uint64_t tree_calls;    /* calls that ran in groups (two-level)        */
+    uint64_t links_refused; /* set-ups that fell back to a named segment   */
 } bufpool_node_counters_t;
 
 extern bufpool_node_counters_t bufpool_node_counters;

@@ -297,7 +297,7 @@ int bufpool_node_move(bufpool_node_t *n, uint64_t s, bufpool_coll_id_t id, const
                 return rc;
             }
         } else if (0 == n->me && NODE_CMA_UNWANTED != n->cma_error) {
-            node_say_no_single_copy(n->params, n->cma_error, comm);
+            node_say_no_single_copy(n->terms.params, n->cma_error, comm);
         }
     }
     return node_move_rounds(n, s, id, a, &m, plan, comm, OMPI_SUCCESS);

@@ -84,7 +84,7 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
     if (0 == n->big_state) {
         const int my_error = n->me == n->fail_chunk_rank ? ENOSPC : 0; /* testing */
         int rc = bufpool_node_share(comm, &n->group, my_error, node_big_rank_stride(need),
-                                    n->max_bytes, "chunk segment", n->params, NULL, &n->big);
+                                    "chunk segment", &n->terms, NULL, &n->big);
         if (OMPI_SUCCESS != rc && BUFPOOL_NODE_UNAVAILABLE != rc) {
             return rc; /* a point-to-point error: tried again next time */
         }

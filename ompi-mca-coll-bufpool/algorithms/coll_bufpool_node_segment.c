@@ -43,8 +43,14 @@ typedef struct node_offer {
     int32_t status; /* rank 0's errno, 0: created */
     int32_t ranks;
     uint64_t nonce, bytes;
+    bufpool_shm_id_t id;
     char name[BUFPOOL_SHM_NAME_MAX];
 } node_offer_t;
+
+/* The verdicts of a set-up: some rank could not have the segment; every
+ * rank has it; some rank could not open rank 0's link to an unnamed one,
+ * so rank 0 offers a named one instead (once). */
+enum { NODE_VERDICT_NO = 0, NODE_VERDICT_YES = 1, NODE_VERDICT_NAMED = 2 };
 
 /* A rank's own refusal of a segment past coll_bufpool_node_max_bytes
  * (reported as this errno; said by node_cap_check, not again). */
@@ -226,24 +232,41 @@ static uint64_t node_nonce(void)
     return x | 1;
 }
 
+/* A rank could not open rank 0's link to its unnamed segment (said once,
+ * at coll_bufpool_verbose 1): rank 0 names its segments from now on. */
+static void node_say_named(const bufpool_params_t *params, struct ompi_communicator_t *comm)
+{
+    static int said;
+    char host[64];
+    if (NULL != params->verbose && *params->verbose >= 1 && bufpool_node_first_say(&said, host)) {
+        opal_output(0,
+                    "coll_bufpool: on host %s (pid %d), a rank of communicator %s could not open "
+                    "this process's /proc/%d/fd link to a node segment; its segments have names "
+                    "in /dev/shm from now on, while their ranks map them",
+                    host, (int)getpid(), comm->c_name, (int)getpid());
+    }
+}
+
 /* One agreement of every rank of comm on a segment of a header page and a
  * block of rank_stride bytes per rank: rank 0 creates it and sends its
- * name, every rank maps it, reserves its own block (rank 0 the header too:
- * each block's pages on its owner's NUMA node) and reports, rank 0 removes
- * the name and sends the verdict.  0 and *shm mapped on every rank,
+ * name (by default the link to its descriptor of an unnamed file), every
+ * rank maps it, reserves its own block (rank 0 the header too: each
+ * block's pages on its owner's NUMA node) and reports, rank 0 removes the
+ * name and sends the verdict.  Should a rank be refused rank 0's link,
+ * the verdict asks for a second round with a named segment, which rank 0
+ * keeps for its later segments.  0 and *shm mapped on every rank,
  * BUFPOOL_NODE_UNAVAILABLE when one rank could not (on all ranks alike:
  * nothing mapped), else a point-to-point error.  my_error: this rank's
  * failure known beforehand (an errno value, or 0), which it reports instead
  * of creating or mapping, as it does when the segment would take it past
- * max_bytes; what names the segment in the messages.  publish, for a
- * communicator's segment (NULL: a chunk segment): rank 0 writes its
+ * terms->max_bytes; what names the segment in the messages.  publish, for
+ * a communicator's segment (NULL: a chunk segment): rank 0 writes its
  * flat_max into the header, and each rank writes where its block lies in
  * its process and its domain before it reports (node_publish), for the
  * single-copy probe and the groups. */
 int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
-                       size_t rank_stride, size_t max_bytes, const char *what,
-                       const bufpool_params_t *params, const bufpool_node_publish_t *publish,
-                       bufpool_shm_t *shm)
+                       size_t rank_stride, const char *what, const bufpool_node_terms_t *terms,
+                       const bufpool_node_publish_t *publish, bufpool_shm_t *shm)
 {
     const int flat_max = NULL != publish ? publish->flat_max : 0;
     const int p = g->n, me = g->me;
@@ -252,86 +275,109 @@ int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *
                                      .bytes = 0 == me ? NODE_HEADER + rank_stride : rank_stride};
     const int tag = MCA_COLL_BASE_TAG_BCAST;
     node_offer_t offer;
-    int32_t mine = 0, verdict = 0;
+    int32_t mine = 0, verdict = NODE_VERDICT_NO;
     int rc = OMPI_SUCCESS;
     char step[96];
 
     memset(shm, 0, sizeof(*shm));
-    memset(&offer, 0, sizeof(offer));
     if (0 == my_error) {
-        my_error = node_cap_check(params, bytes, max_bytes, what, comm);
+        my_error = node_cap_check(terms->params, bytes, terms->max_bytes, what, comm);
     }
-    if (0 == me) {
-        offer.nonce = node_nonce();
-        offer.ranks = p;
-        offer.bytes = bytes;
-        offer.status =
-            0 != my_error ? my_error
-                          : bufpool_shm_create(shm, bytes, offer.nonce, own, node_register_cleanup);
-        if (0 == offer.status) {
-            /* The pages are zero: every sequence word starts at 0. */
-            node_header_t *h = shm->base;
-            h->nonce = offer.nonce;
-            h->ranks = (uint64_t)p;
-            h->rank_stride = rank_stride;
-            h->flat_max = (uint64_t)flat_max;
-            if (NULL != publish) {
-                node_publish(shm->base, NODE_HEADER, publish, p > flat_max);
+    bool linked = terms->proc_link;
+    do {
+        memset(&offer, 0, sizeof(offer));
+        if (0 == me) {
+            offer.nonce = node_nonce();
+            offer.ranks = p;
+            offer.bytes = bytes;
+            offer.status = 0 != my_error ? my_error
+                                         : bufpool_shm_create(shm, bytes, offer.nonce, own,
+                                                              node_register_cleanup, linked);
+            if (0 == offer.status) {
+                /* The pages are zero: every sequence word starts at 0. */
+                node_header_t *h = shm->base;
+                h->nonce = offer.nonce;
+                h->ranks = (uint64_t)p;
+                h->rank_stride = rank_stride;
+                h->flat_max = (uint64_t)flat_max;
+                if (NULL != publish) {
+                    node_publish(shm->base, NODE_HEADER, publish, p > flat_max);
+                }
+                __atomic_store_n(&h->magic, NODE_MAGIC, __ATOMIC_RELEASE);
+                offer.id = shm->id;
+                snprintf(offer.name, sizeof(offer.name), "%s", shm->name);
+            } else {
+                snprintf(step, sizeof(step), "creating the %s (%zu bytes)", what, bytes);
+                node_say_unavailable(terms->params, step, offer.status, comm);
             }
-            __atomic_store_n(&h->magic, NODE_MAGIC, __ATOMIC_RELEASE);
-            snprintf(offer.name, sizeof(offer.name), "%s", shm->name);
+            const bool was_linked = shm->linked;
+            bool refused = false;
+            verdict = 0 == offer.status;
+            for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
+                rc = bufpool_send(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, r), tag,
+                                  comm);
+            }
+            for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
+                int32_t status;
+                rc = bufpool_recv(&status, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
+                verdict = verdict && 0 == status;
+                refused = refused || BUFPOOL_SHM_LINK_REFUSED == status;
+            }
+            /* Everyone who will ever map it has: the name goes now. */
+            bufpool_shm_unlink(shm);
+            if (OMPI_SUCCESS == rc && refused && was_linked) {
+                bufpool_shm_links_refused();
+                node_count(&bufpool_node_counters.links_refused, 1);
+                node_say_named(terms->params, comm);
+                verdict = NODE_VERDICT_NAMED;
+                linked = false;
+            }
+            for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
+                rc = bufpool_send(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
+            }
         } else {
-            snprintf(step, sizeof(step), "creating the %s (%zu bytes)", what, bytes);
-            node_say_unavailable(params, step, offer.status, comm);
-        }
-        verdict = 0 == offer.status;
-        for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
-            rc = bufpool_send(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, r), tag, comm);
-        }
-        for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
-            int32_t status;
-            rc = bufpool_recv(&status, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
-            verdict = verdict && 0 == status;
-        }
-        /* Everyone who will ever map it has: the name goes now. */
-        bufpool_shm_unlink(shm);
-        for (int r = 1; r < p && OMPI_SUCCESS == rc; r++) {
-            rc = bufpool_send(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, r), tag, comm);
-        }
-    } else {
-        rc = bufpool_recv(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, 0), tag, comm);
-        if (OMPI_SUCCESS == rc) {
-            mine = 0 != offer.status                          ? offer.status
-                   : offer.ranks != p || offer.bytes != bytes ? EINVAL
-                                                              : 0;
-            if (0 == mine) {
-                offer.name[sizeof(offer.name) - 1] = '\0';
-                mine = 0 != my_error ? my_error : bufpool_shm_attach(shm, offer.name, bytes, own);
-                shm->name[0] = '\0'; /* rank 0 unlinks it */
+            rc = bufpool_recv(&offer, sizeof(offer), MPI_BYTE, bufpool_group_rank(g, 0), tag, comm);
+            if (OMPI_SUCCESS == rc) {
+                mine = 0 != offer.status                          ? offer.status
+                       : offer.ranks != p || offer.bytes != bytes ? EINVAL
+                                                                  : 0;
                 if (0 == mine) {
-                    /* The same segment as rank 0's, not a namesake. */
-                    const node_header_t *h = shm->base;
-                    if (NODE_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
-                        offer.nonce != h->nonce || (uint64_t)p != h->ranks) {
-                        mine = EINVAL;
+                    offer.name[sizeof(offer.name) - 1] = '\0';
+                    mine = 0 != my_error ? my_error
+                           : me == terms->refuse_link_rank && 0 == strncmp(offer.name, "/proc/", 6)
+                               ? BUFPOOL_SHM_LINK_REFUSED /* testing */
+                               : bufpool_shm_attach(shm, offer.name, offer.id, bytes, own);
+                    shm->name[0] = '\0'; /* rank 0 unlinks it */
+                    if (0 == mine) {
+                        /* The same segment as rank 0's, not a namesake. */
+                        const node_header_t *h = shm->base;
+                        if (NODE_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
+                            offer.nonce != h->nonce || (uint64_t)p != h->ranks) {
+                            mine = EINVAL;
+                        }
+                    }
+                    if (0 != mine && BUFPOOL_SHM_LINK_REFUSED != mine) {
+                        snprintf(step, sizeof(step),
+                                 "mapping rank 0's %s (%zu bytes) and reserving its part", what,
+                                 bytes);
+                        node_say_unavailable(terms->params, step, mine, comm);
+                    }
+                    if (0 == mine && NULL != publish) {
+                        node_publish(shm->base, own.offset, publish, p > flat_max);
                     }
                 }
-                if (0 != mine) {
-                    snprintf(step, sizeof(step),
-                             "mapping rank 0's %s (%zu bytes) and reserving its part", what, bytes);
-                    node_say_unavailable(params, step, mine, comm);
-                }
-                if (0 == mine && NULL != publish) {
-                    node_publish(shm->base, own.offset, publish, p > flat_max);
-                }
+                rc = bufpool_send(&mine, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
             }
-            rc = bufpool_send(&mine, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
+            if (OMPI_SUCCESS == rc) {
+                rc = bufpool_recv(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
+            }
         }
-        if (OMPI_SUCCESS == rc) {
-            rc = bufpool_recv(&verdict, 1, MPI_INT32_T, bufpool_group_rank(g, 0), tag, comm);
+        if (OMPI_SUCCESS == rc && NODE_VERDICT_NAMED == verdict) {
+            bufpool_shm_detach(shm); /* a named one in its place */
+            memset(shm, 0, sizeof(*shm));
         }
-    }
-    if (OMPI_SUCCESS == rc && !verdict) {
+    } while (OMPI_SUCCESS == rc && NODE_VERDICT_NAMED == verdict);
+    if (OMPI_SUCCESS == rc && NODE_VERDICT_YES != verdict) {
         rc = BUFPOOL_NODE_UNAVAILABLE;
     }
     if (OMPI_SUCCESS != rc) {
@@ -393,7 +439,8 @@ static void node_groups(bufpool_node_t *n, const bufpool_shm_t *shm, const bufpo
  * groups follow the L3 caches). */
 static void node_say_groups(const bufpool_node_t *n, struct ompi_communicator_t *comm)
 {
-    if (n->ngroups < 2 || 0 != n->me || NULL == n->params->verbose || *n->params->verbose < 2) {
+    if (n->ngroups < 2 || 0 != n->me || NULL == n->terms.params->verbose ||
+        *n->terms.params->verbose < 2) {
         return;
     }
     const long *domain = (const long *)(n + 1);
@@ -437,8 +484,12 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
                                                                          : 0;
     const bufpool_node_publish_t publish = {.flat_max = state->node_flat_max,
                                             .test_domain = state->node_test_l3};
-    int rc = bufpool_node_share(comm, g, my_error, NODE_RANK_STRIDE, state->node_max_bytes,
-                                "segment", state->params, &publish, &shm);
+    const bufpool_node_terms_t terms = {.max_bytes = state->node_max_bytes,
+                                        .proc_link = state->node_proc_link,
+                                        .refuse_link_rank = state->node_refuse_link_rank,
+                                        .params = state->params};
+    int rc =
+        bufpool_node_share(comm, g, my_error, NODE_RANK_STRIDE, "segment", &terms, &publish, &shm);
     if (OMPI_SUCCESS != rc) {
         free(n);
         return rc;
@@ -450,8 +501,7 @@ static int node_setup(struct ompi_communicator_t *comm, const bufpool_group_t *g
     n->p = g->n;
     n->me = g->me;
     n->fail_chunk_rank = state->node_fail_chunk_rank;
-    n->max_bytes = state->node_max_bytes;
-    n->params = state->params;
+    n->terms = terms;
     n->cold_calls = state->node_cold_calls;
     n->cma_error = !state->node_cma                                  ? NODE_CMA_UNWANTED
                    : ompi_comm_rank(comm) == state->node_no_cma_rank ? EPERM /* testing */

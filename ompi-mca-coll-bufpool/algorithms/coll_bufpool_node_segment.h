@@ -41,6 +41,15 @@ static inline void node_count(uint64_t *counter, int64_t delta)
     (void)__atomic_fetch_add(counter, (uint64_t)delta, __ATOMIC_RELAXED);
 }
 
+/* How this rank sets up a segment (bufpool_node_share), from its
+ * communicator's parameters. */
+typedef struct bufpool_node_terms {
+    size_t max_bytes;               /* coll_bufpool_node_max_bytes              */
+    bool proc_link;                 /* coll_bufpool_node_proc_link (rank 0's counts) */
+    int refuse_link_rank;           /* coll_bufpool_test_node_refuse_link (testing) */
+    const bufpool_params_t *params; /* whose help file speaks                   */
+} bufpool_node_terms_t;
+
 struct bufpool_node {
     bufpool_shm_t shm;
     char *base;
@@ -56,10 +65,9 @@ struct bufpool_node {
      * off), the first rank's that failed after it. */
     int cma;
     int cma_error;
-    size_t max_bytes;               /* coll_bufpool_node_max_bytes        */
-    const bufpool_params_t *params; /* whose help file speaks     */
-    uint64_t cold_calls;            /* coll_bufpool_node_cold_calls       */
-    uint64_t big_last;              /* the last call that wanted the chunk segment */
+    bufpool_node_terms_t terms; /* how its segments are set up        */
+    uint64_t cold_calls;        /* coll_bufpool_node_cold_calls       */
+    uint64_t big_last;          /* the last call that wanted the chunk segment */
     /* A lower bound of every rank's done word, from what this rank saw. */
     uint64_t peers_done;
     /* The chunks of large allreduces and reduces (bufpool_node_rounds): mapped by the
@@ -273,9 +281,8 @@ typedef struct bufpool_node_publish {
     long test_domain; /* coll_bufpool_test_node_l3; below -1: sysfs's    */
 } bufpool_node_publish_t;
 int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *g, int my_error,
-                       size_t rank_stride, size_t max_bytes, const char *what,
-                       const bufpool_params_t *params, const bufpool_node_publish_t *publish,
-                       bufpool_shm_t *shm);
+                       size_t rank_stride, const char *what, const bufpool_node_terms_t *terms,
+                       const bufpool_node_publish_t *publish, bufpool_shm_t *shm);
 void bufpool_node_unshare(bufpool_shm_t *shm);
 bool bufpool_node_first_say(int *said, char host[64]);
 int bufpool_node_begin_at(bufpool_node_home_t *home, const bufpool_group_t *g,

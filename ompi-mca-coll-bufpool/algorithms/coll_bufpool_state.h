@@ -80,6 +80,11 @@ typedef struct bufpool_comm_state {
      * probe fails (coll_bufpool_test_node_no_cma; -1: none). */
     bool node_cma;
     int node_no_cma_rank;
+    /* coll_bufpool_node_proc_link, and for testing the rank of each
+     * segment's ranks that refuses rank 0's link
+     * (coll_bufpool_test_node_refuse_link; -1: none). */
+    bool node_proc_link;
+    int node_refuse_link_rank;
     /* The component's parameters, for its messages (bufpool_params_show:
      * its help file on every Open MPI, 6.0 included). */
     const struct bufpool_params *params;

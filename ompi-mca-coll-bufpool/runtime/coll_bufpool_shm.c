@@ -1,8 +1,12 @@
 /*
  * Node-shared memory segments (see coll_bufpool_shm.h).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* O_TMPFILE */
+#endif
 #include "coll_bufpool_shm.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,20 +23,17 @@ static size_t page_round(size_t bytes)
     return (bytes + p - 1) / p * p;
 }
 
-/* Map size bytes of fd into *shm under name and close fd, when rc (the
- * steps before) is 0; rc or mmap's errno. */
-static int map_and_close(int fd, int rc, size_t size, const char *name, bufpool_shm_t *shm)
+/* Map size bytes of fd into *shm, when rc (the steps before) is 0; rc or
+ * mmap's errno. */
+static int map_into(int fd, int rc, size_t size, bufpool_shm_t *shm)
 {
-    void *base = MAP_FAILED;
     if (0 == rc) {
-        base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        rc = MAP_FAILED == base ? errno : 0;
-    }
-    close(fd);
-    if (0 == rc) {
+        void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (MAP_FAILED == base) {
+            return errno;
+        }
         shm->base = base;
         shm->bytes = size;
-        snprintf(shm->name, sizeof(shm->name), "%s", name);
     }
     return rc;
 }
@@ -51,106 +52,208 @@ static int reserve(int fd, size_t size, bufpool_shm_range_t own)
 /* shm_open's flags: a symbolic link planted under the name is refused. */
 #define SHM_OPEN_FLAGS (O_RDWR | O_NOFOLLOW | O_CLOEXEC)
 
-/* A segment's path: this process's pid and token, and its index. */
+/* A named segment's path: this process's pid and token, and its index. */
 static void shm_path(char *path, size_t size, long pid, unsigned long long token, unsigned index)
 {
-    snprintf(path, size, BUFPOOL_SHM_DIR "/bufpool-%ld-%llx-%u", pid, token, index);
+    snprintf(path, size, BUFPOOL_SHM_PREFIX "%ld-%llx-%u", pid, token, index);
 }
 
-/* The names of this process's segments, numbered, and the cleanup of the
- * next ones registered a batch at a time (one round trip to the runtime
- * per SHM_CLEANUP_BATCH segments, not one per segment: about 50 us each on
- * the 2-core machine, as long as a whole set-up).  pid: the process they
- * were registered for (a forked child starts its own). */
+/* This process's segments: the names of the named ones, numbered, and
+ * the cleanup of the next ones registered a batch at a time (one round
+ * trip to the runtime per SHM_CLEANUP_BATCH segments, not one per
+ * segment: about 50 us each on the 2-core machine, as long as a whole
+ * set-up); whether a rank could not open its links.  pid: the process
+ * this is of (a forked child starts anew). */
 #define SHM_CLEANUP_BATCH 64
 static struct {
     pthread_mutex_t lock;
     long pid;
     unsigned long long token;
     unsigned next, registered_end;
-} shm_names = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    bool links_refused;
+} shm_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The next segment's path, its cleanup registered with cleanup (NULL:
- * none) before it is returned. */
+/* Under shm_state.lock: this process's state (nonce draws a new one's
+ * token).  Returns its pid. */
+static long shm_state_here(unsigned long long nonce)
+{
+    const long pid = (long)getpid();
+    if (pid != shm_state.pid) {
+        /* Random per process: a process of another PID namespace sharing
+         * this /dev/shm under the same pid names its segments apart. */
+        shm_state.pid = pid;
+        shm_state.token = nonce;
+        shm_state.next = shm_state.registered_end = 0;
+        shm_state.links_refused = false;
+    }
+    return pid;
+}
+
+/* The next named segment's path, its cleanup registered with cleanup
+ * (NULL: none) before it is returned. */
 static void shm_next_path(char *path, size_t size, unsigned long long nonce,
                           bufpool_shm_cleanup_fn_t cleanup)
 {
-    pthread_mutex_lock(&shm_names.lock);
-    const long pid = (long)getpid();
-    if (pid != shm_names.pid) {
-        /* Random per process: a process of another PID namespace sharing
-         * this /dev/shm under the same pid names its segments apart. */
-        shm_names.pid = pid;
-        shm_names.token = nonce;
-        shm_names.next = shm_names.registered_end = 0;
-    }
-    const unsigned index = shm_names.next++;
-    if (NULL != cleanup && index >= shm_names.registered_end) {
+    pthread_mutex_lock(&shm_state.lock);
+    const long pid = shm_state_here(nonce);
+    const unsigned index = shm_state.next++;
+    if (NULL != cleanup && index >= shm_state.registered_end) {
         char batch[SHM_CLEANUP_BATCH * BUFPOOL_SHM_NAME_MAX];
         size_t used = 0;
         for (unsigned i = 0; i < SHM_CLEANUP_BATCH; i++) {
             if (0 != i) {
                 batch[used++] = ',';
             }
-            shm_path(batch + used, sizeof(batch) - used, pid, shm_names.token, index + i);
+            shm_path(batch + used, sizeof(batch) - used, pid, shm_state.token, index + i);
             used += strlen(batch + used);
         }
         cleanup(batch);
-        shm_names.registered_end = index + SHM_CLEANUP_BATCH;
+        shm_state.registered_end = index + SHM_CLEANUP_BATCH;
     }
-    shm_path(path, size, pid, shm_names.token, index);
-    pthread_mutex_unlock(&shm_names.lock);
+    shm_path(path, size, pid, shm_state.token, index);
+    pthread_mutex_unlock(&shm_state.lock);
+}
+
+void bufpool_shm_links_refused(void)
+{
+    pthread_mutex_lock(&shm_state.lock);
+    (void)shm_state_here(0);
+    shm_state.links_refused = true;
+    pthread_mutex_unlock(&shm_state.lock);
+}
+
+static bool shm_links_wanted(unsigned long long nonce)
+{
+    pthread_mutex_lock(&shm_state.lock);
+    (void)shm_state_here(nonce);
+    const bool wanted = !shm_state.links_refused;
+    pthread_mutex_unlock(&shm_state.lock);
+    return wanted;
+}
+
+/* An unnamed file on /dev/shm's tmpfs, and its link in *path; -1 where
+ * the kernel or the file system has no O_TMPFILE (then a named one). */
+static int shm_open_unnamed(char *path, size_t size)
+{
+#ifdef O_TMPFILE
+    const int fd = open(BUFPOOL_SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        snprintf(path, size, "/proc/%ld/fd/%d", (long)getpid(), fd);
+    }
+    return fd;
+#else
+    (void)path;
+    (void)size;
+    return -1;
+#endif
 }
 
 int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonce,
-                       bufpool_shm_range_t own, bufpool_shm_cleanup_fn_t cleanup)
+                       bufpool_shm_range_t own, bufpool_shm_cleanup_fn_t cleanup, bool linked)
 {
     const size_t size = page_round(bytes);
     char name[BUFPOOL_SHM_NAME_MAX];
-    shm_next_path(name, sizeof(name), nonce, cleanup);
-    int fd = open(name, SHM_OPEN_FLAGS | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-        return errno;
+    int fd = linked && shm_links_wanted(nonce) ? shm_open_unnamed(name, sizeof(name)) : -1;
+    const bool unnamed = fd >= 0;
+    if (!unnamed) {
+        shm_next_path(name, sizeof(name), nonce, cleanup);
+        fd = open(name, SHM_OPEN_FLAGS | O_CREAT | O_EXCL, 0600);
+        if (fd < 0) {
+            return errno;
+        }
     }
     /* The size now, the pages by their owners: tmpfs would otherwise hand
      * out a mapping that raises SIGBUS at the first touch past its free
      * space. */
+    struct stat st;
     int rc = 0 == ftruncate(fd, (off_t)size) ? reserve(fd, size, own) : errno;
-    rc = map_and_close(fd, rc, size, name, shm);
-    if (0 != rc) {
-        unlink(name);
+    if (0 == rc && 0 != fstat(fd, &st)) {
+        rc = errno;
     }
-    return rc;
+    rc = map_into(fd, rc, size, shm);
+    if (0 != rc || !unnamed) {
+        close(fd);
+    }
+    if (0 != rc) {
+        if (!unnamed) {
+            unlink(name);
+        }
+        return rc;
+    }
+    shm->linked = unnamed;
+    shm->fd = unnamed ? fd : -1;
+    shm->id.dev = (uint64_t)st.st_dev;
+    shm->id.ino = (uint64_t)st.st_ino;
+    snprintf(shm->name, sizeof(shm->name), "%s", name);
+    return 0;
 }
 
-int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, size_t bytes, bufpool_shm_range_t own)
+/* Whether name is /proc/PID/fd/FD, digits both. */
+static bool shm_is_link(const char *name)
+{
+    static const char proc[] = "/proc/", fd[] = "/fd/";
+    const char *c = name;
+    for (int part = 0; part < 2; part++) {
+        const char *word = 0 == part ? proc : fd;
+        const size_t len = 0 == part ? sizeof(proc) - 1 : sizeof(fd) - 1;
+        if (0 != strncmp(c, word, len) || !isdigit((unsigned char)c[len])) {
+            return false;
+        }
+        for (c += len; isdigit((unsigned char)*c); c++) {
+        }
+    }
+    return '\0' == *c;
+}
+
+int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, bufpool_shm_id_t id, size_t bytes,
+                       bufpool_shm_range_t own)
 {
     const size_t size = page_round(bytes);
+    const bool link = shm_is_link(name);
     /* Only a name bufpool_shm_create gives. */
-    static const char prefix[] = BUFPOOL_SHM_DIR "/bufpool-";
-    if (0 != strncmp(name, prefix, sizeof(prefix) - 1) || NULL != strstr(name, "/..")) {
+    if (!link && (0 != strncmp(name, BUFPOOL_SHM_PREFIX, sizeof(BUFPOOL_SHM_PREFIX) - 1) ||
+                  NULL != strstr(name, "/.."))) {
         return EINVAL;
     }
-    int fd = open(name, SHM_OPEN_FLAGS);
+    /* The link is a symbolic one: no O_NOFOLLOW there. */
+    int fd = open(name, link ? O_RDWR | O_CLOEXEC : SHM_OPEN_FLAGS);
     if (fd < 0) {
-        return errno;
+        return link ? BUFPOOL_SHM_LINK_REFUSED : errno;
     }
     struct stat st;
     int rc = 0 == fstat(fd, &st) ? 0 : errno;
+    if (0 == rc && ((uint64_t)st.st_dev != id.dev || (uint64_t)st.st_ino != id.ino)) {
+        /* Another file: a PID namespace where that pid is another process. */
+        rc = link ? BUFPOOL_SHM_LINK_REFUSED : EINVAL;
+    }
     if (0 == rc && (size_t)st.st_size != size) {
         rc = EINVAL;
     }
     if (0 == rc) {
         rc = reserve(fd, size, own);
     }
-    return map_and_close(fd, rc, size, name, shm);
+    rc = map_into(fd, rc, size, shm);
+    close(fd);
+    if (0 == rc) {
+        shm->linked = false;
+        shm->fd = -1;
+        shm->id = id;
+        snprintf(shm->name, sizeof(shm->name), "%s", name);
+    }
+    return rc;
 }
 
 void bufpool_shm_unlink(bufpool_shm_t *shm)
 {
     if ('\0' != shm->name[0]) {
-        (void)unlink(shm->name);
+        if (shm->linked) {
+            (void)close(shm->fd);
+        } else {
+            (void)unlink(shm->name);
+        }
         shm->name[0] = '\0';
+        shm->linked = false;
+        shm->fd = -1;
     }
 }
 

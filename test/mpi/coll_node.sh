@@ -32,9 +32,15 @@
 #     back alike (48 KiB: no segment at all; 96 KiB: the small one, not the
 #     chunk segment), results right, the message names /dev/shm;
 #   - /dev/shm: no segment name is left behind by a job, nor by one that is
-#     killed (SIGKILL) in the middle of its collectives, nor by one killed
-#     while rank 0 waits for a late rank with a new segment's name in
-#     /dev/shm (the runtime removes it);
+#     killed (SIGKILL, mpirun with its ranks) in the middle of its
+#     collectives, segments unnamed (the default) or named
+#     (coll_bufpool_node_proc_link off), nor by one killed while rank 0
+#     waits for a late rank: unnamed, no name exists while the segment does;
+#     named, the runtime removes the name rank 0 registered;
+#   - a rank that may not open rank 0's /proc/PID/fd link (rank 0 not
+#     dumpable, no CAP_SYS_PTRACE; and coll_bufpool_test_node_refuse_link
+#     in the collective runs): the set-up falls back to a named segment,
+#     every rank alike, results right, one refusal counted;
 #   - MPI_THREAD_MULTIPLE: threads each on a communicator of their own, at
 #     once, every node algorithm forced;
 #   - groups (two levels) of allreduce and reduce above
@@ -128,6 +134,17 @@ for np in ${BUFPOOL_TEST_NPS:-2 3 4 5 8}; do
         run "$np" test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm node_rsag" \
             --colls=allreduce --form=$form --expect-bufpool --expect-node $level
     done
+done
+
+# Segments named (coll_bufpool_node_proc_link off), and named after rank 1
+# of each refused rank 0's link (coll_bufpool_test_node_refuse_link): the
+# same results, every call over a segment.
+for mca in "--mca coll_bufpool_node_proc_link off" "--mca coll_bufpool_test_node_refuse_link 1"; do
+    run 3 test_coll_reduce_family "$mca --mca coll_bufpool_allreduce_algorithm node_rsag" \
+        --colls=allreduce,reduce,scan --smoke --expect-bufpool --expect-node
+    # shellcheck disable=SC2086 # the list is one word
+    run 3 test_coll_move_family "$mca" --colls=$moves --smoke --expect-bufpool --expect-node \
+        --seal-bcast-root
 done
 
 # Groups (two levels): above coll_bufpool_node_flat_max ranks, allreduce,
@@ -418,65 +435,136 @@ if [ "$after" -gt "$before" ]; then
   /dev/shm holds $((after - before)) more bufpool- name(s) after the jobs than before"
 fi
 
-# Killed in the middle: the names go as soon as every rank has mapped the
-# segment, so a SIGKILL leaves nothing behind.
-runs=$((runs + 1))
-before=$(shm_names)
-BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node" sh "$runner" 2 \
-    "$top_builddir/test/mpi/test_coll_reduce_family" --colls=allreduce,reduce --full \
-    </dev/null >/dev/null 2>&1 &
-job=$!
-sleep 3
-pkill -KILL -f "test/mpi/test_coll_reduce_family --colls=allreduce,reduce --full" 2>/dev/null
-wait $job 2>/dev/null
-after=$(shm_left "$before")
-if [ "$after" -gt "$before" ]; then
-    status=1
-    failed="$failed
-  a killed job left $((after - before)) bufpool- name(s) in /dev/shm"
-fi
-# Killed while the name is there: rank 0 has created the segment of its
-# first allreduce and waits for rank 1, which sleeps (node_late_rank).  The
-# runtime removes the name, which rank 0 registered for cleanup before it
-# created the file (checked: without the registration this fails every
-# time).  Only this job's ranks are killed, by pid.
-runs=$((runs + 1))
-late_out=$(mktemp "${TMPDIR:-/tmp}/bufpool-late.XXXXXX")
-BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node" sh "$runner" 2 \
-    "$top_builddir/test/mpi/node_late_rank" 120 </dev/null >"$late_out" 2>&1 &
-job=$!
-pids='' pid0='' name=''
-for _ in $(seq 240); do # 120 s at most (a loaded machine)
-    pids=$(sed -n 's/^node_late_rank: rank [0-9]* pid \([0-9][0-9]*\)$/\1/p' "$late_out" | sort -u)
-    pid0=$(sed -n 's/^node_late_rank: rank 0 pid \([0-9][0-9]*\)$/\1/p' "$late_out")
-    if [ "$(printf '%s\n' "$pids" | grep -c .)" = 2 ] && [ -n "$pid0" ]; then
-        name=$(shm_names_of "$pid0")
-        [ -z "$name" ] || break
-    fi
-    sleep 0.5
-done
-# shellcheck disable=SC2086 # one word per pid
-[ -z "$pids" ] || kill -KILL $pids 2>/dev/null
-wait $job 2>/dev/null
-left=
-if [ -n "$name" ]; then
-    for _ in 1 2 3 4 5; do
-        left=$(shm_names_of "$pid0")
+# Killed in the middle: a segment has no name by default
+# (coll_bufpool_node_proc_link), so mpirun is killed with its ranks; a
+# named one (off) loses its name as soon as every rank has mapped it, and
+# in a set-up under way the runtime removes it, so only the ranks are
+# killed (with mpirun the names of set-ups under way would stay: the
+# window unnamed segments close).  The check counts the names of this
+# job's own processes (found by the path of a link to the program in a
+# directory of this run's own), not of others that make -j runs beside it.
+kill_dir=$(mktemp -d "${TMPDIR:-/tmp}/bufpool-kill.XXXXXX")
+ln -s "$top_builddir/test/mpi/test_coll_reduce_family" "$kill_dir/"
+for link in on off; do
+    runs=$((runs + 1))
+    pattern="$kill_dir/test_coll_reduce_family"
+    BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node --mca coll_bufpool_node_proc_link $link" \
+        sh "$runner" 2 "$pattern" --colls=allreduce,reduce --full </dev/null >/dev/null 2>&1 &
+    job=$!
+    sleep 3
+    ranks_only=
+    [ "$link" = on ] || ranks_only='^'
+    killed=$(pgrep -f -- "$ranks_only$pattern")
+    # shellcheck disable=SC2086 # one word per pid
+    [ -z "$killed" ] || kill -KILL $killed 2>/dev/null
+    wait $job 2>/dev/null
+    left=
+    for _ in 1 2 3; do
+        left=
+        for pid in $killed; do left="$left$(shm_names_of "$pid")"; done
         [ -n "$left" ] || break
-        sleep 1
+        sleep 2
     done
+    if [ -z "$killed" ]; then
+        status=1
+        failed="$failed
+  coll_bufpool_node_proc_link $link: no process of the job to kill after 3 s"
+    elif [ -n "$left" ]; then
+        for name in $left; do rm -f "/dev/shm/$name"; done
+        status=1
+        failed="$failed
+  coll_bufpool_node_proc_link $link: a job killed with its mpirun left in /dev/shm: $left"
+    fi
+done
+rm -rf "$kill_dir"
+
+# Killed while rank 0 waits in its first set-up for rank 1, which sleeps
+# (node_late_rank).  Named (coll_bufpool_node_proc_link off): rank 0
+# registered the name for cleanup before it created the file, and the
+# runtime removes it when the ranks die (checked: without the registration
+# this fails every time); only the ranks are killed, by pid.  Unnamed (on,
+# the default): the segment is open in rank 0 (a deleted file of /dev/shm
+# among its descriptors) and has no name; mpirun is killed with the ranks.
+# late_check LINK: 0 when the segment was seen and nothing is left.
+late_check() {
+    link=$1
+    runs=$((runs + 1))
+    late_out=$(mktemp "${TMPDIR:-/tmp}/bufpool-late.XXXXXX")
+    BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node --mca coll_bufpool_node_proc_link $link" \
+        sh "$runner" 2 "$top_builddir/test/mpi/node_late_rank" 120 "$$-$link" \
+        </dev/null >"$late_out" 2>&1 &
+    job=$!
+    pids='' pid0='' seen=''
+    for _ in $(seq 240); do # 120 s at most (a loaded machine)
+        pids=$(sed -n 's/^node_late_rank: rank [0-9]* pid \([0-9][0-9]*\)$/\1/p' "$late_out" | sort -u)
+        pid0=$(sed -n 's/^node_late_rank: rank 0 pid \([0-9][0-9]*\)$/\1/p' "$late_out")
+        if [ "$(printf '%s\n' "$pids" | grep -c .)" = 2 ] && [ -n "$pid0" ]; then
+            if [ "$link" = off ]; then
+                seen=$(shm_names_of "$pid0")
+            else
+                # shellcheck disable=SC2010 # the links' targets, not names
+                seen=$(ls -l "/proc/$pid0/fd" 2>/dev/null | grep -o '/dev/shm/#[0-9]* (deleted)' | head -n 1)
+            fi
+            [ -z "$seen" ] || break
+        fi
+        sleep 0.5
+    done
+    during=
+    [ "$link" = off ] || during=$(shm_names_of "$pid0")
+    victims=$pids
+    [ "$link" = off ] || victims=$(pgrep -f -- "node_late_rank 120 $$-$link")
+    # shellcheck disable=SC2086 # one word per pid
+    [ -z "$victims" ] || kill -KILL $victims 2>/dev/null
+    wait $job 2>/dev/null
+    left=
+    if [ -n "$seen" ]; then
+        for _ in 1 2 3 4 5; do
+            left=$(shm_names_of "$pid0")
+            [ -n "$left" ] || break
+            sleep 1
+        done
+    fi
+    if [ -z "$seen" ]; then
+        status=1
+        failed="$failed
+  node_late_rank, coll_bufpool_node_proc_link $link: rank 0's segment never seen (output: $(tail -n 5 "$late_out"))"
+    elif [ -n "$during$left" ]; then
+        for name in $during $left; do rm -f "/dev/shm/$name"; done
+        status=1
+        failed="$failed
+  node_late_rank, coll_bufpool_node_proc_link $link: a name in /dev/shm while rank 0 waited (${during:-none}) or after the kill (${left:-none})"
+    fi
+    rm -f "$late_out"
+}
+late_check off
+late_check on
+
+# A rank refused rank 0's link for real: rank 0 not dumpable and no rank
+# with CAP_SYS_PTRACE (setpriv drops it for root; other users have none).
+# The set-up falls back to a named segment on every rank alike: the sum is
+# right, the call ran over a segment, and rank 0 counts one refusal.
+runs=$((runs + 1))
+wrap=
+if [ "$(id -u)" = 0 ]; then
+    wrap="setpriv --bounding-set -sys_ptrace"
+    command -v setpriv >/dev/null 2>&1 || wrap=none
 fi
-if [ -z "$name" ]; then
-    status=1
-    failed="$failed
-  node_late_rank: rank 0 never named a segment in /dev/shm (output: $(tail -n 5 "$late_out"))"
-elif [ -n "$left" ]; then
-    for name in $left; do rm -f "/dev/shm/$name"; done
-    status=1
-    failed="$failed
-  a job killed while rank 0 waited with a segment's name left it in /dev/shm: $left"
+if [ "$wrap" = none ]; then
+    echo "coll_node: note: root without setpriv: a real refusal of the /proc link is not tested"
+else
+    # shellcheck disable=SC2086 # the wrapper's words
+    out=$(BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node" $wrap sh "$runner" 2 \
+        "$top_builddir/test/mpi/node_late_rank" 0 nodump </dev/null 2>&1)
+    rc=$?
+    if [ $rc != 0 ] ||
+        ! printf '%s\n' "$out" | grep -q '^node_late_rank: rank 0 links refused 1 node calls 1$' ||
+        ! printf '%s\n' "$out" | grep -q '^node_late_rank: rank 1 links refused 0 node calls 1$'; then
+        printf '%s\n' "$out" | tail -n 12
+        status=1
+        failed="$failed
+  a rank refused rank 0's /proc link (rank 0 not dumpable): exit $rc, or not one refusal and a node call"
+    fi
 fi
-rm -f "$late_out"
 
 if [ $status != 0 ]; then
     echo "coll_node: failed runs:$failed"

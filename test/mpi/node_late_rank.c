@@ -7,11 +7,22 @@
  * MPI_Allreduce, which (a node algorithm forced by the script, no warm-up)
  * creates the segment and waits there for the others.  The script kills
  * the ranks in between; run with a short LATE, it checks the sum and exits
- * 0 when it is right. */
+ * 0 when it is right.
+ *
+ * With a second argument "nodump" rank 0 makes itself not dumpable
+ * (prctl) before the allreduce, so that a rank without CAP_SYS_PTRACE may
+ * not open its /proc/PID/fd: coll_node.sh's check that the set-up of an
+ * unnamed segment falls back to a named one.  After the allreduce every
+ * rank prints what it added to coll_bufpool_node_links_refused and
+ * coll_bufpool_node_calls. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include "pvar_util.h"
 
 int main(int argc, char **argv)
 {
@@ -24,13 +35,25 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (0 != rank) {
         sleep(late);
+    } else if (argc > 2 && 0 == strcmp(argv[2], "nodump") && 0 != prctl(PR_SET_DUMPABLE, 0)) {
+        perror("node_late_rank: prctl");
     }
+    /* Counters count from their handles' first read (pvar_util.h). */
+    const unsigned long long refused0 =
+        pvar_util_value_or_abort("node_late_rank", "coll_bufpool_node_links_refused");
+    const unsigned long long calls0 =
+        pvar_util_value_or_abort("node_late_rank", "coll_bufpool_node_calls");
     long mine = rank + 1, sum = 0;
     MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     const long want = (long)size * (size + 1) / 2;
     if (sum != want) {
         fprintf(stderr, "node_late_rank: rank %d: sum %ld, expected %ld\n", rank, sum, want);
     }
+    printf("node_late_rank: rank %d links refused %llu node calls %llu\n", rank,
+           pvar_util_value_or_abort("node_late_rank", "coll_bufpool_node_links_refused") - refused0,
+           pvar_util_value_or_abort("node_late_rank", "coll_bufpool_node_calls") - calls0);
+    fflush(stdout);
+    pvar_util_finalize();
     MPI_Finalize();
     return sum == want ? 0 : 1;
 }
