@@ -38,9 +38,10 @@
 #     waits for a late rank: unnamed, no name exists while the segment does;
 #     named, the runtime removes the name rank 0 registered;
 #   - a rank that may not open rank 0's /proc/PID/fd link (rank 0 not
-#     dumpable, no CAP_SYS_PTRACE; and coll_bufpool_test_node_refuse_link
-#     in the collective runs): the set-up falls back to a named segment,
-#     every rank alike, results right, one refusal counted;
+#     dumpable, no CAP_SYS_PTRACE; rank 1 in a PID namespace of its own;
+#     and coll_bufpool_test_node_refuse_link in the collective runs): the
+#     set-up falls back to a named segment, every rank alike, results
+#     right, one refusal counted;
 #   - MPI_THREAD_MULTIPLE: threads each on a communicator of their own, at
 #     once, every node algorithm forced;
 #   - groups (two levels) of allreduce and reduce above
@@ -82,6 +83,19 @@ shm_names_of() { # PID
     for path in /dev/shm/bufpool-"$1"-*; do
         [ -e "$path" ] && printf '%s ' "${path#/dev/shm/}"
     done
+}
+# The names the processes PIDS (space-separated) left in /dev/shm, once
+# the runtime has had a few seconds to remove them (it does when it learns
+# of a death).
+names_left() { # PIDS
+    left=
+    for _ in 1 2 3 4 5 6; do
+        left=
+        for pid in $1; do left="$left$(shm_names_of "$pid")"; done
+        [ -n "$left" ] || break
+        sleep 1
+    done
+    printf '%s' "$left"
 }
 # The runtime removes a killed creator's name when it learns of the death:
 # a few seconds' grace.
@@ -458,13 +472,7 @@ for link in on off; do
     # shellcheck disable=SC2086 # one word per pid
     [ -z "$killed" ] || kill -KILL $killed 2>/dev/null
     wait $job 2>/dev/null
-    left=
-    for _ in 1 2 3; do
-        left=
-        for pid in $killed; do left="$left$(shm_names_of "$pid")"; done
-        [ -n "$left" ] || break
-        sleep 2
-    done
+    left=$(names_left "$killed")
     if [ -z "$killed" ]; then
         status=1
         failed="$failed
@@ -517,13 +525,7 @@ late_check() {
     [ -z "$victims" ] || kill -KILL $victims 2>/dev/null
     wait $job 2>/dev/null
     left=
-    if [ -n "$seen" ]; then
-        for _ in 1 2 3 4 5; do
-            left=$(shm_names_of "$pid0")
-            [ -n "$left" ] || break
-            sleep 1
-        done
-    fi
+    [ -z "$seen" ] || left=$(names_left "$pid0")
     if [ -z "$seen" ]; then
         status=1
         failed="$failed
@@ -539,22 +541,15 @@ late_check() {
 late_check off
 late_check on
 
-# A rank refused rank 0's link for real: rank 0 not dumpable and no rank
-# with CAP_SYS_PTRACE (setpriv drops it for root; other users have none).
-# The set-up falls back to a named segment on every rank alike: the sum is
-# right, the call ran over a segment, and rank 0 counts one refusal.
-runs=$((runs + 1))
-wrap=
-if [ "$(id -u)" = 0 ]; then
-    wrap="setpriv --bounding-set -sys_ptrace"
-    command -v setpriv >/dev/null 2>&1 || wrap=none
-fi
-if [ "$wrap" = none ]; then
-    echo "coll_node: note: root without setpriv: a real refusal of the /proc link is not tested"
-else
+# A rank refused rank 0's link for real.  The set-up falls back to a named
+# segment on every rank alike: the sum is right, every rank's call ran
+# over a segment, and rank 0 counts one refusal.
+# refusal_check WHAT WRAPPER MODE: node_late_rank 0 MODE at 2 ranks.
+refusal_check() {
+    runs=$((runs + 1))
     # shellcheck disable=SC2086 # the wrapper's words
-    out=$(BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node" $wrap sh "$runner" 2 \
-        "$top_builddir/test/mpi/node_late_rank" 0 nodump </dev/null 2>&1)
+    out=$(BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $node" $2 sh "$runner" 2 \
+        "$top_builddir/test/mpi/node_late_rank" 0 "$3" </dev/null 2>&1)
     rc=$?
     if [ $rc != 0 ] ||
         ! printf '%s\n' "$out" | grep -q '^node_late_rank: rank 0 links refused 1 node calls 1$' ||
@@ -562,8 +557,30 @@ else
         printf '%s\n' "$out" | tail -n 12
         status=1
         failed="$failed
-  a rank refused rank 0's /proc link (rank 0 not dumpable): exit $rc, or not one refusal and a node call"
+  $1: exit $rc, or not one refusal and a node call on each rank"
     fi
+}
+# Rank 0 not dumpable and no rank with CAP_SYS_PTRACE (setpriv drops it
+# for root; other users have none).
+if [ "$(id -u)" != 0 ]; then
+    refusal_check "rank 0 not dumpable" "" nodump
+elif command -v setpriv >/dev/null 2>&1; then
+    refusal_check "rank 0 not dumpable, no CAP_SYS_PTRACE" "setpriv --bounding-set -sys_ptrace" nodump
+else
+    echo "coll_node: note: root without setpriv: rank 0 not dumpable is not tested"
+fi
+# Rank 1 in a PID namespace of its own (node_late_rank runs itself again
+# under unshare), where rank 0's /proc/PID is another process or none, as
+# Apptainer without setuid gives each rank.
+if [ "$(id -u)" = 0 ] && unshare -p -f -m --mount-proc true </dev/null >/dev/null 2>&1; then
+    refusal_check "rank 1 in a PID namespace of its own" "" pidns
+    if ! printf '%s\n' "$out" | grep -q '^node_late_rank: rank 1 pid 1$'; then
+        status=1
+        failed="$failed
+  rank 1 in a PID namespace of its own: it was not (pid 1 there)"
+    fi
+else
+    echo "coll_node: note: not root, or no PID namespace of our own (unshare -p): a rank in another PID namespace is not tested"
 fi
 
 if [ $status != 0 ]; then

@@ -12,7 +12,11 @@
  * With a second argument "nodump" rank 0 makes itself not dumpable
  * (prctl) before the allreduce, so that a rank without CAP_SYS_PTRACE may
  * not open its /proc/PID/fd: coll_node.sh's check that the set-up of an
- * unnamed segment falls back to a named one.  After the allreduce every
+ * unnamed segment falls back to a named one.  With "pidns" instead, rank 1
+ * runs in a PID namespace of its own (it executes itself again under
+ * unshare -p -f -m --mount-proc before MPI_Init: root only), where rank
+ * 0's /proc/PID is another process or none, as Apptainer without setuid
+ * gives each rank.  After the allreduce every
  * rank prints what it added to coll_bufpool_node_links_refused and
  * coll_bufpool_node_calls. */
 #include <mpi.h>
@@ -24,8 +28,25 @@
 
 #include "pvar_util.h"
 
+/* Rank 1 of "pidns": this program again, under unshare, in a PID
+ * namespace of its own; returns only when that cannot start. */
+static void pidns_rank_reexec(char **argv)
+{
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (NULL == rank || 0 != strcmp(rank, "1") || NULL != getenv("NODE_LATE_RANK_PIDNS")) {
+        return;
+    }
+    setenv("NODE_LATE_RANK_PIDNS", "1", 1);
+    char *args[] = {"unshare", "-p", "-f", "-m", "--mount-proc", argv[0], argv[1], argv[2], NULL};
+    execvp("unshare", args);
+    perror("node_late_rank: unshare");
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && 0 == strcmp(argv[2], "pidns")) {
+        pidns_rank_reexec(argv);
+    }
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
