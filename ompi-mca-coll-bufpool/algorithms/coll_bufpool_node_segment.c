@@ -344,7 +344,7 @@ int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *
                 if (0 == mine) {
                     offer.name[sizeof(offer.name) - 1] = '\0';
                     mine = 0 != my_error ? my_error
-                           : me == terms->refuse_link_rank && 0 == strncmp(offer.name, "/proc/", 6)
+                           : me == terms->refuse_link_rank && bufpool_shm_is_link(offer.name)
                                ? BUFPOOL_SHM_LINK_REFUSED /* testing */
                                : bufpool_shm_attach(shm, offer.name, offer.id, bytes, own);
                     shm->name[0] = '\0'; /* rank 0 unlinks it */

@@ -188,8 +188,7 @@ int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonc
     return 0;
 }
 
-/* Whether name is /proc/PID/fd/FD, digits both. */
-static bool shm_is_link(const char *name)
+bool bufpool_shm_is_link(const char *name)
 {
     static const char proc[] = "/proc/", fd[] = "/fd/";
     const char *c = name;
@@ -209,7 +208,7 @@ int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, bufpool_shm_id_t id
                        bufpool_shm_range_t own)
 {
     const size_t size = page_round(bytes);
-    const bool link = shm_is_link(name);
+    const bool link = bufpool_shm_is_link(name);
     /* Only a name bufpool_shm_create gives. */
     if (!link && (0 != strncmp(name, BUFPOOL_SHM_PREFIX, sizeof(BUFPOOL_SHM_PREFIX) - 1) ||
                   NULL != strstr(name, "/.."))) {

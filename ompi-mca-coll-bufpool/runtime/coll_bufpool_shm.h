@@ -95,6 +95,9 @@ int bufpool_shm_create(bufpool_shm_t *shm, size_t bytes, unsigned long long nonc
  * or its size is not bytes). */
 int bufpool_shm_attach(bufpool_shm_t *shm, const char *name, bufpool_shm_id_t id, size_t bytes,
                        bufpool_shm_range_t own);
+/* Whether name is an unnamed segment's link, /proc/PID/fd/FD (digits
+ * both). */
+bool bufpool_shm_is_link(const char *name);
 /* A rank could not open this process's link to a segment: its later
  * segments are named. */
 void bufpool_shm_links_refused(void);
