@@ -564,10 +564,10 @@ refusal_check() {
 # for root; other users have none).
 if [ "$(id -u)" != 0 ]; then
     refusal_check "rank 0 not dumpable" "" nodump
-elif command -v setpriv >/dev/null 2>&1; then
+elif setpriv --bounding-set -sys_ptrace true </dev/null >/dev/null 2>&1; then
     refusal_check "rank 0 not dumpable, no CAP_SYS_PTRACE" "setpriv --bounding-set -sys_ptrace" nodump
 else
-    echo "coll_node: note: root without setpriv: rank 0 not dumpable is not tested"
+    echo "coll_node: note: root, and setpriv cannot drop CAP_SYS_PTRACE here: rank 0 not dumpable is not tested"
 fi
 # Rank 1 in a PID namespace of its own (node_late_rank runs itself again
 # under unshare), where rank 0's /proc/PID is another process or none, as
