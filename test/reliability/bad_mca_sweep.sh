@@ -63,7 +63,8 @@ kind_of() {
             coll_bufpool_node_max_bytes)
             echo size_or_zero ;;
         mpool_regpar_priority | coll_bufpool_priority | coll_bufpool_test_node_fail | \
-            coll_bufpool_test_node_fail_chunk | coll_bufpool_test_node_no_cma) echo any_integer ;;
+            coll_bufpool_test_node_fail_chunk | coll_bufpool_test_node_no_cma | \
+            coll_bufpool_test_node_refuse_link) echo any_integer ;;
         mpool_regpar_verbose | coll_bufpool_verbose | mpool_regpar_reg_threads | \
             coll_bufpool_max_requests | coll_bufpool_test_nbc_tag_range | \
             coll_bufpool_node_cold_calls | coll_bufpool_node_warmup_calls)
@@ -74,7 +75,7 @@ kind_of() {
         mpool_regpar_gc_age) echo duration ;;
         mpool_regpar_hugepages | mpool_regpar_prefault | mpool_regpar_bind_threads | \
             coll_bufpool_*_enable | coll_bufpool_rules_default | coll_bufpool_nonblocking | \
-            coll_bufpool_persistent | coll_bufpool_node_cma) echo switch ;;
+            coll_bufpool_persistent | coll_bufpool_node_cma | coll_bufpool_node_proc_link) echo switch ;;
         mpool_regpar_numa) echo numa ;;
         mpool_regpar_reg_backend | mpool_regpar_reg_parallel | coll_bufpool_*_algorithm)
             echo choice ;;
