@@ -36,7 +36,9 @@
 #     collectives, segments unnamed (the default) or named
 #     (coll_bufpool_node_proc_link off), nor by one killed while rank 0
 #     waits for a late rank: unnamed, no name exists while the segment does;
-#     named, the runtime removes the name rank 0 registered;
+#     named, the runtime removes the name rank 0 registered (what else of
+#     /dev/shm a killed job mapped, Open MPI's own btl segments, the test
+#     removes afterwards: nobody else would);
 #   - a rank that may not open rank 0's /proc/PID/fd link (rank 0 not
 #     dumpable, no CAP_SYS_PTRACE; rank 1 in a PID namespace of its own;
 #     and coll_bufpool_test_node_refuse_link in the collective runs): the
@@ -96,6 +98,23 @@ names_left() { # PIDS
         sleep 1
     done
     printf '%s' "$left"
+}
+# The files of /dev/shm that the processes PIDS map (Open MPI's own btl
+# segments among them: vader_segment.*, sm_segment.*), read before they are
+# killed.  A job killed with its mpirun cannot remove them, and they are
+# this job's own: a concurrent job's files carry its own job id.
+shm_files_of() { # PIDS
+    for pid in $1; do
+        sed -n 's|^[^/]* \(/dev/shm/[^ ]*\)$|\1|p' "/proc/$pid/maps" 2>/dev/null
+    done | sort -u
+}
+# Remove those of FILES (shm_files_of) that no live process maps any more.
+shm_remove_unmapped() { # FILES
+    [ -n "$1" ] || return 0
+    mapped=$(sed -n 's|^[^/]* \(/dev/shm/[^ ]*\)$|\1|p' /proc/[0-9]*/maps 2>/dev/null | sort -u)
+    for f in $1; do
+        printf '%s\n' "$mapped" | grep -qxF -- "$f" || rm -f -- "$f"
+    done
 }
 # The runtime removes a killed creator's name when it learns of the death:
 # a few seconds' grace.
@@ -469,10 +488,12 @@ for link in on off; do
     ranks_only=
     [ "$link" = on ] || ranks_only='^'
     killed=$(pgrep -f -- "$ranks_only$pattern")
+    files=$(shm_files_of "$killed")
     # shellcheck disable=SC2086 # one word per pid
     [ -z "$killed" ] || kill -KILL $killed 2>/dev/null
     wait $job 2>/dev/null
     left=$(names_left "$killed")
+    shm_remove_unmapped "$files"
     if [ -z "$killed" ]; then
         status=1
         failed="$failed
@@ -521,11 +542,13 @@ late_check() {
     [ "$link" = off ] || during=$(shm_names_of "$pid0")
     victims=$pids
     [ "$link" = off ] || victims=$(pgrep -f -- "node_late_rank 120 $$-$link")
+    files=$(shm_files_of "$victims")
     # shellcheck disable=SC2086 # one word per pid
     [ -z "$victims" ] || kill -KILL $victims 2>/dev/null
     wait $job 2>/dev/null
     left=
     [ -z "$seen" ] || left=$(names_left "$pid0")
+    shm_remove_unmapped "$files"
     if [ -z "$seen" ]; then
         status=1
         failed="$failed
