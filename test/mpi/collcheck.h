@@ -95,6 +95,15 @@ typedef struct {
 
 extern cc_options cc_opts;
 extern int cc_world_rank, cc_world_size;
+/* The communicator of every process of the job: MPI_COMM_WORLD, or with
+ * --session one made from an MPI session's mpi://WORLD process set (MPI 4
+ * sessions; MPI_COMM_WORLD is then not valid at all).  Every check and
+ * every communicator of the harness comes from it. */
+extern MPI_Comm cc_world;
+/* --session without MPI_Init: MPI_COMM_SELF is not valid either, and the
+ * MPI_Reduce_local of Open MPI 5.0.10 and 6.0.x, which runs MPI_COMM_SELF's
+ * coll, crashes there. */
+extern bool cc_session_only;
 
 /* MPI_Init(_thread), option parsing, datatype and op creation.  Returns false
  * (after printing why on rank 0) when the command line is bad; the caller then

@@ -18,6 +18,18 @@
 
 cc_options cc_opts;
 int cc_world_rank, cc_world_size;
+MPI_Comm cc_world = MPI_COMM_NULL;
+bool cc_session_only;
+
+/* How the job's processes meet (--session): MPI_Init's MPI_COMM_WORLD; a
+ * communicator from an MPI session alone (no MPI_Init at all); or one from
+ * a session opened beside MPI_Init's world, so that two MPI instances live
+ * in the process at once. */
+enum cc_session_mode { CC_SESSION_NONE, CC_SESSION_ONLY, CC_SESSION_BESIDE_WORLD };
+static enum cc_session_mode cc_session_mode;
+#ifdef MPI_SESSION_NULL /* MPI 4 sessions (Open MPI 5 says MPI 3.1 but has them) */
+static MPI_Session cc_session = MPI_SESSION_NULL;
+#endif
 
 static atomic_long cc_failures;
 static atomic_long cc_reports;
@@ -127,6 +139,9 @@ static const char usage_text[] =
     "  --max-reports=N           failure messages printed per rank (default 10)\n"
     "  --inject-fault=value|gap|guard  corrupt one result on the last rank, to\n"
     "                            prove that the checks fire (the run must fail)\n"
+    "  --session[=beside-world]  run on a communicator made from an MPI session's\n"
+    "                            mpi://WORLD process set (MPI 4), without MPI_Init at\n"
+    "                            all, or (beside-world) beside MPI_Init's world\n"
     "  --verbose                 progress on rank 0\n"
     "Sizes accept K, M and G suffixes (powers of 1024).\n";
 
@@ -318,6 +333,10 @@ static void parse_options(int argc, char **argv)
             } else {
                 usage_error("--inject-fault must be value, gap or guard, not '%s'", v);
             }
+        } else if (strcmp(a, "--session") == 0 || strcmp(a, "--session=beside-world") == 0) {
+            /* Read before MPI was initialized (session_mode_of). */
+        } else if (strncmp(a, "--session=", 10) == 0) {
+            usage_error("--session takes no value or beside-world, not '%s'", a + 10);
         } else if (strcmp(a, "--verbose") == 0) {
             cc_opts.verbose = true;
         } else if (strcmp(a, "--help") == 0) {
@@ -328,14 +347,117 @@ static void parse_options(int argc, char **argv)
     }
 }
 
+/* --session's value, read from the command line before MPI exists (a
+ * malformed one is left to parse_options, which says so). */
+static enum cc_session_mode session_mode_of(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--session") == 0) {
+            return CC_SESSION_ONLY;
+        }
+        if (strcmp(argv[i], "--session=beside-world") == 0) {
+            return CC_SESSION_BESIDE_WORLD;
+        }
+    }
+    return CC_SESSION_NONE;
+}
+
+#ifdef MPI_SESSION_NULL
+static const char *const thread_level_names[] = {
+    [MPI_THREAD_SINGLE] = "MPI_THREAD_SINGLE",
+    [MPI_THREAD_FUNNELED] = "MPI_THREAD_FUNNELED",
+    [MPI_THREAD_SERIALIZED] = "MPI_THREAD_SERIALIZED",
+    [MPI_THREAD_MULTIPLE] = "MPI_THREAD_MULTIPLE",
+};
+
+/* A session asking for thread_level, and cc_world from its mpi://WORLD
+ * process set; *provided: the level the session's info reports. */
+static int world_from_session(int thread_level, int *provided)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "thread_level", thread_level_names[thread_level]);
+    int rc = MPI_Session_init(info, MPI_ERRORS_RETURN, &cc_session);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    *provided = MPI_THREAD_SINGLE;
+    MPI_Info got;
+    if (MPI_Session_get_info(cc_session, &got) == MPI_SUCCESS) {
+        char value[64];
+        int length = (int)sizeof(value), flag = 0;
+        if (MPI_Info_get_string(got, "thread_level", &length, value, &flag) == MPI_SUCCESS &&
+            flag) {
+            for (int level = MPI_THREAD_SINGLE; level <= MPI_THREAD_MULTIPLE; level++) {
+                if (strcmp(value, thread_level_names[level]) == 0) {
+                    *provided = level;
+                }
+            }
+        }
+        MPI_Info_free(&got);
+    }
+    MPI_Group group;
+    rc = MPI_Group_from_session_pset(cc_session, "mpi://WORLD", &group);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Comm_create_from_group(group, "org.ompi-bufpool.collcheck", MPI_INFO_NULL,
+                                        MPI_ERRORS_RETURN, &cc_world);
+        MPI_Group_free(&group);
+    }
+    return rc;
+}
+#endif
+
+/* The job's communicator (cc_world) as --session says; *provided: the
+ * thread level MPI gives. */
+static void world_init(int *argc, char ***argv, int thread_level, int *provided)
+{
+    cc_session_mode = session_mode_of(*argc, *argv);
+    cc_session_only = cc_session_mode == CC_SESSION_ONLY;
+    if (cc_session_mode != CC_SESSION_ONLY) {
+        MPI_Init_thread(argc, argv, thread_level, provided);
+        cc_world = MPI_COMM_WORLD;
+    }
+    if (cc_session_mode == CC_SESSION_NONE) {
+        return;
+    }
+#ifdef MPI_SESSION_NULL
+    const int rc = world_from_session(thread_level, provided);
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        fprintf(stderr, "collcheck: --session: no communicator from mpi://WORLD: %s\n", msg);
+        exit(2);
+    }
+#else
+    fprintf(stderr, "collcheck: --session needs MPI 4 sessions, which this MPI (%d.%d) lacks\n",
+            MPI_VERSION, MPI_SUBVERSION);
+    exit(77);
+#endif
+}
+
+static void world_finalize(void)
+{
+#ifdef MPI_SESSION_NULL
+    if (cc_session_mode != CC_SESSION_NONE) {
+        MPI_Comm_free(&cc_world);
+        MPI_Session_finalize(&cc_session);
+    }
+#endif
+    if (cc_session_mode != CC_SESSION_ONLY) {
+        MPI_Finalize();
+    }
+}
+
 bool cc_init(int *argc, char ***argv, int thread_level, const char *usage_extra)
 {
     int provided;
-    MPI_Init_thread(argc, argv, thread_level, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &cc_world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &cc_world_size);
+    world_init(argc, argv, thread_level, &provided);
+    MPI_Comm_rank(cc_world, &cc_world_rank);
+    MPI_Comm_size(cc_world, &cc_world_size);
     /* Errors come back as codes so that the message names the case. */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(cc_world, MPI_ERRORS_RETURN);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     parse_options(*argc, *argv);
@@ -400,7 +522,7 @@ int cc_finish(const char *program)
         long total[2] = {mine[0], mine[1]};
         for (int r = 1; r < cc_world_size; r++) {
             long theirs[2];
-            MPI_Recv(theirs, 2, MPI_LONG, r, 7007, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(theirs, 2, MPI_LONG, r, 7007, cc_world, MPI_STATUS_IGNORE);
             total[0] += theirs[0];
             total[1] += theirs[1];
         }
@@ -411,11 +533,11 @@ int cc_finish(const char *program)
                    total[0] == 0 ? "PASS" : "FAIL", total[1], cc_world_size, total[0]);
         }
     } else {
-        MPI_Send(mine, 2, MPI_LONG, 0, 7007, MPI_COMM_WORLD);
+        MPI_Send(mine, 2, MPI_LONG, 0, 7007, cc_world);
     }
     fflush(stdout);
     fflush(stderr);
-    MPI_Finalize();
+    world_finalize();
     if (cc_bad_command_line) {
         return 2;
     }
@@ -436,18 +558,18 @@ void cc_comm_wrap(MPI_Comm comm, const char *name, cc_comm *out)
 
 MPI_Comm cc_comm_make(cc_comm_kind kind)
 {
-    MPI_Comm c = MPI_COMM_WORLD;
+    MPI_Comm c = cc_world;
     switch (kind) {
         case CC_COMM_WORLD:
             break;
         case CC_COMM_DUP:
-            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+            MPI_Comm_dup(cc_world, &c);
             break;
         case CC_COMM_HALVES:
-            MPI_Comm_split(MPI_COMM_WORLD, cc_world_rank % 2, cc_world_rank, &c);
+            MPI_Comm_split(cc_world, cc_world_rank % 2, cc_world_rank, &c);
             break;
         case CC_COMM_REVERSED:
-            MPI_Comm_split(MPI_COMM_WORLD, 0, -cc_world_rank, &c);
+            MPI_Comm_split(cc_world, 0, -cc_world_rank, &c);
             break;
         default:
             break;
@@ -464,7 +586,8 @@ void cc_comm_create(cc_comm_kind kind, cc_comm *out)
 
 void cc_comm_free(cc_comm *c)
 {
-    if (c->comm != MPI_COMM_WORLD && c->comm != MPI_COMM_SELF && c->comm != MPI_COMM_NULL) {
+    if (c->comm != cc_world && c->comm != MPI_COMM_WORLD && c->comm != MPI_COMM_SELF &&
+        c->comm != MPI_COMM_NULL) {
         MPI_Comm_free(&c->comm);
     }
     c->comm = MPI_COMM_NULL;
@@ -533,7 +656,7 @@ void *cc_xmalloc(size_t bytes)
     if (p == NULL) {
         fprintf(stderr, "collcheck: rank %d: out of memory allocating %zu bytes\n", cc_world_rank,
                 bytes);
-        MPI_Abort(MPI_COMM_WORLD, 5);
+        MPI_Abort(cc_world, 5);
     }
     return p;
 }
@@ -653,7 +776,7 @@ void cc_check_mpi(const cc_case *c, int rc, const char *call)
     cc_fail(c, "%s returned error %d: %s", call, rc, msg);
     fflush(stderr);
     /* The other ranks may be inside the collective: only an abort is safe. */
-    MPI_Abort(MPI_COMM_WORLD, 3);
+    MPI_Abort(cc_world, 3);
 }
 
 void cc_case_done(void)
@@ -1026,7 +1149,7 @@ void cc_check_scratch_bound(void)
         return;
     }
     cc_comm world;
-    cc_comm_wrap(MPI_COMM_WORLD, "world", &world);
+    cc_comm_wrap(cc_world, "world", &world);
     const size_t bytes = (size_t)64 << 20;
     cc_reduce_case rc = {
         .coll = CC_ALLREDUCE,

@@ -152,7 +152,7 @@ const cc_type *cc_type_by_name(const char *name)
         }
     }
     fprintf(stderr, "collcheck: internal error: no datatype named %s\n", name);
-    MPI_Abort(MPI_COMM_WORLD, 4);
+    MPI_Abort(cc_world, 4);
     return NULL;
 }
 
@@ -938,6 +938,12 @@ static void probe_minmax_signedness(cc_type *t)
     if (t->kind != CC_KIND_INT || (t->ops & CC_OPBIT(CC_OP_MAX)) == 0) {
         return;
     }
+    if (cc_session_only) {
+        /* No MPI_Reduce_local to probe with: the inputs that every MPI
+         * compares alike. */
+        t->minmax_top_bit_clear = true;
+        return;
+    }
     const cc_op ops[2] = {CC_OP_MAX, CC_OP_MIN};
     for (int k = 0; k < 2; k++) {
         cc_value one = {.i = 1}, all_ones = {.i = int_normalize(UINT64_MAX, &t->scalar)};
@@ -958,7 +964,14 @@ static void probe_minmax_signedness(cc_type *t)
 void cc_print_input_notes(void)
 {
     int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_rank(cc_world, &rank);
+    if (cc_session_only) {
+        if (rank == 0) {
+            printf("collcheck: note: --session: no MPI_Reduce_local to probe MPI_MAX/MPI_MIN "
+                   "with, so their integer inputs keep the top bit clear\n");
+        }
+        return;
+    }
     for (size_t i = 0; i < cc_ntypes && rank == 0; i++) {
         if (cc_types[i].minmax_top_bit_clear) {
             printf("collcheck: note: this MPI's MPI_MAX/MPI_MIN compare %s with the wrong "
