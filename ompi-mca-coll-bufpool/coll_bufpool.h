@@ -182,14 +182,18 @@ typedef struct mca_coll_bufpool_component {
 BUFPOOL_MODULE_DECLSPEC extern mca_coll_bufpool_component_t mca_coll_bufpool_component;
 
 /* Call classes of the size maps: a commutative operation or not (always
- * commutative for data movement), in place or not.  reduce's MPI_IN_PLACE
- * is the root's alone and decides nothing; its bit says instead whether the
- * operation is user-defined (BUFPOOL_CLASS_USER_OP: MPI requires the same
- * operation on every rank), which the guard of libnbc's nonblocking reduce
- * needs (coll_bufpool_resolve.c, guard_map). */
-#define BUFPOOL_NCLASSES                     4
+ * commutative for data movement), in place or not (where every rank passes
+ * MPI_IN_PLACE alike), and for allreduce and reduce whether the operation
+ * is user-defined (BUFPOOL_CLASS_USER_OP: MPI requires the same operation
+ * on every rank), which only the guards against the modules below read
+ * (coll_bufpool_resolve.c, guard_map: tuned's ring allreduce and libnbc's
+ * nonblocking reduce); the rules do not.  reduce's MPI_IN_PLACE is the
+ * root's alone and decides nothing. */
+#define BUFPOOL_NCLASSES                     8
 #define BUFPOOL_CLASS(commutative, in_place) (((commutative) ? 2 : 0) | ((in_place) ? 1 : 0))
-#define BUFPOOL_CLASS_USER_OP                BUFPOOL_CLASS(false, true)
+#define BUFPOOL_CLASS_USER_OP                4
+/* The user-defined bit of op's class. */
+#define BUFPOOL_CLASS_OF_OP(op) (ompi_op_is_intrinsic(op) ? 0 : BUFPOOL_CLASS_USER_OP)
 
 /* The module: our entry points plus the previous module's, per function. */
 typedef struct mca_coll_bufpool_module {

@@ -435,8 +435,8 @@ static const coll_pvar_t coll_pvars[] = {
      "Calls bufpool served, where its rules (or a node row's first calls, "
      "coll_bufpool_node_warmup_calls) would have handed them back, because the "
      "previous module computes them wrongly: tuned's Bruck alltoall of Open MPI <= 4.1.4 "
-     "with differing datatypes, libnbc's MPI_Ireduce and MPI_Reduce_init of a "
-     "user-defined commutative operation (docs/reliability.md)"},
+     "with differing datatypes, tuned's ring MPI_Allreduce and libnbc's MPI_Ireduce and "
+     "MPI_Reduce_init of a user-defined commutative operation (docs/reliability.md)"},
     {"own_block_copies", MCA_BASE_PVAR_CLASS_COUNTER, &mca_coll_bufpool_component.own_block_copies,
      "Gather, scatter, allgather and alltoall calls handed back (persistent ones: starts) "
      "whose own block bufpool copied itself (before the call, then MPI_IN_PLACE at the root of "

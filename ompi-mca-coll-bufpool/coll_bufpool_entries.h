@@ -29,8 +29,8 @@
  *   args    the same names, to call the previous module with;
  *   prep    a declaration the columns after it may use (computed once);
  *   cls     the call class (BUFPOOL_CLASS): commutative, in place where
- *           every rank passes MPI_IN_PLACE alike (reduce: a user-defined
- *           operation instead, BUFPOOL_CLASS_USER_OP);
+ *           every rank passes MPI_IN_PLACE alike, and for allreduce and
+ *           reduce a user-defined operation (BUFPOOL_CLASS_USER_OP);
  *   bytes   what the size maps are keyed on: signature bytes;
  *   fits    false when Open MPI 6's size_t counts do not fit (the call goes
  *           to the previous module; decided on what every rank agrees on);
@@ -53,13 +53,15 @@
  * parameter checks catch; 0 for safety). */
 #define BUFPOOL_ARG_COUNT(c) ((c) > 0 ? (size_t)(c) : 0)
 
-/* Reductions and scans of count x dtype. */
-#define BUFPOOL_ENTRY_REDUCTION(X, name, in_place_decides)                                         \
+/* Reductions and scans of count x dtype (allreduce: its class tells
+ * user-defined operations apart too). */
+#define BUFPOOL_ENTRY_REDUCTION(X, name, in_place_decides, user_op_decides)                        \
     X(name,                                                                                        \
       (const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,         \
        struct ompi_op_t *op, struct ompi_communicator_t *comm),                                    \
       (sbuf, rbuf, count, dtype, op, comm), (void)0,                                               \
-      BUFPOOL_CLASS(ompi_op_is_commute(op), (in_place_decides) && MPI_IN_PLACE == sbuf),           \
+      BUFPOOL_CLASS(ompi_op_is_commute(op), (in_place_decides) && MPI_IN_PLACE == sbuf) |          \
+          ((user_op_decides) ? BUFPOOL_CLASS_OF_OP(op) : 0),                                       \
       bufpool_bytes(dtype, count), BUFPOOL_COUNT_FITS(count), count <= 0,                          \
       ({.sbuf = sbuf, .rbuf = rbuf, .count = BUFPOOL_ARG_COUNT(count), .dtype = dtype, .op = op}), \
       BUFPOOL_NO_OWN_BLOCK, (sbuf, rbuf, count, dtype, op, comm))
@@ -123,12 +125,12 @@
        rdtype, root, comm))
 
 #define BUFPOOL_ENTRY_TABLE(X)                                                                     \
-    BUFPOOL_ENTRY_REDUCTION(X, allreduce, true)                                                    \
+    BUFPOOL_ENTRY_REDUCTION(X, allreduce, true, true)                                              \
     X(reduce,                                                                                      \
       (const void *sbuf, void *rbuf, bufpool_count_t count, struct ompi_datatype_t *dtype,         \
        struct ompi_op_t *op, int root, struct ompi_communicator_t *comm),                          \
       (sbuf, rbuf, count, dtype, op, root, comm), (void)0,                                         \
-      BUFPOOL_CLASS(ompi_op_is_commute(op), !ompi_op_is_intrinsic(op)),                            \
+      BUFPOOL_CLASS(ompi_op_is_commute(op), false) | BUFPOOL_CLASS_OF_OP(op),                      \
       bufpool_bytes(dtype, count), BUFPOOL_COUNT_FITS(count), count <= 0,                          \
       ({.sbuf = sbuf,                                                                              \
         .rbuf = rbuf,                                                                              \
@@ -175,8 +177,8 @@
     BUFPOOL_ENTRY_EXCHANGE(X, alltoall, true, BUFPOOL_OWN_ALLTOALL)                                \
     BUFPOOL_ENTRY_ROOTED(X, gather, true)                                                          \
     BUFPOOL_ENTRY_ROOTED(X, scatter, false)                                                        \
-    BUFPOOL_ENTRY_REDUCTION(X, scan, false)                                                        \
-    BUFPOOL_ENTRY_REDUCTION(X, exscan, false)                                                      \
+    BUFPOOL_ENTRY_REDUCTION(X, scan, false, false)                                                 \
+    BUFPOOL_ENTRY_REDUCTION(X, exscan, false, false)                                               \
     X(barrier, (struct ompi_communicator_t * comm), (comm), (void)0, BUFPOOL_CLASS(true, false),   \
       (size_t)0, true, false, ({.root = 0}), BUFPOOL_NO_OWN_BLOCK, (comm))
 

@@ -37,11 +37,12 @@ static const bool takes_in_place[BUFPOOL_NCOLLS] = {
     [BUFPOOL_COLL_reduce_scatter] = true,
     [BUFPOOL_COLL_reduce_scatter_block] = true,
 };
-/* reduce's decision sees, in that bit, whether its operation is
- * user-defined (BUFPOOL_CLASS_USER_OP): the rules do not (its maps are
- * those of the built-in operations' class), only the guard of libnbc's
- * nonblocking reduce (guard_map). */
+/* allreduce's and reduce's decisions see whether the operation is
+ * user-defined (BUFPOOL_CLASS_USER_OP): the rules do not (those maps are
+ * the built-in operations' class's), only the guards of tuned's ring
+ * allreduce and libnbc's nonblocking reduce (guard_map). */
 static const bool takes_user_op[BUFPOOL_NCOLLS] = {
+    [BUFPOOL_COLL_allreduce] = true,
     [BUFPOOL_COLL_reduce] = true,
 };
 
@@ -49,9 +50,9 @@ static const bool takes_user_op[BUFPOOL_NCOLLS] = {
 static int class_used(int id, int cls)
 {
     const bool commutative = !takes_op[id] || 0 != (cls & BUFPOOL_CLASS(true, false));
-    const bool second =
-        (takes_in_place[id] || takes_user_op[id]) && 0 != (cls & BUFPOOL_CLASS(false, true));
-    return BUFPOOL_CLASS(commutative, second);
+    const bool in_place = takes_in_place[id] && 0 != (cls & BUFPOOL_CLASS(false, true));
+    const bool user_op = takes_user_op[id] && 0 != (cls & BUFPOOL_CLASS_USER_OP);
+    return BUFPOOL_CLASS(commutative, in_place) | (user_op ? BUFPOOL_CLASS_USER_OP : 0);
 }
 
 /* The communicator's info keys coll_bufpool_<coll>_algorithm, then
@@ -149,16 +150,20 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
 {
     opal_output(0, "coll_bufpool: %s: %d ranks on %d host(s), at most %d per host:", comm->c_name,
                 ompi_comm_size(comm), module->hosts > 1 ? module->hosts : 1, module->max_ppn);
-    static const char *const class_names[BUFPOOL_NCLASSES] = {
-        "non-commutative", "non-commutative in place", "", "in place"};
-    static const char *const user_op_class_names[BUFPOOL_NCLASSES] = {
-        "non-commutative", "non-commutative user operation", "", "user operation"};
+    static const char *const names[BUFPOOL_NCLASSES] = {"non-commutative",
+                                                        "non-commutative in place",
+                                                        "",
+                                                        "in place",
+                                                        "non-commutative user operation",
+                                                        "non-commutative in place user operation",
+                                                        "user operation",
+                                                        "in place user operation"};
     static const char *const prefix[BUFPOOL_NFORMS] = {"", "i", ""};
     static const char *const suffix[BUFPOOL_NFORMS] = {"", "", "_init"};
-    /* Commutative classes first: data movement has only those (its other
-     * two point at them); a form whose map is the blocking form's is not
+    /* Commutative classes first: data movement has only those (its others
+     * point at them); a form whose map is the blocking form's is not
      * printed again. */
-    static const int order[BUFPOOL_NCLASSES] = {2, 3, 0, 1};
+    static const int order[BUFPOOL_NCLASSES] = {2, 3, 6, 7, 0, 1, 4, 5};
     for (int form = 0; form < BUFPOOL_NFORMS; form++) {
         for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
             if (bufpool_module_hands_back_all(module, form, (bufpool_coll_id_t)id)) {
@@ -173,12 +178,11 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
                 const int cls = order[k];
                 const bufpool_range_t *map = module->map[form][id][cls];
                 bool printed = form > 0 && map == module->map[BUFPOOL_FORM_BLOCKING][id][cls];
-                const char *const *names = takes_user_op[id] ? user_op_class_names : class_names;
                 for (int earlier = 0; earlier < k && !printed; earlier++) {
                     printed = module->map[form][id][order[earlier]] == map;
                     if (printed && class_used(id, cls) == cls) {
-                        /* A class of its own that resolved alike (reduce's
-                         * user-defined operations outside the guard). */
+                        /* A class of its own that resolved alike
+                         * (user-defined operations outside the guards). */
                         opal_output(0, "  %s%s%s, %s: as %s", prefix[form], bufpool_coll_names[id],
                                     suffix[form], names[cls],
                                     '\0' != names[order[earlier]][0] ? names[order[earlier]]
@@ -232,28 +236,47 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
  *     on 2 ranks from nbc_chain_from bytes (nbc_reduce_chain_from).
  *     The pipelined binary tree below 512 KiB, rsg from there (the generic
  *     rows' algorithms).
- * Returns the map's new number of ranges (at most n + 2). */
+ *   - In every series to 6.0.x, tuned's ring and segmented ring allreduce
+ *     (ompi_coll_base_allreduce_intra_ring, _ring_segmented) receive into
+ *     temporary buffers without the datatype's true lower bound, so with
+ *     one whose data starts after its origin they write past the buffer
+ *     (`double free or corruption`, docs/reliability.md).  Such a datatype
+ *     takes a user-defined operation, so every blocking allreduce of a
+ *     user-defined commutative operation in the bands where tuned's fixed
+ *     decision takes a ring (bufpool_ring_allreduce_spans) is served:
+ *     recursive doubling up to 64 KiB, rsag above.
+ * Returns the map's new number of ranges (at most n + 2 per span guarded:
+ * BUFPOOL_GUARD_RANGES). */
+#define BUFPOOL_GUARD_RANGES (2 * BUFPOOL_RING_ALLREDUCE_SPANS_MAX)
+
+/* A guard's choice: alg serves, and no row's warm-up hands it back. */
+#define GUARD_CHOICE(algorithm, why)                                                               \
+    {                                                                                              \
+        .alg = (algorithm), .source = BUFPOOL_SOURCE_GUARD, .note = (why), .guarded = true         \
+    }
+
 static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, size_t nbc_chain_from,
                         bufpool_range_t *map, size_t n)
 {
-    static const bufpool_choice_t bruck_guard = {
-        .alg = BUFPOOL_ALLTOALL_LINEAR,
-        .source = BUFPOOL_SOURCE_GUARD,
-        .note = "served: the previous module's Bruck alltoall of Open MPI <= 4.1.4 may corrupt "
-                "blocks of different send and receive datatypes (open-mpi/ompi#10488)",
-        .guarded = true};
+    static const bufpool_choice_t bruck_guard = GUARD_CHOICE(
+        BUFPOOL_ALLTOALL_LINEAR,
+        "served: the previous module's Bruck alltoall of Open MPI <= 4.1.4 may corrupt "
+        "blocks of different send and receive datatypes (open-mpi/ompi#10488)");
     static const char nbc_reduce_note[] =
         "served: libnbc's nonblocking reduce of a user-defined commutative operation writes "
         "past its temporary buffer when the datatype's data does not start at its origin "
         "(docs/reliability.md)";
-    static const bufpool_choice_t nbc_reduce_tree = {.alg = BUFPOOL_REDUCE_BINARY,
-                                                     .source = BUFPOOL_SOURCE_GUARD,
-                                                     .note = nbc_reduce_note,
-                                                     .guarded = true};
-    static const bufpool_choice_t nbc_reduce_rsg = {.alg = BUFPOOL_REDUCE_RSG,
-                                                    .source = BUFPOOL_SOURCE_GUARD,
-                                                    .note = nbc_reduce_note,
-                                                    .guarded = true};
+    static const bufpool_choice_t nbc_reduce_tree =
+        GUARD_CHOICE(BUFPOOL_REDUCE_BINARY, nbc_reduce_note);
+    static const bufpool_choice_t nbc_reduce_rsg =
+        GUARD_CHOICE(BUFPOOL_REDUCE_RSG, nbc_reduce_note);
+    static const char ring_note[] =
+        "served: tuned's ring allreduce of a user-defined commutative operation writes past its "
+        "temporary buffer when the datatype's data does not start at its origin "
+        "(docs/reliability.md)";
+    static const bufpool_choice_t ring_rd =
+        GUARD_CHOICE(BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING, ring_note);
+    static const bufpool_choice_t ring_rsag = GUARD_CHOICE(BUFPOOL_ALLREDUCE_RSAG, ring_note);
     /* The ranges it guards are marked first, those a row gives to bufpool
      * included, so that nothing hands their calls back later (a node
      * row's warm-up calls, bufpool_enter); then it serves those the rules
@@ -263,6 +286,18 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, size
         BUFPOOL_FORM_BLOCKING == form && 0 == (cls & BUFPOOL_CLASS(false, true)) && bruck > 0) {
         n = bufpool_sizemap_guard(map, n, 0, bruck);
         return bufpool_sizemap_serve_upto(map, n, bruck, &bruck_guard);
+    }
+    if (BUFPOOL_COLL_allreduce == id && BUFPOOL_FORM_BLOCKING == form &&
+        BUFPOOL_CLASS(true, false) == (cls & BUFPOOL_CLASS(true, false)) &&
+        BUFPOOL_CLASS_USER_OP == (cls & BUFPOOL_CLASS_USER_OP)) {
+        bufpool_bytes_span_t spans[BUFPOOL_RING_ALLREDUCE_SPANS_MAX];
+        const size_t k = bufpool_ring_allreduce_spans(ranks, spans);
+        for (size_t i = 0; i < k; i++) {
+            n = bufpool_sizemap_guard(map, n, spans[i].min, spans[i].max);
+            n = bufpool_sizemap_serve_range(map, n, spans[i].min, spans[i].max,
+                                            spans[i].max < 64 * 1024 ? &ring_rd : &ring_rsag);
+        }
+        return n;
     }
     if (BUFPOOL_COLL_reduce == id && BUFPOOL_FORM_BLOCKING != form && ranks >= 2 &&
         BUFPOOL_CLASS(true, false) == (cls & BUFPOOL_CLASS(true, false)) &&
@@ -480,13 +515,14 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
         picked += (int)nrows_of[id];
         most = nrows_of[id] > most ? nrows_of[id] : most;
     }
-    /* A map is built in map (two more ranges than its rows can make: a
-     * guard may split one in three) and kept, unless it is the blocking form's again, at
+    /* A map is built in map (BUFPOOL_GUARD_RANGES more ranges than its
+     * rows can make: a guard splits a range in three at each span) and
+     * kept, unless it is the blocking form's again, at
      * the end of all, which grows: the maps of a communicator are a few
      * KiB, which a first guess of every map's largest size would make
      * megabytes to map and unmap at every communicator. */
     size_t used = 0, room = 256;
-    bufpool_range_t *map = malloc((BUFPOOL_MAP_RANGES(most) + 2) * sizeof(*map));
+    bufpool_range_t *map = malloc((BUFPOOL_MAP_RANGES(most) + BUFPOOL_GUARD_RANGES) * sizeof(*map));
     const size_t nbc_chain_from = nbc_reduce_chain_from();
     bufpool_range_t *all = malloc(room * sizeof(*all));
     int rc = NULL == map || NULL == all ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;

@@ -366,6 +366,14 @@ void bufpool_plan_allreduce(const bufpool_call_t *call, const bufpool_tuning_t *
         plan->why = from_row ? "a row's hier does not honour max_requests: rsag"
                              : "auto: cost model's hier does not honour max_requests: rsag";
     }
+    /* A guard may not hand its call back (the module below computes it
+     * wrongly): past recursive doubling's scratch, rsag serves it, bounded
+     * (its calls are commutative). */
+    if (BUFPOOL_SOURCE_GUARD == choice->source &&
+        BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING == plan->alg && call->bytes > plan->scratch_bound &&
+        call->commute) {
+        plan->alg = BUFPOOL_ALLREDUCE_RSAG;
+    }
     /* recursive_doubling needs a whole message of scratch: only within the
      * bound (in signature bytes, which every rank agrees on; a layout with
      * gaps takes its span).  rsag and ring reorder the reduction:
@@ -745,6 +753,36 @@ size_t bufpool_bruck_alltoall_max_bytes(int p)
         }
     }
     return 2047;
+}
+
+size_t bufpool_ring_allreduce_spans(int p, bufpool_bytes_span_t *spans)
+{
+    /* ompi_coll_tuned_allreduce_intra_dec_fixed, commutative operations
+     * (the same table in 4.1, 5.0.10 and 6.0.x): algorithm 4 (ring) or 5
+     * (segmented ring) in these bands of total_dsize, by communicator
+     * size.  (Both fall back to recursive doubling below p elements;
+     * serving those too costs nothing.) */
+    static const struct {
+        int ranks_below;
+        size_t n;
+        bufpool_bytes_span_t spans[BUFPOOL_RING_ALLREDUCE_SPANS_MAX];
+    } ring[] = {
+        {4, 3, {{0, 7}, {4096, 8191}, {16384, 262143}}},
+        {8, 1, {{0, 15}}},
+        {16, 0, {{0, 0}}},
+        {32, 1, {{0, 63}}},
+        {64, 1, {{0, 127}}},
+        {2048, 0, {{0, 0}}},
+        {4096, 1, {{2048, 4095}}},
+        {INT_MAX, 1, {{2048, 16383}}},
+    };
+    for (size_t i = 0; i < sizeof(ring) / sizeof(*ring); i++) {
+        if (p < ring[i].ranks_below) {
+            memcpy(spans, ring[i].spans, ring[i].n * sizeof(*spans));
+            return ring[i].n;
+        }
+    }
+    return 0;
 }
 
 /* Split map's range i so that it ends at bytes_max (the rest a range of

@@ -261,6 +261,20 @@ struct bufpool_range;
  * communicator of p ranks; 0 where it never does (below 16 ranks). */
 size_t bufpool_bruck_alltoall_max_bytes(int p);
 
+/* A range of byte counts, both ends included. */
+typedef struct bufpool_bytes_span {
+    size_t min, max;
+} bufpool_bytes_span_t;
+
+#define BUFPOOL_RING_ALLREDUCE_SPANS_MAX 3
+
+/* The spans of signature bytes in which tuned's fixed decision of Open MPI
+ * 4.1 to 6.0.x takes its ring or segmented ring allreduce for a commutative
+ * operation on a communicator of p ranks (at most
+ * BUFPOOL_RING_ALLREDUCE_SPANS_MAX, in increasing order, into spans);
+ * returns how many. */
+size_t bufpool_ring_allreduce_spans(int p, bufpool_bytes_span_t *spans);
+
 /* Serve what a size map hands back up to bytes_max: every range of map
  * (n ranges, the last ending at SIZE_MAX) whose choice is the previous
  * module from a rules row or min_size takes serve instead, up to

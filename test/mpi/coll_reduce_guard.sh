@@ -23,6 +23,13 @@
 # the guard off in the code, the same runs abort, hang or crash (verified
 # 2026-11-29); at 2 ranks stock writes past libnbc's buffer in place
 # (AddressSanitizer, 4.1.4, 5.0.10 and 6.0.x, 2026-11-30).
+# The same for blocking MPI_Allreduce (--allreduce): tuned's ring and
+# segmented ring allreduce make the mistake too, so bufpool serves the
+# calls of a user-defined commutative operation in the bands of bytes
+# where tuned's fixed decision takes them, whatever the rules say, and
+# hands back MPI_SUM's there; stock aborts at 2 and 3 ranks (double free
+# or corruption), and so does bufpool with the guard off in the code
+# (verified 2026-12-01, 4.1.4).
 set -u
 . "$top_srcdir/test/mpi/handback-run.sh"
 status=0
@@ -36,5 +43,11 @@ for np in 2 3 4; do
     BUFPOOL_TEST_MCA="--mca coll_bufpool_node_warmup_calls 128 ${BUFPOOL_TEST_MCA:-}" \
         sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$np" \
         "$top_builddir/test/mpi/test_coll_reduce_guard" --never-handed-back=65536 || status=1
+done
+handback_run allreduce "2 3 4 5" test_coll_reduce_guard --allreduce --expect-guard || status=1
+for np in 2 3 4; do
+    BUFPOOL_TEST_MCA="--mca coll_bufpool_node_warmup_calls 128 ${BUFPOOL_TEST_MCA:-}" \
+        sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$np" \
+        "$top_builddir/test/mpi/test_coll_reduce_guard" --allreduce --never-handed-back || status=1
 done
 exit $status

@@ -31,6 +31,14 @@
  *     more) to the module below, the first calls of a node row included
  *     (coll_bufpool_node_warmup_calls): their fallback counters do not
  *     move across any one of them.
+ *
+ * With --allreduce first, the same for blocking MPI_Allreduce of the user
+ * operation, every rank's result checked, in place or not: tuned's ring
+ * and segmented ring allreduce make the same mistake, so bufpool serves
+ * the calls of a user-defined commutative operation in the bands where
+ * tuned's fixed decision takes them (tuned_takes_ring, below), and hands
+ * back the others and MPI_SUM's in those bands (--expect-guard, no FROM);
+ * --never-handed-back: none of the guarded ones reached the module below.
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -227,12 +235,157 @@ static unsigned long long handed_back(void)
     return pvar("coll_bufpool_ireduce_fallbacks") + pvar("coll_bufpool_reduce_init_fallbacks");
 }
 
+/* The n sums of value_of(rank, i, 0, 0) over the p ranks in out, or a
+ * failure what. */
+static void check_builtin_sum(const uint32_t *out, int n, int p, const char *what)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t want = 0;
+        for (int q = 0; q < p; q++) {
+            want += value_of(q, (size_t)i, 0, 0);
+        }
+        if (out[i] != want) {
+            fail(what);
+            return;
+        }
+    }
+}
+
+/* tuned's fixed decision for a commutative operation
+ * (ompi_coll_tuned_allreduce_intra_dec_fixed, the same in 4.1, 5.0.10 and
+ * 6.0.x), as tuned writes it: whether it takes its ring (4) or segmented
+ * ring (5) for bytes of data on p ranks. */
+static bool tuned_takes_ring(int p, unsigned long long bytes)
+{
+    if (p < 4) {
+        return bytes < 8 || (bytes >= 4096 && bytes < 8192) || (bytes >= 16384 && bytes < 262144);
+    }
+    if (p < 8) {
+        return bytes < 16;
+    }
+    if (p < 16) {
+        return false;
+    }
+    if (p < 32) {
+        return bytes < 64;
+    }
+    if (p < 64) {
+        return bytes < 128;
+    }
+    if (p < 2048) {
+        return false;
+    }
+    return bytes >= 2048 && bytes < (p < 4096 ? 4096 : 16384);
+}
+
+/* The calls of the blocking allreduce bufpool handed to the module below. */
+static unsigned long long allreduce_handed_back(void)
+{
+    return pvar("coll_bufpool_allreduce_fallbacks");
+}
+
+/* --allreduce: every layout and count, in place or not, every rank's
+ * result and every byte around it checked; the counts as main's. */
+static void allreduce_cases(int rank, int p, MPI_Op op, bool never_handed_back,
+                            unsigned long long *served, unsigned long long *handed)
+{
+    /* Around each band's edges at 2 and 3 ranks (signatures of 8 and 4
+     * bytes): 4800, 24000, 40000 and 6000, 20000, 160000 bytes inside;
+     * fewer elements than ranks, and 1 to 3 elements for the bands of 4
+     * to 7 ranks. */
+    const size_t counts[] = {1, 2, 3, 600, 1500, 3000, 5000, 40000, 70000};
+    for (int l = 0; l < nlayouts; l++) {
+        const layout_t *lay = &layouts[l];
+        int type_size;
+        MPI_Type_size(lay->type, &type_size);
+        for (size_t c = 0; c < sizeof(counts) / sizeof(*counts); c++) {
+            const size_t count = counts[c];
+            for (int in_place = 0; in_place < 2; in_place++) {
+                buffer_t s, r;
+                if (!buffer_make(&s, lay, count) || !buffer_make(&r, lay, count)) {
+                    fprintf(stderr, "test_coll_reduce_guard: out of memory\n");
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                }
+                char what[160];
+                snprintf(what, sizeof(what), "MPI_Allreduce of %zu x %s%s", count, lay->name,
+                         in_place ? " in place" : "");
+                fill(in_place ? &r : &s, lay, count, rank, 0);
+                const bool guarded =
+                    tuned_takes_ring(p, (unsigned long long)count * (unsigned long long)type_size);
+                const unsigned long long back_before =
+                    never_handed_back ? allreduce_handed_back() : 0;
+                MPI_Allreduce(in_place ? MPI_IN_PLACE : s.origin, r.origin, (int)count, lay->type,
+                              op, MPI_COMM_WORLD);
+                check_untouched(&s, lay, count, in_place, what);
+                check_result(&r, lay, count, p, 0, what);
+                check_untouched(&r, lay, count, false, what);
+                if (never_handed_back && guarded && allreduce_handed_back() != back_before) {
+                    char msg[240];
+                    snprintf(msg, sizeof(msg), "%s: handed back to the module below", what);
+                    fail(msg);
+                }
+                *(guarded ? served : handed) += 1;
+                free(s.mem);
+                free(r.mem);
+            }
+        }
+    }
+    /* The built-in operation in a band: the module below's, whatever the
+     * bytes. */
+    uint32_t in[1500], out[1500];
+    for (int i = 0; i < 1500; i++) {
+        in[i] = value_of(rank, (size_t)i, 0, 0);
+    }
+    MPI_Allreduce(in, out, 1500, MPI_UINT32_T, MPI_SUM, MPI_COMM_WORLD);
+    check_builtin_sum(out, 1500, p, "MPI_Allreduce of MPI_SUM: a wrong element");
+    *handed += 1;
+}
+
+/* The end of every run: the failures of all ranks summed, a line from
+ * rank 0, the objects freed.  The exit status. */
+static int finish(int rank, int p, MPI_Op *op, bool pvars, unsigned long long served,
+                  unsigned long long unguarded)
+{
+    if (pvars) {
+        pvar_util_finalize();
+    }
+    long all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (0 == rank) {
+        printf("test_coll_reduce_guard: %d ranks, %llu calls of the user operation guarded, "
+               "%llu not: %s\n",
+               p, served, unguarded, 0 == all ? "PASS" : "FAIL");
+    }
+    MPI_Op_free(op);
+    for (int l = 0; l < 2; l++) {
+        MPI_Type_free(&layouts[l].type);
+    }
+    MPI_Finalize();
+    return 0 == all ? 0 : 1;
+}
+
+/* A counter that must have grown by want, or a failure naming why. */
+static void expect_growth(const char *name, unsigned long long grew, unsigned long long want,
+                          const char *why)
+{
+    if (grew != want) {
+        char msg[320];
+        snprintf(msg, sizeof(msg), "%s grew by %llu, expected %llu (%s)", name, grew, want, why);
+        fail(msg);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
+    const bool allreduce = argc > 1 && 0 == strcmp(argv[1], "--allreduce");
+    if (allreduce) {
+        argc--;
+        argv++;
+    }
     /* --expect-guard[=FROM] or --never-handed-back[=FROM]: from how many
      * bytes of data the guard serves on 2 ranks. */
     const char *arg = argc > 1 ? argv[1] : "";
@@ -247,7 +400,8 @@ int main(int argc, char **argv)
         value = arg + 19;
     }
     unsigned long long guard_from = 0;
-    bool usage = argc > 2 || (argc > 1 && NULL == value);
+    bool usage =
+        argc > 2 || (argc > 1 && NULL == value) || (allreduce && NULL != value && '\0' != value[0]);
     if (NULL != value && '=' == value[0]) {
         char *end;
         guard_from = 0 == strcmp(value + 1, "never") ? ULLONG_MAX : strtoull(value + 1, &end, 10);
@@ -256,7 +410,9 @@ int main(int argc, char **argv)
     if (usage) {
         if (0 == rank) {
             fprintf(stderr, "usage: test_coll_reduce_guard [--expect-guard[=BYTES|never] | "
-                            "--never-handed-back[=BYTES]]\n");
+                            "--never-handed-back[=BYTES]]\n"
+                            "       test_coll_reduce_guard --allreduce [--expect-guard | "
+                            "--never-handed-back]\n");
         }
         MPI_Finalize();
         return 2;
@@ -271,6 +427,24 @@ int main(int argc, char **argv)
     layouts_make();
     MPI_Op op;
     MPI_Op_create(field_sum, 1, &op);
+    if (allreduce) {
+        const unsigned long long calls0 = expect_guard ? pvar("coll_bufpool_allreduce_calls") : 0;
+        const unsigned long long back0 = expect_guard ? allreduce_handed_back() : 0;
+        const unsigned long long guarded0 = expect_guard ? pvar("coll_bufpool_guarded_calls") : 0;
+        unsigned long long served = 0, handed = 0;
+        allreduce_cases(rank, p, op, never_handed_back, &served, &handed);
+        if (expect_guard) {
+            expect_growth("coll_bufpool_guarded_calls",
+                          pvar("coll_bufpool_guarded_calls") - guarded0, served,
+                          "the calls of the user operation in tuned's ring bands");
+            expect_growth("coll_bufpool_allreduce_calls",
+                          pvar("coll_bufpool_allreduce_calls") - calls0, served,
+                          "the rules hand every call back: only the guarded ones are served");
+            expect_growth("coll_bufpool_allreduce_fallbacks", allreduce_handed_back() - back0,
+                          handed, "MPI_SUM, and the user operation outside the bands");
+        }
+        return finish(rank, p, &op, expect_guard || never_handed_back, served, handed - 1);
+    }
 
     /* Element counts: below and above libnbc's power of two, each band of
      * the size maps (up to 4 KiB, to 512 KiB, above) for the 8-byte and
@@ -369,15 +543,8 @@ int main(int argc, char **argv)
         MPI_Request req;
         MPI_Ireduce(in, out, 1000, MPI_UINT32_T, MPI_SUM, root, MPI_COMM_WORLD, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
-        for (int i = 0; rank == root && i < 1000; i++) {
-            uint32_t want = 0;
-            for (int q = 0; q < p; q++) {
-                want += value_of(q, (size_t)i, 0, 0);
-            }
-            if (out[i] != want) {
-                fail("MPI_Ireduce of MPI_SUM: a wrong element");
-                break;
-            }
+        if (rank == root) {
+            check_builtin_sum(out, 1000, p, "MPI_Ireduce of MPI_SUM: a wrong element");
         }
         handed++;
     }
@@ -418,20 +585,5 @@ int main(int argc, char **argv)
             fail(msg);
         }
     }
-    if (expect_guard || never_handed_back) {
-        pvar_util_finalize();
-    }
-    long all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (0 == rank) {
-        printf("test_coll_reduce_guard: %d ranks, %llu calls of the user operation guarded, "
-               "%llu not: %s\n",
-               p, served, unguarded, 0 == all ? "PASS" : "FAIL");
-    }
-    MPI_Op_free(&op);
-    for (int l = 0; l < 2; l++) {
-        MPI_Type_free(&layouts[l].type);
-    }
-    MPI_Finalize();
-    return 0 == all ? 0 : 1;
+    return finish(rank, p, &op, expect_guard || never_handed_back, served, unguarded);
 }

@@ -685,6 +685,57 @@ static void test_guard(void)
     UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(2048), 1023);
     UNIT_CHECK_EQ_U64(bufpool_bruck_alltoall_max_bytes(4096), 2047);
 
+    /* tuned's ring allreduce bands (coll_tuned_decision_fixed.c, the
+     * commutative table), each span checked at both ends and around. */
+    static const struct {
+        int p;
+        size_t n;
+        bufpool_bytes_span_t spans[BUFPOOL_RING_ALLREDUCE_SPANS_MAX];
+    } ring[] = {
+        {2, 3, {{0, 7}, {4096, 8191}, {16384, 262143}}},
+        {3, 3, {{0, 7}, {4096, 8191}, {16384, 262143}}},
+        {4, 1, {{0, 15}}},
+        {7, 1, {{0, 15}}},
+        {8, 0, {{0, 0}}},
+        {15, 0, {{0, 0}}},
+        {16, 1, {{0, 63}}},
+        {31, 1, {{0, 63}}},
+        {32, 1, {{0, 127}}},
+        {63, 1, {{0, 127}}},
+        {64, 0, {{0, 0}}},
+        {2047, 0, {{0, 0}}},
+        {2048, 1, {{2048, 4095}}},
+        {4095, 1, {{2048, 4095}}},
+        {4096, 1, {{2048, 16383}}},
+        {1 << 20, 1, {{2048, 16383}}},
+    };
+    /* The ring guard's recursive doubling past its scratch (a user's small
+     * segments): rsag, bounded, never a hand-back. */
+    {
+        const bufpool_tuning_t small = {
+            .segment_size = 1 * K, .pipeline_depth = 1, .min_size = 0, .small_size = 16 * K};
+        const bufpool_choice_t ring_rd = {.alg = BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING,
+                                          .source = BUFPOOL_SOURCE_GUARD,
+                                          .note = "ring guard",
+                                          .guarded = true};
+        const bufpool_call_t call = {
+            .comm_size = 2, .count = 1500, .bytes = 6000, .commute = true, .in_place = false};
+        bufpool_plan_t plan;
+        bufpool_plan[BUFPOOL_COLL_allreduce](&call, &small, &ring_rd, &plan);
+        UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RSAG);
+        bufpool_plan[BUFPOOL_COLL_allreduce](&call, &dflt, &ring_rd, &plan);
+        UNIT_CHECK_EQ_U64(plan.alg, BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING);
+    }
+    for (size_t i = 0; i < sizeof(ring) / sizeof(*ring); i++) {
+        bufpool_bytes_span_t got[BUFPOOL_RING_ALLREDUCE_SPANS_MAX];
+        const size_t n = bufpool_ring_allreduce_spans(ring[i].p, got);
+        UNIT_CHECK_EQ_U64(n, ring[i].n);
+        for (size_t k = 0; k < n && k < ring[i].n; k++) {
+            UNIT_CHECK_EQ_U64(got[k].min, ring[i].spans[k].min);
+            UNIT_CHECK_EQ_U64(got[k].max, ring[i].spans[k].max);
+        }
+    }
+
     const bufpool_choice_t prev_row = {.alg = BUFPOOL_ALG_PREVIOUS, .source = BUFPOOL_SOURCE_ROW};
     const bufpool_choice_t prev_min = {.alg = BUFPOOL_ALG_PREVIOUS,
                                        .source = BUFPOOL_SOURCE_MIN_SIZE};
