@@ -244,7 +244,10 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
  *     takes a user-defined operation, so every blocking allreduce of a
  *     user-defined commutative operation in the bands where tuned's fixed
  *     decision takes a ring (bufpool_ring_allreduce_spans) is served:
- *     recursive doubling up to 64 KiB, rsag above.
+ *     rsag from 4 KiB at 2 and 3 ranks (at 4 KiB on 2, past vader's eager
+ *     limit, rsag measured 1.08 x tuned and recursive doubling 1.45 x:
+ *     rules/default.rules), recursive doubling elsewhere (log p rounds for
+ *     the bands' small messages on many ranks; rsag past its scratch).
  * Returns the map's new number of ranges (at most n + 2 per span guarded:
  * BUFPOOL_GUARD_RANGES). */
 #define BUFPOOL_GUARD_RANGES (2 * BUFPOOL_RING_ALLREDUCE_SPANS_MAX)
@@ -295,7 +298,8 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, size
         for (size_t i = 0; i < k; i++) {
             n = bufpool_sizemap_guard(map, n, spans[i].min, spans[i].max);
             n = bufpool_sizemap_serve_range(map, n, spans[i].min, spans[i].max,
-                                            spans[i].max < 64 * 1024 ? &ring_rd : &ring_rsag);
+                                            ranks < 4 && spans[i].min >= 4096 ? &ring_rsag
+                                                                              : &ring_rd);
         }
         return n;
     }
