@@ -431,16 +431,23 @@ rm -f "$geometry"
 # segment takes 4 KiB + 3 x 20 KiB, each rank reserving its own part, the
 # chunk segment of node_rsag 128K x 4 over 1.5 MiB.  vader keeps its own
 # files in /tmp meanwhile.
+# small_shm SIZE NP PROGRAM ARGS...: the run under a /dev/shm of SIZE, its
+# output on stdout, its exit status returned.
+small_shm() {
+    shm_size=$1 shm_np=$2 shm_program=$3
+    shift 3
+    unshare -m sh -c "mount -t tmpfs -o size=$shm_size tmpfs /dev/shm && \
+BUFPOOL_TEST_MCA=\"${BUFPOOL_TEST_MCA:-} $others --mca btl_vader_backing_directory /tmp \
+--mca coll_bufpool_allreduce_algorithm node_rsag\" sh \"$runner\" $shm_np \
+\"$top_builddir/test/mpi/$shm_program\" $*" </dev/null 2>&1
+}
 if [ "$(id -u)" = 0 ] &&
     unshare -m sh -c 'mount -t tmpfs -o size=48k tmpfs /dev/shm' </dev/null >/dev/null 2>&1; then
     for case in 48k:fallback 96k:both; do
         runs=$((runs + 1))
         size=${case%:*} expect=${case#*:}
-        out=$(unshare -m sh -c "mount -t tmpfs -o size=$size tmpfs /dev/shm && \
-BUFPOOL_TEST_MCA=\"${BUFPOOL_TEST_MCA:-} $others --mca btl_vader_backing_directory /tmp \
---mca coll_bufpool_allreduce_algorithm node_rsag\" sh \"$runner\" 3 \
-\"$top_builddir/test/mpi/test_coll_reduce_family\" --colls=allreduce,reduce --smoke \
---expect-bufpool --expect-node=$expect --comms=world,dup" </dev/null 2>&1)
+        out=$(small_shm $size 3 test_coll_reduce_family --colls=allreduce,reduce --smoke \
+            --expect-bufpool --expect-node=$expect --comms=world,dup)
         rc=$?
         if [ $rc != 0 ] || ! printf '%s\n' "$out" | grep -q 'No space left on device' ||
             ! printf '%s\n' "$out" | grep -q '/dev/shm'; then
@@ -466,22 +473,21 @@ BUFPOOL_TEST_MCA=\"${BUFPOOL_TEST_MCA:-} $others --mca btl_vader_backing_directo
             move:nonblocking move:persistent threads:-; do
             runs=$((runs + 1))
             family=${job%:*} form=${job#*:}
-            case $family in
-                threads) program="test_coll_threads" np=2 ;;
-                *) program="test_coll_${family}_family --form=$form \
---comms=world,dup,reversed,halves" np=3 ;;
-            esac
-            out=$(unshare -m sh -c "mount -t tmpfs -o size=$size tmpfs /dev/shm && \
-BUFPOOL_TEST_MCA=\"${BUFPOOL_TEST_MCA:-} $others --mca btl_vader_backing_directory /tmp \
---mca coll_bufpool_allreduce_algorithm node_rsag\" sh \"$runner\" $np \
-$top_builddir/test/mpi/$program --smoke $expect" </dev/null 2>&1)
+            if [ $family = threads ]; then
+                program=test_coll_threads
+                out=$(small_shm $size 2 $program --smoke $expect)
+            else
+                program=test_coll_${family}_family
+                out=$(small_shm $size 3 $program --form=$form \
+                    --comms=world,dup,reversed,halves --smoke $expect)
+            fi
             rc=$?
             if [ $rc != 0 ] || { [ -n "$expect" ] &&
                 ! printf '%s\n' "$out" | grep -q 'No space left on device'; }; then
                 printf '%s\n' "$out" | tail -n 20
                 status=1
                 failed="$failed
-  /dev/shm of $size, refusals mid-job: $program $expect: exit $rc, or no segment refused"
+  /dev/shm of $size, refusals mid-job: $program $form $expect: exit $rc, or no segment refused"
             fi
         done
     done
