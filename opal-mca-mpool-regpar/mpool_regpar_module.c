@@ -25,7 +25,7 @@ static void *regpar_module_alloc(mca_mpool_base_module_t *mpool, size_t size, si
     (void)flags;
     /* Until the transport's registrar is resolved (the first allocation
      * after MPI_Init), one load on this path. */
-    if (OPAL_UNLIKELY(mca_mpool_regpar_registrar_pending)) {
+    if (OPAL_UNLIKELY(mca_mpool_regpar_registrar_is_pending())) {
         mca_mpool_regpar_registrar_resolve((mca_mpool_regpar_module_t *)mpool);
     }
     return regpar_pool_alloc_aligned(pool_of(mpool), size, align);

@@ -17,7 +17,12 @@
 #include "mpool_regpar.h"
 #include "mpool_regpar_registrar.h"
 
-volatile bool mca_mpool_regpar_registrar_pending = false;
+bool mca_mpool_regpar_registrar_pending = false;
+
+static void set_pending(bool pending)
+{
+    __atomic_store_n(&mca_mpool_regpar_registrar_pending, pending, __ATOMIC_RELEASE);
+}
 
 static mca_mpool_regpar_want_t registrar_want = REGPAR_WANT_NONE;
 static opal_mutex_t registrar_lock = OPAL_MUTEX_STATIC_INIT;
@@ -67,7 +72,7 @@ void mca_mpool_regpar_registrar_init(mca_mpool_regpar_module_t *module)
     attached_arg = NULL;
     /* A core backend (pin, none, ofi, verbs) was chosen by name: no
      * transport registrar, nothing to resolve. */
-    mca_mpool_regpar_registrar_pending = REGPAR_WANT_NONE != registrar_want;
+    set_pending(REGPAR_WANT_NONE != registrar_want);
 }
 
 static void at_finalize(void *arg)
@@ -130,14 +135,14 @@ static int choose(const regpar_registrar_t **ops, void **arg, const char **label
 void mca_mpool_regpar_registrar_resolve(mca_mpool_regpar_module_t *module)
 {
     OPAL_THREAD_LOCK(&registrar_lock);
-    if (!mca_mpool_regpar_registrar_pending) {
+    if (!mca_mpool_regpar_registrar_is_pending()) {
         OPAL_THREAD_UNLOCK(&registrar_lock);
         return;
     }
     const char *pml = mca_mpool_regpar_ompi_pml_name();
     if (NULL == pml) {
         /* Not an MPI process (an OPAL-only user of the pool): no transport. */
-        mca_mpool_regpar_registrar_pending = false;
+        set_pending(false);
         OPAL_THREAD_UNLOCK(&registrar_lock);
         say(module, 1, "no transport registrar: %s%s", "this process has no MPI layer", "");
         return;
@@ -148,7 +153,7 @@ void mca_mpool_regpar_registrar_resolve(mca_mpool_regpar_module_t *module)
         OPAL_THREAD_UNLOCK(&registrar_lock);
         return;
     }
-    mca_mpool_regpar_registrar_pending = false;
+    set_pending(false);
 
     char why[512] = "";
     const char *label;
@@ -203,7 +208,7 @@ void mca_mpool_regpar_registrar_resolve(mca_mpool_regpar_module_t *module)
 void mca_mpool_regpar_registrar_fini(mca_mpool_regpar_module_t *module)
 {
     OPAL_THREAD_LOCK(&registrar_lock);
-    mca_mpool_regpar_registrar_pending = false;
+    set_pending(false);
     if (NULL != attached_ops) {
         size_t n = regpar_pool_deregister_live(module->pool);
         regpar_reg_engine_detach(module->engine);

@@ -50,8 +50,15 @@ void mca_mpool_regpar_registrar_set_want(mca_mpool_regpar_want_t want);
 
 /* Set while a registrar may still be resolved: the module's alloc path
  * calls mca_mpool_regpar_registrar_resolve when it is set (one load on the
- * hit path). */
-extern volatile bool mca_mpool_regpar_registrar_pending;
+ * hit path).  Written under the registrar's lock, read on that path by any
+ * thread without it: atomic accesses (an acquire load is a plain load on
+ * x86), never a plain read racing the write. */
+extern bool mca_mpool_regpar_registrar_pending;
+
+static inline bool mca_mpool_regpar_registrar_is_pending(void)
+{
+    return __atomic_load_n(&mca_mpool_regpar_registrar_pending, __ATOMIC_ACQUIRE);
+}
 
 void mca_mpool_regpar_registrar_init(struct mca_mpool_regpar_module *module);
 void mca_mpool_regpar_registrar_resolve(struct mca_mpool_regpar_module *module);
