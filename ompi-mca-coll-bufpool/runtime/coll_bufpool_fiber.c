@@ -31,6 +31,16 @@
 #if defined(BUFPOOL_FIBER_ASAN)
 #include <sanitizer/common_interface_defs.h>
 #endif
+#if defined(__SANITIZE_THREAD__)
+#define BUFPOOL_FIBER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BUFPOOL_FIBER_TSAN 1
+#endif
+#endif
+#if defined(BUFPOOL_FIBER_TSAN)
+#include <sanitizer/tsan_interface.h>
+#endif
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
@@ -134,6 +144,47 @@ static inline void asan_finish(void *fake_save, const void **bottom_old, size_t 
     __sanitizer_finish_switch_fiber(fake_save, bottom_old, size_old);
 #else
     (void)fake_save, (void)bottom_old, (void)size_old;
+#endif
+}
+
+/* ThreadSanitizer: each fiber is a context of its own, entered and left
+ * with __tsan_switch_to_fiber just before the switch (which also orders
+ * what one side did before the other side runs).  Without it TSan takes
+ * a fiber's frames for the resuming thread's, loses its stack, and a
+ * fiber resumed by another thread looks like a race with itself. */
+static inline void tsan_enter(bufpool_fiber_t *fiber)
+{
+#if defined(BUFPOOL_FIBER_TSAN)
+    if (NULL == fiber->tsan_fiber) {
+        fiber->tsan_fiber = __tsan_create_fiber(0);
+    }
+    fiber->tsan_caller = __tsan_get_current_fiber();
+    __tsan_switch_to_fiber(fiber->tsan_fiber, 0);
+#else
+    (void)fiber;
+#endif
+}
+
+static inline void tsan_leave(bufpool_fiber_t *fiber)
+{
+#if defined(BUFPOOL_FIBER_TSAN)
+    __tsan_switch_to_fiber(fiber->tsan_caller, 0);
+#else
+    (void)fiber;
+#endif
+}
+
+/* Back in the resumer: a fiber whose function returned has no context any
+ * more (it cannot drop its own while it runs). */
+static inline void tsan_returned(bufpool_fiber_t *fiber)
+{
+#if defined(BUFPOOL_FIBER_TSAN)
+    if (fiber->done && NULL != fiber->tsan_fiber) {
+        __tsan_destroy_fiber(fiber->tsan_fiber);
+        fiber->tsan_fiber = NULL;
+    }
+#else
+    (void)fiber;
 #endif
 }
 
@@ -294,6 +345,7 @@ static void fiber_main(void *arg)
     fiber->done = true;
     /* Last switch out: ASan may drop the fiber's fake stack (NULL). */
     asan_start(NULL, fiber->asan_caller_lo, fiber->asan_caller_size);
+    tsan_leave(fiber);
 #if defined(BUFPOOL_FIBER_UCONTEXT)
     setcontext(&fiber->caller_uc);
 #else
@@ -343,17 +395,20 @@ void bufpool_fiber_resume(bufpool_fiber_t *fiber)
         return;
     }
     asan_start(&fiber->asan_fake_caller, fiber->stack_lo, fiber->stack_size);
+    tsan_enter(fiber);
 #if defined(BUFPOOL_FIBER_UCONTEXT)
     (void)swapcontext(&fiber->caller_uc, &fiber->uc);
 #else
     bufpool_fiber_raw_switch(&fiber->caller_sp, fiber->sp);
 #endif
     asan_finish(fiber->asan_fake_caller, NULL, NULL);
+    tsan_returned(fiber);
 }
 
 void bufpool_fiber_yield(bufpool_fiber_t *fiber)
 {
     asan_start(&fiber->asan_fake_fiber, fiber->asan_caller_lo, fiber->asan_caller_size);
+    tsan_leave(fiber);
 #if defined(BUFPOOL_FIBER_UCONTEXT)
     (void)swapcontext(&fiber->uc, &fiber->caller_uc);
 #else

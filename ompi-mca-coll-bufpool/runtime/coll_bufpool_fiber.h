@@ -15,7 +15,10 @@
  * sigprocmask system call per switch: the reason the assembly exists).
  * BUFPOOL_FIBER_UCONTEXT forces the fallback at compile time.  Under
  * AddressSanitizer every switch is announced with
- * __sanitizer_start/finish_switch_fiber; under valgrind (when
+ * __sanitizer_start/finish_switch_fiber, under ThreadSanitizer with
+ * __tsan_switch_to_fiber (each fiber a context of its own, so that its
+ * frames and accesses are not taken for the resuming thread's); under
+ * valgrind (when
  * valgrind/valgrind.h is there) stacks are registered with
  * VALGRIND_STACK_REGISTER.
  */
@@ -78,6 +81,9 @@ typedef struct bufpool_fiber {
     void *asan_fake_fiber, *asan_fake_caller;
     const void *asan_caller_lo;
     size_t asan_caller_size;
+    /* ThreadSanitizer's contexts of the fiber (from its first resume to
+     * its end) and of its resumer. */
+    void *tsan_fiber, *tsan_caller;
 } bufpool_fiber_t;
 
 /* A fiber that will run fn(arg) on stack (which must outlive it) from its
