@@ -461,7 +461,11 @@ static int tasks_progress(void)
                 : 0 != tasks.progressing) {
         return 0; /* another thread (or an outer call) resumes them */
     }
-    tasks.progressing = 1;
+    if (!threads) {
+        /* (With threads the exchange took it: a plain store here would
+         * race with another thread's exchange.) */
+        tasks.progressing = 1;
+    }
     OPAL_THREAD_LOCK(&tasks.lock);
     for (bufpool_task_t *t = tasks.head, *next; NULL != t; t = next) {
         if (!task_ready(t)) {
