@@ -183,6 +183,18 @@ static void persistent_unlink(bufpool_coll_task_t *t)
 
 static void request_release(bufpool_coll_task_t *t);
 
+/* Whether t's request completed; if so, whatever the thread that
+ * completed it (any thread's progress runs the task) wrote before is seen
+ * by this one, which frees or caches it (bufpool_task_ended). */
+static bool request_completed(bufpool_coll_task_t *t)
+{
+    if (!REQUEST_COMPLETE(&t->task.super.super)) {
+        return false;
+    }
+    bufpool_task_ended(&t->task);
+    return true;
+}
+
 static int finalize_hook(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm, (void)value, (void)extra;
@@ -197,7 +209,7 @@ static int finalize_hook(MPI_Comm comm, int keyval, void *value, void *extra)
         t->pnext = t->pprev = NULL;
         /* An active one (started, not completed) is the application's
          * error: it is left as it is. */
-        if (REQUEST_COMPLETE(&t->task.super.super)) {
+        if (request_completed(t)) {
             request_release(t);
             OMPI_REQUEST_FINI(&t->task.super.super);
             OBJ_RELEASE(t);
@@ -291,7 +303,7 @@ static bufpool_coll_task_t *request_get(void)
 static int request_free(ompi_request_t **request)
 {
     bufpool_coll_task_t *t = (bufpool_coll_task_t *)*request;
-    if (!REQUEST_COMPLETE(&t->task.super.super)) {
+    if (!request_completed(t)) {
         /* Freeing an active collective request is erroneous (and the task
          * still runs): say so, as libnbc does, and keep it. */
         return MPI_ERR_REQUEST;

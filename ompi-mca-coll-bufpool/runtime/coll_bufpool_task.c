@@ -436,6 +436,8 @@ static void task_complete(bufpool_task_t *t)
     ompi_request_t *req = &t->super.super;
     req->req_status.MPI_ERROR =
         OMPI_SUCCESS == t->rc ? MPI_SUCCESS : ompi_errcode_get_mpi_code(t->rc);
+    /* Only this thread writes it now (bufpool_task_ended reads it). */
+    __atomic_store_n(&t->ends, t->ends + 1, __ATOMIC_RELEASE);
     ompi_request_complete(req, true);
 }
 
@@ -504,6 +506,7 @@ void bufpool_task_init(bufpool_task_t *task, int (*body)(bufpool_task_t *), bool
     memset(&task->stack, 0, sizeof(task->stack));
     task->body = body;
     task->rc = OMPI_SUCCESS;
+    task->ends = 0;
     task->persistent = persistent;
     task->outside_fn = NULL;
     task->outside_arg = NULL;
@@ -530,6 +533,7 @@ static void task_main(void *arg)
 int bufpool_task_start(bufpool_task_t *t)
 {
     ompi_request_t *req = &t->super.super;
+    bufpool_task_ended(t); /* a persistent task's last completion */
     int rc = stack_get(&t->stack);
     if (OMPI_SUCCESS != rc) {
         return rc;

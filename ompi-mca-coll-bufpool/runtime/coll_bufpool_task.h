@@ -48,6 +48,10 @@ struct bufpool_task {
     int rc;          /* what body returned */
     int tag_base;    /* the first tag of the task's block (tags go down) */
     bool persistent; /* keeps its scratch from start to start */
+    /* Completions so far: each stored with release order by the thread
+     * that completes the task (any thread's progress may), read with
+     * acquire order by whoever reuses it (bufpool_task_ended). */
+    unsigned ends;
     /* A call the task asked its resumer to make on the resumer's own
      * stack (bufpool_task_call_outside), NULL when none. */
     void (*outside_fn)(void *);
@@ -100,6 +104,16 @@ void bufpool_task_destroy(bufpool_task_t *task);
  * then progress; the request completes when body returns.  An error before
  * the first slice (no stack) is returned and nothing was posted. */
 int bufpool_task_start(bufpool_task_t *task);
+
+/* Before a thread reuses or frees a task whose request it saw complete:
+ * what the completing thread wrote is visible here.  Open MPI's wait
+ * already orders the two, with fences that ThreadSanitizer does not
+ * model; this acquire load pairs with the completion's release store where
+ * it can see it (on x86 and aarch64 a plain load). */
+static inline void bufpool_task_ended(const bufpool_task_t *task)
+{
+    (void)__atomic_load_n(&task->ends, __ATOMIC_ACQUIRE);
+}
 
 /* ---------------------------------------------------------------------- */
 /* Tags.  A task reserves a block of BUFPOOL_TASK_TAGS tags on its
