@@ -47,6 +47,44 @@ if grep -q '^BUFPOOL_SAN_CFLAGS = .*-fsanitize=[a-z,]*address' "$top_builddir/te
     rel_san_mca="-x ASAN_OPTIONS=detect_leaks=0"
 fi
 
+# rel_sanitized_tree NAME SANITIZERS KIND [TREE]: sets rel_san_tree to a
+# build tree configured with --enable-sanitizers=SANITIZERS (its flags
+# name KIND): TREE when given, else this build when it is one, else, with
+# RELIABILITY_SANITIZERS=1 or RELIABILITY_FULL=1, a build of its own in
+# $top_builddir/test/reliability/NAME (gcc: its sanitizer runtimes are
+# shared libraries, which components loaded by dlopen need; about a
+# minute); else the calling script is skipped (exit 77).
+rel_is_sanitized() { grep -q "^BUFPOOL_SAN_CFLAGS = .*-fsanitize=[a-z,]*$2" "$1/test/Makefile" 2>/dev/null; }
+rel_sanitized_tree() {
+    rel_me=$(basename "$0" .sh)
+    rel_san_tree=${4:-}
+    if [ -z "$rel_san_tree" ] && rel_is_sanitized "$top_builddir" "$3"; then
+        rel_san_tree=$top_builddir
+    fi
+    if [ -z "$rel_san_tree" ]; then
+        case "${RELIABILITY_SANITIZERS:-0}$rel_full" in
+            00)
+                echo "$rel_me: this build is not built with -fsanitize=$3; RELIABILITY_SANITIZERS=1 builds one: skipped"
+                exit 77
+                ;;
+        esac
+        rel_san_tree="$top_builddir/test/reliability/$1"
+        mkdir -p "$rel_san_tree"
+        echo "$rel_me: building a tree with -fsanitize=$2 in $rel_san_tree"
+        if ! { [ -f "$rel_san_tree/Makefile" ] || (cd "$rel_san_tree" && "$top_srcdir/configure" CC=gcc \
+            --enable-sanitizers="$2" --disable-fuzz >configure.out 2>&1); } ||
+            ! (cd "$rel_san_tree" && make -j2 >make.out 2>&1 &&
+                make -C test -j2 check TESTS= >check-build.out 2>&1); then
+            echo "FAIL: $rel_me: building $rel_san_tree failed (see its configure.out, make.out, check-build.out)"
+            exit 1
+        fi
+    fi
+    if ! rel_is_sanitized "$rel_san_tree" "$3"; then
+        echo "FAIL: $rel_me: $rel_san_tree is not configured with --enable-sanitizers=$3,..."
+        exit 1
+    fi
+}
+
 # Both components must be built: every script here tests them.
 rel_require_components() {
     for so in opal-mca-mpool-regpar/.libs/mca_mpool_regpar.so \

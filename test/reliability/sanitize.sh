@@ -35,33 +35,8 @@ set -u
 rel_require_components
 report="$top_srcdir/test/reliability/memreport.py"
 
-is_sanitized() { grep -q '^BUFPOOL_SAN_CFLAGS = .*-fsanitize=[a-z,]*address' "$1/test/Makefile" 2>/dev/null; }
-
-san=${RELIABILITY_SAN_BUILD:-}
-if [ -z "$san" ] && is_sanitized "$top_builddir"; then
-    san=$top_builddir
-fi
-if [ -z "$san" ]; then
-    case "${RELIABILITY_SANITIZERS:-0}$rel_full" in
-        00)
-            echo "sanitize: this build is not sanitized; RELIABILITY_SANITIZERS=1 builds one: skipped"
-            exit 77
-            ;;
-    esac
-    san="$top_builddir/test/reliability/asan-build"
-    mkdir -p "$san"
-    echo "sanitize: building a sanitized tree in $san"
-    if ! { [ -f "$san/Makefile" ] || (cd "$san" && "$top_srcdir/configure" CC=gcc \
-        --enable-sanitizers=address,undefined --disable-fuzz >configure.out 2>&1); } ||
-        ! (cd "$san" && make -j2 >make.out 2>&1 && make -C test -j2 check TESTS= >check-build.out 2>&1); then
-        echo "FAIL: sanitize: building $san failed (see its configure.out, make.out, check-build.out)"
-        exit 1
-    fi
-fi
-if ! is_sanitized "$san"; then
-    echo "FAIL: sanitize: $san is not configured with --enable-sanitizers=address,..."
-    exit 1
-fi
+rel_sanitized_tree asan-build address,undefined address "${RELIABILITY_SAN_BUILD:-}"
+san=$rel_san_tree
 cc=$(sed -n 's/^CC = //p' "$san/Makefile")
 libasan=$($cc -print-file-name=libasan.so 2>/dev/null)
 if [ ! -f "$libasan" ]; then
