@@ -47,17 +47,22 @@ if grep -q '^BUFPOOL_SAN_CFLAGS = .*-fsanitize=[a-z,]*address' "$top_builddir/te
     rel_san_mca="-x ASAN_OPTIONS=detect_leaks=0"
 fi
 
-# rel_sanitized_tree NAME SANITIZERS KIND [TREE]: sets rel_san_tree to a
-# build tree configured with --enable-sanitizers=SANITIZERS (its flags
-# name KIND): TREE when given, else this build when it is one, else, with
+# rel_sanitized_tree NAME SANITIZERS KIND RUNTIME SYMBOL TREE: sets
+# rel_san_tree to a build tree configured with
+# --enable-sanitizers=SANITIZERS (its flags name KIND): TREE when not
+# empty, else this build when it is one, else, with
 # RELIABILITY_SANITIZERS=1 or RELIABILITY_FULL=1, a build of its own in
 # $top_builddir/test/reliability/NAME (gcc: its sanitizer runtimes are
 # shared libraries, which components loaded by dlopen need; about a
-# minute); else the calling script is skipped (exit 77).
+# minute); else the calling script is skipped (exit 77).  Also sets
+# rel_san_cc (the tree's compiler) and rel_san_runtime (its shared
+# RUNTIME, libasan.so or libtsan.so, to preload into the ranks), and fails
+# unless both components carry the instrumentation (SYMBOL among their
+# dynamic symbols).
 rel_is_sanitized() { grep -q "^BUFPOOL_SAN_CFLAGS = .*-fsanitize=[a-z,]*$2" "$1/test/Makefile" 2>/dev/null; }
 rel_sanitized_tree() {
     rel_me=$(basename "$0" .sh)
-    rel_san_tree=${4:-}
+    rel_san_tree=$6
     if [ -z "$rel_san_tree" ] && rel_is_sanitized "$top_builddir" "$3"; then
         rel_san_tree=$top_builddir
     fi
@@ -83,6 +88,18 @@ rel_sanitized_tree() {
         echo "FAIL: $rel_me: $rel_san_tree is not configured with --enable-sanitizers=$3,..."
         exit 1
     fi
+    rel_san_cc=$(sed -n 's/^CC = //p' "$rel_san_tree/Makefile")
+    rel_san_runtime=$($rel_san_cc -print-file-name="$4" 2>/dev/null)
+    if [ ! -f "$rel_san_runtime" ]; then
+        echo "FAIL: $rel_me: $rel_san_cc has no shared $4; build the tree with gcc"
+        exit 1
+    fi
+    for rel_so in "$rel_san_tree"/components/*.so; do
+        if ! nm -D "$rel_so" | grep -q "$5"; then
+            echo "FAIL: $rel_me: $rel_so is not instrumented for -fsanitize=$3"
+            exit 1
+        fi
+    done
 }
 
 # Both components must be built: every script here tests them.

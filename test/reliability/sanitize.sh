@@ -35,21 +35,11 @@ set -u
 rel_require_components
 report="$top_srcdir/test/reliability/memreport.py"
 
-rel_sanitized_tree asan-build address,undefined address "${RELIABILITY_SAN_BUILD:-}"
+rel_sanitized_tree asan-build address,undefined address libasan.so __asan_report \
+    "${RELIABILITY_SAN_BUILD:-}"
 san=$rel_san_tree
-cc=$(sed -n 's/^CC = //p' "$san/Makefile")
-libasan=$($cc -print-file-name=libasan.so 2>/dev/null)
-if [ ! -f "$libasan" ]; then
-    echo "FAIL: sanitize: $cc has no shared ASan runtime ($libasan); build the sanitized tree with gcc"
-    exit 1
-fi
+libasan=$rel_san_runtime
 keep="$san/test/reliability/.libs/libfaultinject.so"
-for so in "$san"/components/*.so; do
-    if ! nm -D "$so" | grep -q '__asan_report'; then
-        echo "FAIL: sanitize: $so is not instrumented by ASan"
-        exit 1
-    fi
-done
 python3 "$report" --self-test || exit 1
 
 logdir="$rel_results/sanitize.logs"

@@ -38,20 +38,10 @@ set -u
 rel_require_components
 . "$top_srcdir/test/mpi/configs.sh"
 
-rel_sanitized_tree tsan-build thread thread "${RELIABILITY_TSAN_BUILD:-}"
+rel_sanitized_tree tsan-build thread thread libtsan.so __tsan_read "${RELIABILITY_TSAN_BUILD:-}"
 san=$rel_san_tree
-cc=$(sed -n 's/^CC = //p' "$san/Makefile")
-libtsan=$($cc -print-file-name=libtsan.so 2>/dev/null)
-if [ ! -f "$libtsan" ]; then
-    echo "FAIL: tsan_mpi: $cc has no shared TSan runtime ($libtsan); build the tree with gcc"
-    exit 1
-fi
-for so in "$san"/components/*.so; do
-    if ! nm -D "$so" | grep -q '__tsan_read'; then
-        echo "FAIL: tsan_mpi: $so is not instrumented by TSan"
-        exit 1
-    fi
-done
+cc=$rel_san_cc
+libtsan=$rel_san_runtime
 
 logdir="$rel_results/tsan_mpi.logs"
 rm -rf "$logdir"
