@@ -109,7 +109,7 @@ int bufpool_task_start(bufpool_task_t *task);
  * what the completing thread wrote is visible here.  Open MPI's wait
  * already orders the two, with fences that ThreadSanitizer does not
  * model; this acquire load pairs with the completion's release store where
- * it can see it (on x86 and aarch64 a plain load). */
+ * it can see it (on x86 a plain load, on aarch64 a load-acquire). */
 static inline void bufpool_task_ended(const bufpool_task_t *task)
 {
     (void)__atomic_load_n(&task->ends, __ATOMIC_ACQUIRE);
