@@ -89,8 +89,11 @@ run() {
     else
         set -- sh "$rel_run" 2 "$@"
     fi
+    # PMIX_MCA_gds=hash: PMIx 4 and 5 (Open MPI 5.0, 6.0) would map their
+    # shared-memory store at a fixed address, which TSan's layout takes.
     OMPI_MCA_mca_base_component_path="$OMPI_SYSTEM_COMPONENT_DIR:$san/components" \
         BUFPOOL_TEST_MCA="$mca -x TSAN_OPTIONS=$tsan_options -x FAULT_KEEP_LOADED=1 \
+-x PMIX_MCA_gds=hash \
 -x LD_PRELOAD=$libtsan:$san/test/reliability/.libs/libfaultinject.so" top_builddir="$san" \
         "$@" >"$log" 2>&1 </dev/null
     rc=$?
