@@ -33,6 +33,10 @@ case ${BUFPOOL_TEST_QUICK:-0} in
         ;;
 esac
 
+# rel_is_sanitized TREE KIND: whether TREE was configured with a
+# --enable-sanitizers list naming KIND (address, thread).
+rel_is_sanitized() { grep -q "^BUFPOOL_SAN_CFLAGS = .*-fsanitize=[a-z,]*$2" "$1/test/Makefile" 2>/dev/null; }
+
 # A build configured with --enable-sanitizers=address: its programs need the
 # ASan runtime first in the process, before anything LD_PRELOADed.
 # LeakSanitizer would fail every job on Open MPI's own leaks at exit: these
@@ -40,7 +44,7 @@ esac
 rel_sanitized=0
 rel_preload=$rel_fault_lib
 rel_san_mca=
-if grep -q '^BUFPOOL_SAN_CFLAGS = .*-fsanitize=[a-z,]*address' "$top_builddir/test/Makefile" 2>/dev/null; then
+if rel_is_sanitized "$top_builddir" address; then
     rel_sanitized=1
     rel_cc=$(sed -n 's/^CC = //p' "$top_builddir/Makefile")
     rel_preload="$($rel_cc -print-file-name=libasan.so):$rel_fault_lib"
@@ -59,7 +63,6 @@ fi
 # RUNTIME, libasan.so or libtsan.so, to preload into the ranks), and fails
 # unless both components carry the instrumentation (SYMBOL among their
 # dynamic symbols).
-rel_is_sanitized() { grep -q "^BUFPOOL_SAN_CFLAGS = .*-fsanitize=[a-z,]*$2" "$1/test/Makefile" 2>/dev/null; }
 rel_sanitized_tree() {
     rel_me=$(basename "$0" .sh)
     rel_san_tree=$6
