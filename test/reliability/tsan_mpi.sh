@@ -157,5 +157,5 @@ if [ $# -gt 0 ]; then
         status=1
     fi
 fi
-[ $status = 0 ] && echo "tsan_mpi: no ThreadSanitizer report"
+[ $status = 0 ] && echo "tsan_mpi: no ThreadSanitizer report that fails"
 exit $status
