@@ -32,7 +32,8 @@
 #   8. Open MPI 6.0.x: builds it once into ${BUFPOOL_OMPI6_PREFIX:-/opt/ompi6}
 #      (reused likewise; it runs on 5.0.10's PMIx and PRRTE, the 6.0.x
 #      tarball has no PRRTE), builds the project against it with -Werror and
-#      runs the same tests as on 5.0 (none may be skipped),
+#      runs the same tests as on 5.0 (none may be skipped); on each of them
+#      the ThreadSanitizer jobs of step 4 again,
 #   9. runs `make distcheck` (the release tarball builds and passes its own
 #      quick tests).
 # Steps 7 and 8 need the Open MPI source tarballs in ${BUFPOOL_VENDOR_DIR:-
@@ -187,17 +188,24 @@ mkdir -p "$root/asan"
   { tail -n 40 "$root/asan/test/reliability/sanitize.log" 2>/dev/null
     fail "sanitized tests"; }
 
+# tsan_jobs TREE [CONFIGURE ARGS]: a ThreadSanitizer build in $root/TREE
+# and the jobs that call MPI from several threads at once under it.  gcc,
+# like the ASan tree; no -Werror: Open MPI's headers draw gcc's -Wtsan (its
+# fences are not modelled).  tsan_mpi.sh fails on any report but the few
+# in Open MPI's own inline code that test/reliability/tsan.supp names.
+tsan_jobs() {
+  tree=$1
+  shift
+  mkdir -p "$root/$tree"
+  (cd "$root/$tree" && "$top/configure" --enable-sanitizers=thread --disable-fuzz CC=gcc "$@" \
+      >configure.out && make -j"$jobs" >make.out &&
+     make -C test -j"$jobs" check TESTS='reliability/tsan_mpi.sh') ||
+    { tail -n 40 "$root/$tree/test/reliability/tsan_mpi.log" 2>/dev/null
+      fail "ThreadSanitizer ($tree)"; }
+}
+
 step "MPI_THREAD_MULTIPLE jobs under ThreadSanitizer"
-# gcc, like the ASan tree; no -Werror: Open MPI's headers draw gcc's
-# -Wtsan (its fences are not modelled).  tsan_mpi.sh fails on any report
-# but the few in Open MPI's own inline code that test/reliability/tsan.supp
-# names.
-mkdir -p "$root/tsan"
-(cd "$root/tsan" && "$top/configure" --enable-sanitizers=thread --disable-fuzz CC=gcc \
-    >configure.out && make -j"$jobs" >make.out &&
-   make -C test -j"$jobs" check TESTS='reliability/tsan_mpi.sh') ||
-  { tail -n 40 "$root/tsan/test/reliability/tsan_mpi.log" 2>/dev/null
-    fail "ThreadSanitizer"; }
+tsan_jobs tsan
 
 step "formatting (.clang-format)"
 if command -v clang-format >/dev/null 2>&1; then
@@ -234,6 +242,8 @@ if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ] && ompi_tarball 5.0.10 openmpi-5.0.10-src
     { find "$root/ompi5/test" -name '*.log' -newer "$root/ompi5/config.status" \
         -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
       fail "Open MPI 5.0.10 tests"; }
+  step "Open MPI 5.0.10: MPI_THREAD_MULTIPLE jobs under ThreadSanitizer"
+  tsan_jobs tsan5 --with-ompi="$ompi5"
 fi
 
 if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.tar.xz; then
@@ -265,6 +275,8 @@ if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.t
       find "$root/ompi6/test" -name '*.log' -newer "$root/ompi6/config.status" \
         -exec grep -l -E '^(FAIL|ERROR|SKIP)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
       fail "Open MPI 6.0.x tests"; }
+  step "Open MPI 6.0.x: MPI_THREAD_MULTIPLE jobs under ThreadSanitizer"
+  tsan_jobs tsan6 --with-ompi="$ompi6"
 fi
 
 if [ "${BUFPOOL_SKIP_DISTCHECK:-0}" != 1 ]; then
