@@ -43,19 +43,31 @@ export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 
 # Open MPI's components first, then ours where they have been built: a
 # missing component is simply not added, so the suite also runs (against
-# tuned/basic) before the components exist.  Ours are linked into a private
-# directory because Open MPI tries to open every mca_* file of a directory on
-# the path, and .libs also holds the libtool objects (mca_coll_bufpool_la-*.o),
-# each of which would print a load error.
+# tuned/basic) before the components exist.  Ours are linked into a
+# directory of their own because Open MPI tries to open every mca_* file of
+# a directory on the path, and .libs also holds the libtool objects
+# (mca_coll_bufpool_la-*.o), each of which would print a load error.  The
+# directory is the build tree's, kept from run to run (make clean removes
+# it), so that a run killed by a signal leaves nothing in $TMPDIR; a link
+# is replaced by a rename, which runs started at once never see half done.
 link_dir=
 if [ -z "${OMPI_MCA_mca_base_component_path:-}" ] && [ -n "${OMPI_SYSTEM_COMPONENT_DIR:-}" ]; then
     component_path=$OMPI_SYSTEM_COMPONENT_DIR
-    link_dir=$(mktemp -d "${TMPDIR:-/tmp}/bufpool-components.XXXXXX") || exit 1
-    trap 'rm -rf "$link_dir"' EXIT
-    for so in "${top_builddir:-.}"/opal-mca-mpool-regpar/.libs/mca_*.so \
-        "${top_builddir:-.}"/ompi-mca-coll-bufpool/.libs/mca_*.so; do
-        if [ -f "$so" ]; then
-            ln -s "$so" "$link_dir/" || exit 1
+    build=$(cd "${top_builddir:-.}" && pwd) || exit 1
+    link_dir=$build/test/mca-components
+    mkdir -p "$link_dir" || exit 1
+    for so in "$build"/opal-mca-mpool-regpar/.libs/mca_*.so \
+        "$build"/ompi-mca-coll-bufpool/.libs/mca_*.so; do
+        name=${so##*/}
+        if [ -f "$so" ] && [ "$(readlink "$link_dir/$name")" != "$so" ]; then
+            ln -sfn "$so" "$link_dir/.$name.$$" && mv -fT "$link_dir/.$name.$$" "$link_dir/$name" ||
+                exit 1
+        fi
+    done
+    # Links to components removed since (a component not built now).
+    for link in "$link_dir"/mca_*.so; do
+        if [ -L "$link" ] && [ ! -e "$link" ]; then
+            rm -f "$link"
         fi
     done
     component_path=$component_path:$link_dir
@@ -125,26 +137,30 @@ fi
 # Open MPI 6.0 on 5.0.10's PMIx now and then fails to start its PMIx
 # server's listener thread, before any rank runs (seen twice in some forty
 # CI runs, 2026-11-27): the launcher's failure, not the test's, so that
-# one is run once more.  stderr goes through a file to be looked at, and
-# is printed when the run ends.
-errlog=$(mktemp "${TMPDIR:-/tmp}/run-mpi-test.XXXXXX")
+# one is run once more.  stderr is kept in a variable to be looked at (no
+# file: a run killed by a signal leaves nothing behind), the exit status
+# on its last line, and is printed when the run ends.
 attempt=1
 while :; do
     start=$(date +%s)
     # timeout signals its whole process group, mpirun and the ranks with it.
-    timeout --kill-after=20 "$timeout_s" "$@" 2>"$errlog"
-    rc=$?
+    # fd 3 is this script's stdout, where the program's stdout goes.
+    { err=$({ timeout --kill-after=20 "$timeout_s" "$@" 2>&1 1>&3 3>&-; echo "run-mpi-test-rc=$?"; }); } 3>&1
+    rc=${err##*run-mpi-test-rc=}
+    err=${err%run-mpi-test-rc=*}
     elapsed=$(($(date +%s) - start))
-    cat "$errlog" >&2
-    if [ $attempt = 1 ] && [ $rc -ne 0 ] &&
-        grep -q "PMIx server's listener thread failed to start" "$errlog"; then
-        echo "run-mpi-test: the launcher failed before any rank ran (PMIx listener thread): once more" >&2
-        attempt=2
-        continue
+    printf '%s' "$err" >&2
+    if [ $attempt = 1 ] && [ $rc -ne 0 ]; then
+        case $err in
+            *"PMIx server's listener thread failed to start"*)
+                echo "run-mpi-test: the launcher failed before any rank ran (PMIx listener thread): once more" >&2
+                attempt=2
+                continue
+                ;;
+        esac
     fi
     break
 done
-rm -f "$errlog"
 if [ $rc -eq 124 ] || { [ $rc -eq 137 ] && [ "$elapsed" -ge "$timeout_s" ]; }; then
     echo "run-mpi-test: TIMEOUT: killed after ${timeout_s}s: $program hung at $np processes" >&2
     exit 1
