@@ -117,9 +117,15 @@ static const regpar_pvar_t regpar_pvars[] = {
      "Bytes mapped outside the pool that count against max_capacity (coll/bufpool's node-shared "
      "segments)",
      MCA_BASE_PVAR_CLASS_SIZE, POOL_STAT(bytes_outside)},
-    {"reg_regions", "Slabs registered with the network", MCA_BASE_PVAR_CLASS_COUNTER,
-     REG_STAT(regions_registered)},
-    {"dereg_regions", "Slabs deregistered", MCA_BASE_PVAR_CLASS_COUNTER,
+    {"outside_registered",
+     "Ranges mapped outside the pool and registered now as its slabs are (the chunk segments "
+     "that coll/bufpool's allreduce hier_node exchanges from between hosts)",
+     MCA_BASE_PVAR_CLASS_LEVEL, POOL_STAT(outside_live)},
+    {"outside_registrations", "Registrations of such outside ranges made (pvar outside_registered)",
+     MCA_BASE_PVAR_CLASS_COUNTER, POOL_STAT(outside_made)},
+    {"reg_regions", "Slabs (and outside ranges) registered with the network",
+     MCA_BASE_PVAR_CLASS_COUNTER, REG_STAT(regions_registered)},
+    {"dereg_regions", "Slabs (and outside ranges) deregistered", MCA_BASE_PVAR_CLASS_COUNTER,
      REG_STAT(regions_deregistered)},
     {"reg_chunks", "Registration chunks (one registration call each)", MCA_BASE_PVAR_CLASS_COUNTER,
      REG_STAT(chunks_registered)},

@@ -21,8 +21,8 @@
 #include "regpar_pool.h"
 
 /* Bumped whenever mca_mpool_regpar_ext_t changes incompatibly (2:
- * count_outside). */
-#define MCA_MPOOL_REGPAR_EXT_VERSION 2
+ * count_outside; 3: register_outside, deregister_outside). */
+#define MCA_MPOOL_REGPAR_EXT_VERSION 3
 
 typedef struct mca_mpool_regpar_ext {
     uint32_t version;
@@ -38,6 +38,15 @@ typedef struct mca_mpool_regpar_ext {
      * segments) against max_capacity: delta bytes mapped (> 0) or unmapped
      * again (< 0); regpar_pool_count_outside. */
     void (*count_outside)(mca_mpool_base_module_t *mpool, int64_t delta);
+    /* Register [addr, addr + len), memory the caller maps and a transport
+     * sends from (coll/bufpool's chunk segments of allreduce hier_node),
+     * with the transport's registrar, as a slab is (now, or once the
+     * registrar is attached), until deregister_outside(handle), which must
+     * come before any of it is unmapped; the caller keeps an unregistered
+     * page on either side.  NULL: nothing registered (no memory for the
+     * bookkeeping); regpar_pool_outside_register. */
+    void *(*register_outside)(mca_mpool_base_module_t *mpool, void *addr, size_t len);
+    void (*deregister_outside)(mca_mpool_base_module_t *mpool, void *handle);
 } mca_mpool_regpar_ext_t;
 
 /* The first members of the regpar module; the rest is private. */

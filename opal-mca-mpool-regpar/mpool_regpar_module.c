@@ -98,6 +98,21 @@ static void regpar_ext_count_outside(mca_mpool_base_module_t *mpool, int64_t del
     regpar_pool_count_outside(pool_of(mpool), delta);
 }
 
+static void *regpar_ext_register_outside(mca_mpool_base_module_t *mpool, void *addr, size_t len)
+{
+    /* The caller's range is registered where the pool's slabs are: with
+     * the transport's registrar, resolved here as on the alloc path. */
+    if (OPAL_UNLIKELY(mca_mpool_regpar_registrar_is_pending())) {
+        mca_mpool_regpar_registrar_resolve((mca_mpool_regpar_module_t *)mpool);
+    }
+    return regpar_pool_outside_register(pool_of(mpool), addr, len);
+}
+
+static void regpar_ext_deregister_outside(mca_mpool_base_module_t *mpool, void *handle)
+{
+    regpar_pool_outside_deregister(pool_of(mpool), handle);
+}
+
 /* True while the engine opens its backend: what it says then follows from
  * the parameters (an unknown provider or device), which every process has
  * alike, so one message per job is enough (see bad_mca_sweep.sh). */
@@ -166,6 +181,8 @@ int mca_mpool_regpar_module_init(mca_mpool_regpar_module_t *module,
     module->head.ext.get_stats = regpar_ext_get_stats;
     module->head.ext.bucket_size = regpar_ext_bucket_size;
     module->head.ext.count_outside = regpar_ext_count_outside;
+    module->head.ext.register_outside = regpar_ext_register_outside;
+    module->head.ext.deregister_outside = regpar_ext_deregister_outside;
 
     mca_mpool_regpar_registrar_init(module);
     if (*pp->verbose >= 2) {

@@ -158,6 +158,72 @@ int regpar_pool_create(const regpar_pool_config_t *cfg, regpar_pool_t **out, cha
     return 0;
 }
 
+/* Register o now if the engine has a backend (reg_lock held). */
+static void outside_register_locked(regpar_pool_t *pool, regpar_outside_t *o)
+{
+    regpar_reg_engine_t *reg = pool->cfg.reg;
+    if (o->has_region || !reg || REGPAR_REG_NONE == regpar_reg_engine_backend(reg)) {
+        return;
+    }
+    if (0 == regpar_reg_region_register(reg, o->addr, o->len, &o->region)) {
+        o->has_region = true;
+        if (o->region.registered) {
+            atomic_fetch_add_explicit(&pool->outside_registered, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&pool->outside_registrations, 1, memory_order_relaxed);
+        }
+    }
+}
+
+static void outside_deregister_locked(regpar_pool_t *pool, regpar_outside_t *o)
+{
+    if (!o->has_region) {
+        return;
+    }
+    if (o->region.registered) {
+        atomic_fetch_sub_explicit(&pool->outside_registered, 1, memory_order_relaxed);
+    }
+    regpar_reg_region_deregister(pool->cfg.reg, &o->region);
+    o->has_region = false;
+}
+
+regpar_outside_t *regpar_pool_outside_register(regpar_pool_t *pool, void *addr, size_t len)
+{
+    regpar_outside_t *o = pool && addr && len ? calloc(1, sizeof(*o)) : NULL;
+    if (!o) {
+        return NULL;
+    }
+    o->addr = addr;
+    o->len = len;
+    pthread_mutex_lock(&pool->reg_lock);
+    o->next = pool->outside;
+    if (o->next) {
+        o->next->prev = o;
+    }
+    pool->outside = o;
+    outside_register_locked(pool, o);
+    pthread_mutex_unlock(&pool->reg_lock);
+    return o;
+}
+
+void regpar_pool_outside_deregister(regpar_pool_t *pool, regpar_outside_t *o)
+{
+    if (!pool || !o) {
+        return;
+    }
+    pthread_mutex_lock(&pool->reg_lock);
+    outside_deregister_locked(pool, o);
+    if (o->prev) {
+        o->prev->next = o->next;
+    } else {
+        pool->outside = o->next;
+    }
+    if (o->next) {
+        o->next->prev = o->prev;
+    }
+    pthread_mutex_unlock(&pool->reg_lock);
+    free(o);
+}
+
 size_t regpar_pool_register_live(regpar_pool_t *pool)
 {
     size_t done = 0;
@@ -179,6 +245,9 @@ size_t regpar_pool_register_live(regpar_pool_t *pool)
         }
     }
     pthread_mutex_unlock(&pool->grow_lock);
+    for (regpar_outside_t *o = pool->outside; o; o = o->next) {
+        outside_register_locked(pool, o);
+    }
     pthread_mutex_unlock(&pool->reg_lock);
     if (done) {
         pool_log(pool, 2, "registered %zu slab(s) created before the registrar was attached", done);
@@ -202,6 +271,9 @@ size_t regpar_pool_deregister_live(regpar_pool_t *pool)
         }
     }
     pthread_mutex_unlock(&pool->grow_lock);
+    for (regpar_outside_t *o = pool->outside; o; o = o->next) {
+        outside_deregister_locked(pool, o);
+    }
     pthread_mutex_unlock(&pool->reg_lock);
     return done;
 }
@@ -217,6 +289,19 @@ void regpar_pool_destroy(regpar_pool_t *pool)
                  "%" PRIu64 " buffer(s) (%" PRIu64 " bytes) were still out when the pool was "
                  "destroyed; they are unmapped",
                  leaked, leaked_bytes);
+    }
+    /* The owner deregisters its ranges before it unmaps them, which it
+     * does before the pool goes (coll/bufpool frees its communicators
+     * before the mpool framework closes); any left are its leak. */
+    while (pool->outside) {
+        regpar_outside_t *o = pool->outside;
+        pool->outside = o->next;
+        pool_log(pool, 1,
+                 "an outside range of %zu bytes was still registered when the pool was "
+                 "destroyed; deregistered",
+                 o->len);
+        outside_deregister_locked(pool, o);
+        free(o);
     }
     for (unsigned i = 0; i <= pool->nbuckets; i++) {
         bucket_fini(&pool->buckets[i]);

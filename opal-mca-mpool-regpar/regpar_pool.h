@@ -137,16 +137,17 @@ size_t regpar_pool_bucket_size(const regpar_pool_t *pool, size_t size);
 /*
  * Register every live slab that has no registration yet (created while the
  * engine had no backend: the registrar is attached once the transport is
- * up, which may be after the first slabs).  Buffers may be out.  Returns
+ * up, which may be after the first slabs), and every outside range
+ * (regpar_pool_outside_register) likewise.  Buffers may be out.  Returns
  * the slabs now registered.  Not for the hit path: walks the slabs.
  */
 size_t regpar_pool_register_live(regpar_pool_t *pool);
 
 /*
- * Deregister every live slab (the transport that owns the registrar is
- * about to go away); the slabs stay in use, unregistered, and are not
- * registered again unless regpar_pool_register_live is called after a new
- * attachment.  Returns the slabs deregistered.
+ * Deregister every live slab and outside range (the transport that owns
+ * the registrar is about to go away); they stay in use, unregistered, and
+ * are not registered again unless regpar_pool_register_live is called
+ * after a new attachment.  Returns the slabs deregistered.
  */
 size_t regpar_pool_deregister_live(regpar_pool_t *pool);
 
@@ -171,6 +172,28 @@ size_t regpar_pool_collect(regpar_pool_t *pool, bool force);
  */
 void regpar_pool_count_outside(regpar_pool_t *pool, int64_t delta);
 
+/*
+ * Memory the pool's owner maps itself that a transport sends from and
+ * receives into (coll/bufpool's node-shared segments, where allreduce
+ * hier_node exchanges between hosts): registered as the slabs are, through
+ * the pool's registration engine, so that the transport finds one
+ * registration of the whole range instead of making one per sub-range it
+ * meets.  Registered now when the engine has a backend, else by
+ * regpar_pool_register_live once a registrar is attached; deregistered
+ * with the slabs by regpar_pool_deregister_live (the transport leaving),
+ * and by regpar_pool_outside_deregister, which the owner must call before
+ * it unmaps any of the range (a release under a held registration aborts
+ * ob1's jobs).  The owner keeps an unregistered page on either side of the
+ * range, as the slabs have (a release touching a registration's edge
+ * invalidates it).  Returns a handle, or NULL when the bookkeeping could
+ * not be allocated (nothing registered: the transport registers on first
+ * use, as without the pool).
+ */
+typedef struct regpar_outside regpar_outside_t;
+regpar_outside_t *regpar_pool_outside_register(regpar_pool_t *pool, void *addr, size_t len);
+/* Deregister and forget (NULL: nothing). */
+void regpar_pool_outside_deregister(regpar_pool_t *pool, regpar_outside_t *outside);
+
 typedef struct regpar_pool_stats {
     uint64_t allocs;            /* successful allocations                     */
     uint64_t frees;             /* successful frees                           */
@@ -186,6 +209,8 @@ typedef struct regpar_pool_stats {
     uint64_t bytes_in_use_peak; /* high-water mark of bytes_in_use            */
     uint64_t bytes_collected;   /* bytes released by age or capacity          */
     uint64_t bytes_outside;     /* mapped outside, counted against the cap    */
+    uint64_t outside_live;      /* outside ranges registered now              */
+    uint64_t outside_made;      /* outside ranges ever registered             */
     uint64_t alloc_failures;    /* requests that failed (out of memory)       */
     regpar_reg_stats_t reg;     /* registration engine counters               */
 } regpar_pool_stats_t;

@@ -34,6 +34,8 @@ void regpar_pool_get_stats(const regpar_pool_t *pool, regpar_pool_stats_t *st)
     st->bytes_collected = counter_get(&pool->bytes_collected);
     st->alloc_failures = counter_get(&pool->alloc_failures);
     st->bytes_outside = counter_get(&pool->bytes_outside);
+    st->outside_live = counter_get(&pool->outside_registered);
+    st->outside_made = counter_get(&pool->outside_registrations);
     if (pool->cfg.reg) {
         regpar_reg_get_stats(pool->cfg.reg, &st->reg);
     }

@@ -121,6 +121,15 @@ typedef struct regpar_desc_block {
 #define CAUSE_BAD_FREE  "pool:bad-free"
 #define CAUSE_ADDRESS   "pool:address"
 
+/* A range the owner maps (regpar_pool_outside_register). */
+struct regpar_outside {
+    regpar_outside_t *prev, *next;
+    void *addr;
+    size_t len;
+    regpar_reg_region_t region;
+    bool has_region;
+};
+
 struct regpar_pool {
     regpar_pool_config_t cfg;
     /* System calls and messages (shared shape with the registration
@@ -148,6 +157,10 @@ struct regpar_pool {
         bytes_peak, bytes_in_use_peak, bytes_collected, alloc_failures;
     /* regpar_pool_count_outside: counted with bytes_held against the cap. */
     _Atomic uint64_t bytes_outside;
+    /* regpar_pool_outside_register's ranges, under reg_lock; how many of
+     * them are registered now. */
+    regpar_outside_t *outside;
+    _Atomic uint64_t outside_registered, outside_registrations;
     _Atomic uint64_t last_collect;
 };
 

@@ -12,7 +12,12 @@
  *   - a registrar that is not thread-safe is never called concurrently,
  *     even when four threads grow the pool at once;
  *   - a registrar that refuses is reported once and the slab served
- *     unregistered.
+ *     unregistered;
+ *   - an outside range (regpar_pool_outside_register: coll/bufpool's
+ *     segment ranges) is registered once, at once or when the registrar is
+ *     attached, while mapped, in one registration; deregistered with the
+ *     slabs when the transport leaves and by its owner before the unmap;
+ *     counted (outside_registered, outside_registrations).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -293,11 +298,84 @@ static void test_refusal(void)
     regpar_reg_engine_destroy(engine);
 }
 
+/* An owner's ranges: one made before the registrar is attached, one after;
+ * both registered whole, once, and deregistered while mapped. */
+static void test_outside(void)
+{
+    fake_t f = {0};
+    regpar_reg_engine_t *engine = make_engine(256 * MIB);
+    regpar_pool_config_t cfg;
+    test_pool_config(&cfg, NULL, NULL);
+    cfg.reg = engine;
+    regpar_pool_t *pool = test_pool_create(&cfg);
+    const size_t len = 3 * MIB;
+    char *early = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *later = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    UNIT_REQUIRE(MAP_FAILED != early && MAP_FAILED != later);
+    UNIT_CHECK(NULL == regpar_pool_outside_register(pool, NULL, len));
+    UNIT_CHECK(NULL == regpar_pool_outside_register(pool, early, 0));
+
+    regpar_outside_t *a = regpar_pool_outside_register(pool, early, len);
+    UNIT_REQUIRE(a);
+    regpar_pool_stats_t st;
+    regpar_pool_get_stats(pool, &st);
+    UNIT_CHECK_EQ_U64(st.outside_live, 0); /* no registrar yet */
+    UNIT_CHECK_EQ_U64(atomic_load(&f.made), 0);
+
+    UNIT_REQUIRE(0 == regpar_reg_engine_attach(engine, &fake_ops, &f));
+    (void)regpar_pool_register_live(pool);
+    (void)regpar_pool_register_live(pool); /* once */
+    UNIT_CHECK_EQ_U64(atomic_load(&f.made), 1);
+    regpar_outside_t *b = regpar_pool_outside_register(pool, later, len); /* at once */
+    UNIT_REQUIRE(b);
+    UNIT_CHECK_EQ_U64(atomic_load(&f.made), 2);
+    UNIT_CHECK_EQ_U64(atomic_load(&f.live), 2);
+    regpar_pool_get_stats(pool, &st);
+    UNIT_CHECK_EQ_U64(st.outside_live, 2);
+    UNIT_CHECK_EQ_U64(st.outside_made, 2);
+
+    /* Its owner unmaps b: deregistered first, while mapped. */
+    regpar_pool_outside_deregister(pool, b);
+    UNIT_CHECK_EQ_U64(atomic_load(&f.live), 1);
+    UNIT_CHECK(0 == munmap(later, len));
+    regpar_pool_outside_deregister(pool, NULL); /* nothing */
+
+    /* The transport leaves before the owner unmaps a: deregistered then,
+     * and the owner's deregistration later only forgets it. */
+    (void)regpar_pool_deregister_live(pool);
+    UNIT_CHECK_EQ_U64(atomic_load(&f.live), 0);
+    regpar_reg_engine_detach(engine);
+    regpar_pool_get_stats(pool, &st);
+    UNIT_CHECK_EQ_U64(st.outside_live, 0);
+    UNIT_CHECK_EQ_U64(st.outside_made, 2);
+    regpar_pool_outside_deregister(pool, a);
+    UNIT_CHECK(0 == munmap(early, len));
+    UNIT_CHECK_EQ_U64(atomic_load(&f.mapped_at_dereg_failures), 0);
+    UNIT_CHECK_EQ_U64(atomic_load(&f.made), 2);
+
+    /* A range its owner leaves registered is deregistered with the pool. */
+    fake_t g = {0};
+    regpar_reg_engine_t *engine2;
+    regpar_pool_t *pool2 = attached_pool(&g, &engine2);
+    char *left = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    UNIT_REQUIRE(MAP_FAILED != left);
+    UNIT_CHECK(NULL != regpar_pool_outside_register(pool2, left, len));
+    UNIT_CHECK_EQ_U64(atomic_load(&g.live), 1);
+    regpar_pool_destroy(pool2);
+    UNIT_CHECK_EQ_U64(atomic_load(&g.live), 0);
+    UNIT_CHECK(0 == munmap(left, len));
+    regpar_reg_engine_destroy(engine2);
+
+    regpar_pool_destroy(pool);
+    regpar_reg_engine_destroy(engine);
+}
+
 int main(void)
 {
     test_late_attach();
     test_guards();
     test_threads();
     test_refusal();
+    test_outside();
     return unit_finish("test_reg_registrar");
 }
