@@ -9,6 +9,7 @@
  * read.
  */
 #include "coll_bufpool_node_segment.h"
+#include "runtime/coll_bufpool_scratch.h"
 
 #include <errno.h>
 
@@ -96,6 +97,14 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
     }
     if (n->big_state < 0) {
         return BUFPOOL_NODE_UNAVAILABLE;
+    }
+    if (n->big_exchanged && NULL == n->big.registration) {
+        /* This rank's chunks, whole (they never move in the segment): the
+         * transport finds one registration for every slice it sends or
+         * receives there, instead of one per range it meets (none without
+         * the pool: the transport registers as it would). */
+        char *mine = node_big_rank(n, n->me) + NODE_BIG_WORDS * NODE_LINE;
+        n->big.registration = bufpool_scratch_register(mine, (n->big_cap + 4095) / 4096 * 4096);
     }
     if (chunk != n->big_chunk || depth != n->big_depth) {
         if (0 != n->big_chunk) {

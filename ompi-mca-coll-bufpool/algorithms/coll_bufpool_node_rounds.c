@@ -451,6 +451,7 @@ int bufpool_node_host_allreduce(const bufpool_args_t *a, const bufpool_plan_t *p
     bufpool_node_t *n = NULL;
     int rc = bufpool_node_begin_at(home, host, state, comm, s, &n);
     if (OMPI_SUCCESS == rc) {
+        n->big_exchanged = true;
         rc = node_exchanged_rounds(n, s, a, plan, comm, x);
         /* One number was enough: the second, reserved alike, ends too. */
         node_end(n, s + 1);

@@ -394,6 +394,9 @@ int bufpool_node_share(struct ompi_communicator_t *comm, const bufpool_group_t *
 
 void bufpool_node_unshare(bufpool_shm_t *shm)
 {
+    /* Before the unmap, which a held registration would make abort. */
+    bufpool_scratch_deregister(shm->registration);
+    shm->registration = NULL;
     if (NULL != shm->base) {
         node_count(&bufpool_node_counters.segments, -1);
         node_count(&bufpool_node_counters.segment_bytes, -(int64_t)shm->bytes);

@@ -85,6 +85,11 @@ struct bufpool_node {
     int big_depth;
     /* Its home's fit_bytes (a persistent request's; 0: any size). */
     size_t fit_bytes;
+    /* Whether the exchange between hosts sends from and receives into this
+     * rank's chunks (allreduce hier_node's host: bufpool_node_host_allreduce
+     * sets it): its range of the chunk segment is then registered with the
+     * transport once, as the pool's slabs are (big.registration). */
+    bool big_exchanged;
     /* The groups of the two-level reductions and barrier above
      * coll_bufpool_node_flat_max ranks (rank 0's value, from the header:
      * bufpool_node_groups, the same on every rank): ngroups (1: flat),

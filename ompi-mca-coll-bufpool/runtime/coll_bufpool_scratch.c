@@ -80,6 +80,19 @@ bool bufpool_scratch_count_outside(int64_t delta)
     return true;
 }
 
+void *bufpool_scratch_register(void *addr, size_t len)
+{
+    bufpool_scratch_lookup();
+    return NULL == scratch.ext ? NULL : scratch.ext->register_outside(scratch.mpool, addr, len);
+}
+
+void bufpool_scratch_deregister(void *handle)
+{
+    if (NULL != handle && NULL != scratch.ext) {
+        scratch.ext->deregister_outside(scratch.mpool, handle);
+    }
+}
+
 /* ---------------------------------------------------------------------- */
 /* Scratch kept by a persistent task between its starts: a buffer put back
  * stays with the task, a later get of at most its size takes it again.

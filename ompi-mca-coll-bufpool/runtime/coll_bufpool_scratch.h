@@ -46,6 +46,13 @@ void bufpool_scratch_put(void *buf, size_t bytes);
  * them (false without it: then nothing is to be given back either). */
 bool bufpool_scratch_count_outside(int64_t delta);
 
+/* Register [addr, addr + len) of a node-shared segment with the transport
+ * where the pool registers its slabs, for as long as the transport sends
+ * from it; a handle for bufpool_scratch_deregister, which must come before
+ * the range is unmapped (NULL: nothing registered, no pool). */
+void *bufpool_scratch_register(void *addr, size_t len);
+void bufpool_scratch_deregister(void *handle);
+
 /* The buffers a persistent task kept between its starts, back to the
  * pool (when its request is freed). */
 struct bufpool_task;

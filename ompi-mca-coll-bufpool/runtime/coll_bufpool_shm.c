@@ -16,21 +16,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static size_t page_round(size_t bytes)
+static size_t page_size(void)
 {
     long page = sysconf(_SC_PAGESIZE);
-    size_t p = page > 0 ? (size_t)page : 4096;
+    return page > 0 ? (size_t)page : 4096;
+}
+
+static size_t page_round(size_t bytes)
+{
+    const size_t p = page_size();
     return (bytes + p - 1) / p * p;
 }
 
-/* Map size bytes of fd into *shm, when rc (the steps before) is 0; rc or
- * mmap's errno. */
+/* Map size bytes of fd into *shm, when rc (the steps before) is 0, between
+ * two inaccessible pages (coll_bufpool_shm.h says why): the three reserved
+ * at once, the file mapped over the middle.  rc or mmap's errno. */
 static int map_into(int fd, int rc, size_t size, bufpool_shm_t *shm)
 {
     if (0 == rc) {
-        void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (MAP_FAILED == base) {
+        const size_t guard = page_size();
+        char *span = mmap(NULL, size + 2 * guard, PROT_NONE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (MAP_FAILED == span) {
             return errno;
+        }
+        void *base =
+            mmap(span + guard, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+        if (MAP_FAILED == base) {
+            rc = errno;
+            (void)munmap(span, size + 2 * guard);
+            return rc;
         }
         shm->base = base;
         shm->bytes = size;
@@ -259,7 +274,8 @@ void bufpool_shm_unlink(bufpool_shm_t *shm)
 void bufpool_shm_detach(bufpool_shm_t *shm)
 {
     if (NULL != shm->base) {
-        (void)munmap(shm->base, shm->bytes);
+        const size_t guard = page_size();
+        (void)munmap((char *)shm->base - guard, shm->bytes + 2 * guard);
         shm->base = NULL;
     }
 }

@@ -28,6 +28,12 @@
  * creator's (device and inode) before it touches it.  No Open MPI: the
  * agreement of the ranks on one segment is the caller's
  * (algorithms/coll_bufpool_node_segment.c).
+ *
+ * A segment's mapping has an inaccessible page on either side of [base,
+ * base + bytes), so that no other mapping touches it: the transports
+ * invalidate a registration that any release touches, even at its edge,
+ * and abort the job when it is in use (ob1's rcache/grdma), and a range of
+ * the segment may be registered, by its owner or by the transport itself.
  */
 #ifndef MCA_COLL_BUFPOOL_SHM_H
 #define MCA_COLL_BUFPOOL_SHM_H
@@ -62,6 +68,10 @@ typedef struct bufpool_shm {
     bool counted; /* its owner counted it against the pool's capacity */
     bool linked;  /* name is the creator's /proc link to fd, not a file's name */
     int fd;       /* the creator's descriptor of an unnamed segment while name is set */
+    /* Its owner's registration of part of it with the transport
+     * (bufpool_scratch_register), released before it is unmapped; NULL:
+     * none. */
+    void *registration;
     bufpool_shm_id_t id;
     /* What the other ranks open, on the creator until bufpool_shm_unlink,
      * then "": the file's path, or /proc/PID/fd/FD of an unnamed one. */

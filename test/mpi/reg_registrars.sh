@@ -14,6 +14,10 @@
 #         says why (no EFA, libfabric >= or without an MR cache for
 #         application registrations); reg_backend=mtl registers each slab
 #         once in the MTL's domain (mtl_made = slabs, mtl_live = live slabs).
+#   hier  each of those registrars again with allreduce hier_node (4 ranks
+#         on 2 pretended hosts): each rank's range of its host's chunk
+#         segment, which the exchange between hosts sends from, is
+#         registered once too (made = slabs + ranges, ranges >= 1).
 # A transport this Open MPI lacks is skipped with a message; the test exits
 # 77 (skip) only when neither can run.
 set -u
@@ -27,25 +31,31 @@ mtl="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp --mca mpool_r
 status=0
 ran=0
 
-# expect LOG WHICH: WHICH (ucx, mtl or none) made one registration per slab
-# on every rank, the others none, and every result was right.
+# expect LOG WHICH [NP [OUTSIDE]]: WHICH (ucx, mtl or none) made one
+# registration per slab (and per segment range: at least one when OUTSIDE
+# is 1, else none) on every one of NP ranks (2), the others none, and every
+# result was right.
 expect() {
-    awk -v logf="$1" -v which="$2" '
+    awk -v logf="$1" -v which="$2" -v np="${3:-2}" -v outside="${4:-0}" '
         /^reg_transport: rank/ {
             delete v
             for (i = 2; i < NF; i += 2) v[$i] = $(i + 1)
             n++
-            printf "%s: rank %s slabs %s live %s btl_made %s ucx_made %s ucx_live %s mtl_made %s mtl_live %s calls %s\n",
-                which, v["rank"], v["slabs"], v["live_slabs"], v["btl_made"], v["ucx_made"],
-                v["ucx_live"], v["mtl_made"], v["mtl_live"], v["calls"]
+            printf "%s: rank %s slabs %s live %s ranges %s live %s btl_made %s ucx_made %s ucx_live %s mtl_made %s mtl_live %s calls %s\n",
+                which, v["rank"], v["slabs"], v["live_slabs"], v["outside_made"], v["outside_live"],
+                v["btl_made"], v["ucx_made"], v["ucx_live"], v["mtl_made"], v["mtl_live"], v["calls"]
             if (v["bad"] != 0) { print logf ": rank " v["rank"] " computed " v["bad"] " wrong results"; bad = 1 }
             if (v["slabs"] == 0) { print logf ": rank " v["rank"] ": no slabs"; bad = 1 }
+            if (outside ? v["outside_made"] < 1 : v["outside_made"] != 0) {
+                print logf ": rank " v["rank"] ": " v["outside_made"] " segment ranges registered, expected " (outside ? "at least 1" : "none")
+                bad = 1
+            }
             for (t = 1; t <= 3; t++) {
                 name = t == 1 ? "btl" : t == 2 ? "ucx" : "mtl"
                 made = v[name "_made"]; live = v[name "_live"]
                 if (name == which) {
-                    if (made != v["slabs"] || live != v["live_slabs"]) {
-                        print logf ": rank " v["rank"] ": " name " registrar made " made " (live " live ") for " v["slabs"] " slabs (live " v["live_slabs"] ")"
+                    if (made != v["slabs"] + v["outside_made"] || live != v["live_slabs"] + v["outside_live"]) {
+                        print logf ": rank " v["rank"] ": " name " registrar made " made " (live " live ") for " v["slabs"] " slabs (live " v["live_slabs"] ") and " v["outside_made"] " segment ranges (live " v["outside_live"] ")"
                         bad = 1
                     }
                 } else if (made != 0) {
@@ -54,19 +64,28 @@ expect() {
                 }
             }
         }
-        END { if (n != 2) { print logf ": expected 2 ranks, saw " n; bad = 1 }; exit bad }' "$1"
+        END { if (n != np) { print logf ": expected " np " ranks, saw " n; bad = 1 }; exit bad }' "$1"
 }
 
-# part NAME MCA WHICH MESSAGE: one job; MESSAGE must appear in its output.
+hier="--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
+--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm hier_node \
+--mca coll_bufpool_test_host_map 0,0,1,1"
+
+# part NAME MCA WHICH MESSAGE [hier]: one job (hier: 4 ranks with $hier);
+# MESSAGE must appear in its output.
 part() {
     log=$tmp/$1.log
-    if ! BUFPOOL_TEST_MCA="$2" "$run" 2 "$prog" 1 2097152 >"$log" 2>&1; then
+    np=2 outside=0 mca=$2
+    if [ "${5:-}" = hier ]; then
+        np=4 outside=1 mca="$2 $hier"
+    fi
+    if ! BUFPOOL_TEST_MCA="$mca" "$run" $np "$prog" 1 2097152 >"$log" 2>&1; then
         cat "$log"
         echo "FAIL: $1: the job failed"
         status=1
         return
     fi
-    if ! expect "$log" "$3"; then
+    if ! expect "$log" "$3" $np $outside; then
         cat "$log"
         echo "FAIL: $1"
         status=1
@@ -91,6 +110,7 @@ usable() {
 if usable "$ucx"; then
     ran=1
     part ucx "$ucx" ucx "registrar ucx chosen"
+    part ucx-hier "$ucx" ucx "registrar ucx chosen" hier
 else
     echo "SKIP: pml ucx is not usable here:"
     tail -n 5 "$tmp/probe.log"
@@ -100,6 +120,7 @@ if usable "$mtl"; then
     ran=1
     part mtl-auto "$mtl" none "no transport registrar (mtl)"
     part mtl-forced "$mtl --mca mpool_regpar_reg_backend mtl" mtl "registrar mtl chosen"
+    part mtl-forced-hier "$mtl --mca mpool_regpar_reg_backend mtl" mtl "registrar mtl chosen" hier
 else
     echo "SKIP: pml cm + mtl ofi (tcp provider) is not usable here:"
     tail -n 5 "$tmp/probe.log"

@@ -10,7 +10,13 @@
 #   - grdma's misses are exactly those registrations: no collective missed,
 #     in the first round or after it (same count for 1 and 3 rounds);
 #   - grdma's live registrations (tree size) equal the pool's live slabs;
-#   - reg_backend=pin does not also register with the BTL (no double pin).
+#   - reg_backend=pin does not also register with the BTL (no double pin);
+#   - allreduce hier_node (4 ranks on 2 pretended hosts, every collective):
+#     each rank's range of the host's chunk segment, which the exchange
+#     between hosts sends from, is registered once with the slabs
+#     (outside_made >= 1), and grdma's misses are still exactly the btl
+#     registrar's, slabs and segment ranges together (before, the transport
+#     registered the segment range by range: 21-25 misses for 12 slabs).
 # Collection by age is off (gc_age 0): on a slow machine a 3-round job can
 # outlast gc_age, release idle slabs and register them anew, which would
 # make the slab count depend on the machine's speed rather than the code.
@@ -23,9 +29,11 @@ base="--mca pml ob1 --mca btl self,ofi --mca btl_ofi_mode 2 --mca btl_ofi_provid
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/reg_transport.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# check LOG: every rank's counters agree; prints "rank misses" lines.
+# check LOG [NP [OUTSIDE]]: every rank's counters agree (NP ranks, 2 by
+# default; OUTSIDE 1: each registered a segment range); prints "rank
+# misses" lines.
 check() {
-    awk -v logf="$1" '
+    awk -v logf="$1" -v np="${2:-2}" -v outside="${3:-0}" '
         /^reg_transport: rank/ {
             for (i = 2; i < NF; i += 2) v[$3, $i] = $(i + 1)
             ranks[$3] = 1
@@ -41,14 +49,16 @@ check() {
             for (r in ranks) {
                 n++
                 slabs = v[r, "slabs"]; live = v[r, "live_slabs"]; made = v[r, "btl_made"]
+                out_made = v[r, "outside_made"]; out_live = v[r, "outside_live"]
                 if (!(r in miss)) { print logf ": no grdma statistics from rank " r; bad = 1; continue }
-                printf "rank %s slabs %s btl_made %s grdma_misses %s\n", r, slabs, made, miss[r]
-                printf "live: rank %s slabs %s grdma %s\n", r, live, tree[r] > "/dev/stderr"
-                if (slabs == 0 || made != slabs) { print logf ": rank " r ": " made " btl registrations for " slabs " slabs"; bad = 1 }
-                if (miss[r] != made) { print logf ": rank " r ": " miss[r] " grdma misses, expected only the " made " slab registrations"; bad = 1 }
-                if (tree[r] != live) { print logf ": rank " r ": " tree[r] " live grdma registrations for " live " live slabs"; bad = 1 }
+                printf "rank %s slabs %s segment_ranges %s btl_made %s grdma_misses %s\n", r, slabs, out_made, made, miss[r]
+                printf "live: rank %s slabs %s segment_ranges %s grdma %s\n", r, live, out_live, tree[r] > "/dev/stderr"
+                if (slabs == 0 || made != slabs + out_made) { print logf ": rank " r ": " made " btl registrations for " slabs " slabs and " out_made " segment ranges"; bad = 1 }
+                if (outside ? out_made < 1 : out_made != 0) { print logf ": rank " r ": " out_made " segment ranges registered, expected " (outside ? "at least 1" : "none"); bad = 1 }
+                if (miss[r] != made) { print logf ": rank " r ": " miss[r] " grdma misses, expected only the " made " registrations of the pool"; bad = 1 }
+                if (tree[r] != live + out_live) { print logf ": rank " r ": " tree[r] " live grdma registrations for " live " live slabs and " out_live " segment ranges"; bad = 1 }
             }
-            if (n != 2) { print logf ": expected 2 ranks, saw " n; bad = 1 }
+            if (n != np) { print logf ": expected " np " ranks, saw " n; bad = 1 }
             exit bad
         }' "$1"
 }
@@ -79,6 +89,30 @@ sort "$tmp/r1.sum" >"$tmp/r1.sorted"
 sort "$tmp/r3.sum" >"$tmp/r3.sorted"
 if ! cmp -s "$tmp/r1.sorted" "$tmp/r3.sorted"; then
     echo "FAIL: counts differ between 1 and 3 rounds"
+    exit 1
+fi
+
+# allreduce hier_node: the same counts, segment ranges included, at 1 and
+# 3 rounds (every collective runs: the others on the whole communicator).
+hier="--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
+--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm hier_node \
+--mca coll_bufpool_test_host_map 0,0,1,1"
+for rounds in 1 3; do
+    BUFPOOL_TEST_MCA="$base $hier" "$run" 4 "$prog" "$rounds" >"$tmp/h$rounds.log" 2>&1 || {
+        cat "$tmp/h$rounds.log"
+        exit 1
+    }
+    check "$tmp/h$rounds.log" 4 1 >"$tmp/h$rounds.sum" 2>"$tmp/h$rounds.live" || {
+        cat "$tmp/h$rounds.sum" "$tmp/h$rounds.live" "$tmp/h$rounds.log"
+        exit 1
+    }
+    echo "hier_node, rounds $rounds:"
+    cat "$tmp/h$rounds.sum" "$tmp/h$rounds.live"
+done
+sort "$tmp/h1.sum" >"$tmp/h1.sorted"
+sort "$tmp/h3.sum" >"$tmp/h3.sorted"
+if ! cmp -s "$tmp/h1.sorted" "$tmp/h3.sorted"; then
+    echo "FAIL: hier_node: counts differ between 1 and 3 rounds"
     exit 1
 fi
 

@@ -115,7 +115,8 @@ int main(int argc, char **argv)
     static const char *const counters[] = {
         "mpool_regpar_slabs_mapped",          "mpool_regpar_slabs_released",
         "mpool_regpar_reg_btl_registrations", "mpool_regpar_reg_ucx_registrations",
-        "mpool_regpar_reg_mtl_registrations", "mpool_regpar_reg_regions"};
+        "mpool_regpar_reg_mtl_registrations", "mpool_regpar_reg_regions",
+        "mpool_regpar_outside_registrations"};
     for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
         (void)pvar(counters[i]);
     }
@@ -199,14 +200,15 @@ int main(int argc, char **argv)
     printf("reg_transport: rank %d slabs %llu live_slabs %llu bytes_held %llu btl_live %llu "
            "ucx_live %llu "
            "mtl_live %llu vmlck %llu btl_made %llu ucx_made %llu mtl_made %llu reg_regions %llu "
-           "calls %ld "
+           "outside_live %llu outside_made %llu calls %ld "
            "ms %.1f bad %d\n",
            rank, slabs, slabs - released, pvar("mpool_regpar_bytes_held"),
            pvar("mpool_regpar_reg_btl_live"), pvar("mpool_regpar_reg_ucx_live"),
            pvar("mpool_regpar_reg_mtl_live"), vmlck_bytes(),
            pvar("mpool_regpar_reg_btl_registrations"), pvar("mpool_regpar_reg_ucx_registrations"),
-           pvar("mpool_regpar_reg_mtl_registrations"), pvar("mpool_regpar_reg_regions"), calls, ms,
-           bad);
+           pvar("mpool_regpar_reg_mtl_registrations"), pvar("mpool_regpar_reg_regions"),
+           pvar("mpool_regpar_outside_registered"), pvar("mpool_regpar_outside_registrations"),
+           calls, ms, bad);
     fflush(stdout);
     pvar_util_finalize();
     MPI_Info_free(&info);

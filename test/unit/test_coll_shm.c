@@ -11,8 +11,9 @@
  * registered, the link /proc/PID/fd/FD shared with a forked child (as
  * another rank), the link refused once the creator closed it and for a
  * file that is not the creator's, and after bufpool_shm_links_refused the
- * process's segments named.  Skipped (77) where /dev/shm cannot hold a
- * file.
+ * process's segments named.  Every mapping, the creator's and another
+ * rank's, has an inaccessible page on either side, and detach releases
+ * them with it.  Skipped (77) where /dev/shm cannot hold a file.
  */
 #include "runtime/coll_bufpool_shm.h"
 
@@ -20,6 +21,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +83,36 @@ static int names_with(const char *prefix)
 
 /* The unnamed segments: shared through the link, refused where it does
  * not lead to the creator's file, then named once refused. */
+/* Whether the page at p is mapped (accessible or not). */
+static bool page_mapped(const void *p)
+{
+    unsigned char vec;
+    return 0 == mincore((void *)p, 4096, &vec);
+}
+
+/* Whether the pages either side of a segment's mapping are mapped without
+ * access (a "---p" entry of /proc/self/maps covers each). */
+static bool guarded(const bufpool_shm_t *shm)
+{
+    const uintptr_t lo = (uintptr_t)shm->base - 4096, hi = (uintptr_t)shm->base + shm->bytes;
+    bool before = false, after = false;
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    while (NULL != f && NULL != fgets(line, sizeof(line), f)) {
+        unsigned long start, end;
+        char perms[8];
+        if (3 == sscanf(line, "%lx-%lx %7s", &start, &end, perms) &&
+            0 == strncmp(perms, "---", 3)) {
+            before = before || (start <= lo && lo + 4096 <= end);
+            after = after || (start <= hi && hi + 4096 <= end);
+        }
+    }
+    if (NULL != f) {
+        fclose(f);
+    }
+    return before && after && page_mapped((void *)lo) && page_mapped((void *)hi);
+}
+
 static void unnamed_segments(const char *prefix, bufpool_shm_range_t own)
 {
     bufpool_shm_t a, b;
@@ -176,6 +208,7 @@ int main(void)
     /* Another rank's mapping: the same memory. */
     UNIT_REQUIRE(0 == bufpool_shm_attach(&b, a.name, a.id, 10000, own));
     UNIT_CHECK(!b.linked);
+    UNIT_CHECK(guarded(&a) && guarded(&b));
     ((volatile char *)a.base)[5000] = 42;
     UNIT_CHECK_EQ_U64(((volatile char *)b.base)[5000], 42);
     b.name[0] = '\0'; /* the creator unlinks */
@@ -190,8 +223,10 @@ int main(void)
     UNIT_CHECK(0 != stat(path, &st) && ENOENT == errno);
     ((volatile char *)a.base)[6000] = 7; /* mappings outlive the name */
     UNIT_CHECK_EQ_U64(((volatile char *)b.base)[6000], 7);
+    char *const low_guard = (char *)a.base - 4096, *const high_guard = (char *)a.base + a.bytes;
     bufpool_shm_detach(&b);
     bufpool_shm_detach(&a);
+    UNIT_CHECK(!page_mapped(low_guard) && !page_mapped(high_guard)); /* gone with it */
     UNIT_CHECK_EQ_U64(bufpool_shm_attach(&b, path, a.id, 10000, own), ENOENT);
     UNIT_CHECK_EQ_U64(bufpool_shm_attach(&b, "/etc/passwd", a.id, 10000, own), EINVAL);
     UNIT_CHECK_EQ_U64(
