@@ -55,13 +55,14 @@ if [ -z "${OMPI_MCA_mca_base_component_path:-}" ] && [ -n "${OMPI_SYSTEM_COMPONE
     component_path=$OMPI_SYSTEM_COMPONENT_DIR
     build=$(cd "${top_builddir:-.}" && pwd) || exit 1
     link_dir=$build/test/mca-components
-    mkdir -p "$link_dir" || exit 1
+    # Made only where a component is built (run by hand without
+    # top_builddir, the current directory may be no build tree).
     for so in "$build"/opal-mca-mpool-regpar/.libs/mca_*.so \
         "$build"/ompi-mca-coll-bufpool/.libs/mca_*.so; do
         name=${so##*/}
         if [ -f "$so" ] && [ "$(readlink "$link_dir/$name")" != "$so" ]; then
-            ln -sfn "$so" "$link_dir/.$name.$$" && mv -fT "$link_dir/.$name.$$" "$link_dir/$name" ||
-                exit 1
+            mkdir -p "$link_dir" && ln -sfn "$so" "$link_dir/.$name.$$" &&
+                mv -fT "$link_dir/.$name.$$" "$link_dir/$name" || exit 1
         fi
     done
     # Links to components removed since (a component not built now).
@@ -70,7 +71,9 @@ if [ -z "${OMPI_MCA_mca_base_component_path:-}" ] && [ -n "${OMPI_SYSTEM_COMPONE
             rm -f "$link"
         fi
     done
-    component_path=$component_path:$link_dir
+    if [ -d "$link_dir" ]; then
+        component_path=$component_path:$link_dir
+    fi
     OMPI_MCA_mca_base_component_path=$component_path
     export OMPI_MCA_mca_base_component_path
 fi
@@ -129,7 +132,7 @@ set -- ${MPIRUN:-mpirun} --oversubscribe --bind-to none -np "$np" \
     "$program" "$@" ${BUFPOOL_TEST_ARGS:-}
 echo "run-mpi-test: $*"
 echo "run-mpi-test: component path ${OMPI_MCA_mca_base_component_path:-(Open MPI default)}"
-if [ -n "$link_dir" ]; then
+if [ -d "$link_dir" ]; then
     echo "run-mpi-test: our components: $(cd "$link_dir" && ls -l mca_*.so 2>/dev/null |
         sed 's/.* -> //' | tr '\n' ' ')"
 fi
