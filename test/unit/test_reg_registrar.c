@@ -107,6 +107,13 @@ static regpar_reg_engine_t *make_engine(size_t chunk)
     return engine;
 }
 
+/* The pool of these tests, registering through engine. */
+static void engine_pool_config(regpar_pool_config_t *cfg, regpar_reg_engine_t *engine)
+{
+    test_pool_config(cfg, NULL, NULL);
+    cfg->reg = engine;
+}
+
 static void test_late_attach(void)
 {
     fake_t f = {0};
@@ -114,8 +121,7 @@ static void test_late_attach(void)
      * cut a buffer, the engine rounds down to whole buffers. */
     regpar_reg_engine_t *engine = make_engine(1 * MIB);
     regpar_pool_config_t cfg;
-    test_pool_config(&cfg, NULL, NULL);
-    cfg.reg = engine;
+    engine_pool_config(&cfg, engine);
     cfg.bucket_min = 96 * KIB;
     cfg.bucket_max = 96 * KIB;
     cfg.slab_size = 8 * MIB;
@@ -181,8 +187,7 @@ static regpar_pool_t *attached_pool(fake_t *f, regpar_reg_engine_t **engine)
     *engine = make_engine(256 * MIB);
     UNIT_REQUIRE(0 == regpar_reg_engine_attach(*engine, &fake_ops, f));
     regpar_pool_config_t cfg;
-    test_pool_config(&cfg, NULL, NULL);
-    cfg.reg = *engine;
+    engine_pool_config(&cfg, *engine);
     return test_pool_create(&cfg);
 }
 
@@ -277,8 +282,7 @@ static void test_refusal(void)
     UNIT_REQUIRE(0 == regpar_reg_engine_create(&rcfg, &engine, err, sizeof(err)));
     UNIT_REQUIRE(0 == regpar_reg_engine_attach(engine, &fake_ops, &f));
     regpar_pool_config_t cfg;
-    test_pool_config(&cfg, NULL, NULL);
-    cfg.reg = engine;
+    engine_pool_config(&cfg, engine);
     regpar_pool_t *pool = test_pool_create(&cfg);
     test_log_reset(&log);
     void *a = regpar_pool_alloc(pool, 4096), *b = regpar_pool_alloc(pool, 1 * MIB);
@@ -305,8 +309,7 @@ static void test_outside(void)
     fake_t f = {0};
     regpar_reg_engine_t *engine = make_engine(256 * MIB);
     regpar_pool_config_t cfg;
-    test_pool_config(&cfg, NULL, NULL);
-    cfg.reg = engine;
+    engine_pool_config(&cfg, engine);
     regpar_pool_t *pool = test_pool_create(&cfg);
     const size_t len = 3 * MIB;
     char *early = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
