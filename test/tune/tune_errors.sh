@@ -123,6 +123,25 @@ fi
 # --timeout stops a job that takes too long, and nothing is written.
 expect_fail 3 "FAILED: the job did not finish within --timeout 2 s" -- --np 2 --timeout 2
 
+# What Open MPI 4.1's mpirun may leave in /dev/shm when it is stopped
+# (vader_segment.* of its ranks; it did in CI's make distcheck, where the
+# case above stopped a job still starting) goes after a failed job: a
+# stand-in mpirun makes such a file and outlasts --timeout.  Removed and
+# said; a file that was there before the job stays.
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    kept=/dev/shm/vader_segment.bufpool-tune-test.$$.before
+    made=/dev/shm/vader_segment.bufpool-tune-test.$$.0
+    : >"$kept"
+    printf ': >%s; exec sleep 30\n' "$made" >"$work/fake-mpirun.sh"
+    expect_fail 3 "Removed what Open MPI left of the stopped job in /dev/shm: ${made##*/}." \
+        -- --quick --timeout 1 --mpirun "sh $work/fake-mpirun.sh"
+    [ ! -e "$made" ] && pass "a stopped job's /dev/shm file removed" ||
+        fail "a stopped job's /dev/shm file was left: $made"
+    [ -e "$kept" ] && pass "a /dev/shm file from before the job kept" ||
+        fail "a /dev/shm file from before the job was removed: $kept"
+    rm -f "$kept" "$made"
+fi
+
 # A rules file the component refuses is reported (the check tune_quick.sh
 # relies on to say the component loaded its file without error).
 printf 'bufpool-rules 1\nbcast ranks=2 bytes=16..1K-1 alg=ring\n' >"$work/bad.rules"
