@@ -290,16 +290,15 @@ void regpar_pool_destroy(regpar_pool_t *pool)
                  "destroyed; they are unmapped",
                  leaked, leaked_bytes);
     }
-    /* The owner deregisters its ranges before it unmaps them, which it
-     * does before the pool goes (coll/bufpool frees its communicators
-     * before the mpool framework closes); any left are its leak. */
+    /* The owner deregisters a range before it unmaps it, and frees its
+     * communicators before the mpool framework closes; a range still here
+     * belongs to what the application never freed (a persistent request),
+     * deregistered already by the finalize hook where a registrar had it. */
     while (pool->outside) {
         regpar_outside_t *o = pool->outside;
         pool->outside = o->next;
-        pool_log(pool, 1,
-                 "an outside range of %zu bytes was still registered when the pool was "
-                 "destroyed; deregistered",
-                 o->len);
+        pool_log(pool, 2, "an outside range of %zu bytes (%s) forgotten with the pool", o->len,
+                 o->has_region ? "deregistered now" : "not registered");
         outside_deregister_locked(pool, o);
         free(o);
     }
