@@ -103,8 +103,9 @@ static int node_big_cut(bufpool_node_t *n, uint64_t s, const bufpool_plan_t *pla
          * transport finds one registration for every slice it sends or
          * receives there, instead of one per range it meets (none without
          * the pool: the transport registers as it would). */
-        char *mine = node_big_rank(n, n->me) + NODE_BIG_WORDS * NODE_LINE;
-        n->big.registration = bufpool_scratch_register(mine, (n->big_cap + 4095) / 4096 * 4096);
+        const size_t words = NODE_BIG_WORDS * NODE_LINE;
+        n->big.registration = bufpool_scratch_register(node_big_rank(n, n->me) + words,
+                                                       node_big_rank_stride(n->big_cap) - words);
     }
     if (chunk != n->big_chunk || depth != n->big_depth) {
         if (0 != n->big_chunk) {
