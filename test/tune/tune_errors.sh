@@ -126,20 +126,38 @@ expect_fail 3 "FAILED: the job did not finish within --timeout 2 s" -- --np 2 --
 # What Open MPI 4.1's mpirun may leave in /dev/shm when it is stopped
 # (vader_segment.* of its ranks; it did in CI's make distcheck, where the
 # case above stopped a job still starting) goes after a failed job: a
-# stand-in mpirun makes such a file and outlasts --timeout.  Removed and
-# said; a file that was there before the job stays.
+# stand-in mpirun makes such files and outlasts --timeout.  A file whose
+# creator (opal_shmem's header: a 4-byte lock, then the pid) has exited is
+# removed and said; one made by a live process (another job's rank, which
+# its peers have yet to open: removing it hung that job in CI) stays, as
+# do one whose header is not written yet and one from before the job.
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
-    kept=/dev/shm/vader_segment.bufpool-tune-test.$$.before
-    made=/dev/shm/vader_segment.bufpool-tune-test.$$.0
-    : >"$kept"
-    printf ': >%s; exec sleep 30\n' "$made" >"$work/fake-mpirun.sh"
-    expect_fail 3 "Removed what Open MPI left of the stopped job in /dev/shm: ${made##*/}." \
+    # PID as opal_shmem's header on this (little-endian) host.
+    shm_header() { # PID
+        # shellcheck disable=SC2059 # the format is the bytes
+        printf "$(printf '\\000\\000\\000\\000\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) \
+            $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
+    }
+    dead=$(sh -c 'echo $$')
+    shm=/dev/shm/vader_segment.bufpool-tune-test.$$
+    shm_header "$dead" >"$work/dead.hdr"
+    shm_header $$ >"$work/live.hdr"
+    : >"$shm.before"
+    printf 'cp %s %s.0; cp %s %s.1; : >%s.2; exec sleep 30\n' "$work/dead.hdr" "$shm" \
+        "$work/live.hdr" "$shm" "$shm" >"$work/fake-mpirun.sh"
+    expect_fail 3 "Removed what Open MPI left of the stopped job in /dev/shm: ${shm##*/}.0." \
         -- --quick --timeout 1 --mpirun "sh $work/fake-mpirun.sh"
-    [ ! -e "$made" ] && pass "a stopped job's /dev/shm file removed" ||
-        fail "a stopped job's /dev/shm file was left: $made"
-    [ -e "$kept" ] && pass "a /dev/shm file from before the job kept" ||
-        fail "a /dev/shm file from before the job was removed: $kept"
-    rm -f "$kept" "$made"
+    [ "$(od -An -t u4 -j 4 -N 4 "$work/dead.hdr" | tr -d ' ')" = "$dead" ] &&
+        pass "the stand-in header reads back as its pid" || fail "the stand-in header does not read back as $dead"
+    [ ! -e "$shm.0" ] && pass "a stopped job's /dev/shm file (creator gone) removed" ||
+        fail "a stopped job's /dev/shm file was left: $shm.0"
+    [ -e "$shm.1" ] && pass "a /dev/shm file whose creator lives (another job's) kept" ||
+        fail "a /dev/shm file whose creator lives was removed: $shm.1"
+    [ -e "$shm.2" ] && pass "a /dev/shm file without its creator yet kept" ||
+        fail "a /dev/shm file without its creator yet was removed: $shm.2"
+    [ -e "$shm.before" ] && pass "a /dev/shm file from before the job kept" ||
+        fail "a /dev/shm file from before the job was removed: $shm.before"
+    rm -f "$shm.0" "$shm.1" "$shm.2" "$shm.before"
 fi
 
 # A rules file the component refuses is reported (the check tune_quick.sh
