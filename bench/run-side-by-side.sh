@@ -409,10 +409,17 @@ run_job() {
     local log=$1
     shift
     echo "+ $*" >"$log"
+    local before
+    before=$(sh "$srcdir/tools/bufpool-shm-leftovers.sh" list)
     timeout --signal=TERM --kill-after=30 "$job_timeout" "$@" >>"$log" 2>&1
     local rc=$?
     if [ $rc = 124 ] || [ $rc = 137 ]; then
         echo "# run-side-by-side: job killed after ${job_timeout}s" >>"$log"
+        # Open MPI 4.1's mpirun, stopped, may leave its ranks' files.
+        local removed
+        removed=$(printf '%s\n' "$before" | sh "$srcdir/tools/bufpool-shm-leftovers.sh" remove | tr '\n' ' ')
+        [ -z "$removed" ] ||
+            echo "# run-side-by-side: removed what Open MPI left of it in /dev/shm: ${removed% }" >>"$log"
     fi
     return $rc
 }
