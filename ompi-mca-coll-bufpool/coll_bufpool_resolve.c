@@ -248,6 +248,9 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
  *     limit, rsag measured 1.08 x tuned and recursive doubling 1.45 x:
  *     rules/default.rules), recursive doubling elsewhere (log p rounds for
  *     the bands' small messages on many ranks; rsag past its scratch).
+ *     Where tuned may take a ring at any size (settings.tuned_ring_anywhere:
+ *     the user forced it, or gave tuned a rules file), every size is
+ *     guarded: recursive doubling below 4 KiB, rsag from there.
  * Returns the map's new number of ranges (at most n + 2 per span guarded:
  * BUFPOOL_GUARD_RANGES). */
 #define BUFPOOL_GUARD_RANGES (2 * BUFPOOL_RING_ALLREDUCE_SPANS_MAX)
@@ -258,8 +261,15 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
         .alg = (algorithm), .source = BUFPOOL_SOURCE_GUARD, .note = (why), .guarded = true         \
     }
 
-static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, size_t nbc_chain_from,
-                        bufpool_range_t *map, size_t n)
+/* What the guards read of this process's settings for Open MPI's own
+ * components, once per new shape's maps (guard_settings_read). */
+typedef struct guard_settings {
+    size_t nbc_chain_from;    /* nbc_reduce_chain_from */
+    bool tuned_ring_anywhere; /* tuned_ring_allreduce_anywhere */
+} guard_settings_t;
+
+static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks,
+                        const guard_settings_t *settings, bufpool_range_t *map, size_t n)
 {
     static const bufpool_choice_t bruck_guard = GUARD_CHOICE(
         BUFPOOL_ALLTOALL_LINEAR,
@@ -293,13 +303,17 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, size
     if (BUFPOOL_COLL_allreduce == id && BUFPOOL_FORM_BLOCKING == form &&
         BUFPOOL_CLASS(true, false) == (cls & BUFPOOL_CLASS(true, false)) &&
         BUFPOOL_CLASS_USER_OP == (cls & BUFPOOL_CLASS_USER_OP)) {
+        static const bufpool_bytes_span_t everywhere[] = {{0, 4095}, {4096, SIZE_MAX}};
         bufpool_bytes_span_t spans[BUFPOOL_RING_ALLREDUCE_SPANS_MAX];
-        const size_t k = bufpool_ring_allreduce_spans(ranks, spans);
+        const bool anywhere = settings->tuned_ring_anywhere;
+        const size_t k = anywhere ? sizeof(everywhere) / sizeof(*everywhere)
+                                  : bufpool_ring_allreduce_spans(ranks, spans);
         for (size_t i = 0; i < k; i++) {
-            n = bufpool_sizemap_guard(map, n, spans[i].min, spans[i].max);
-            n = bufpool_sizemap_serve_range(map, n, spans[i].min, spans[i].max,
-                                            ranks < 4 && spans[i].min >= 4096 ? &ring_rsag
-                                                                              : &ring_rd);
+            const bufpool_bytes_span_t span = anywhere ? everywhere[i] : spans[i];
+            n = bufpool_sizemap_guard(map, n, span.min, span.max);
+            n = bufpool_sizemap_serve_range(map, n, span.min, span.max,
+                                            (anywhere || ranks < 4) && span.min >= 4096 ? &ring_rsag
+                                                                                        : &ring_rd);
         }
         return n;
     }
@@ -307,7 +321,7 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks, size
         BUFPOOL_CLASS(true, false) == (cls & BUFPOOL_CLASS(true, false)) &&
         BUFPOOL_CLASS_USER_OP == (cls & BUFPOOL_CLASS_USER_OP)) {
         const size_t rsg_from = 512 * 1024;
-        const size_t from = 2 == ranks ? nbc_chain_from : 0;
+        const size_t from = 2 == ranks ? settings->nbc_chain_from : 0;
         if (SIZE_MAX != from) {
             n = bufpool_sizemap_guard(map, n, from, SIZE_MAX);
         }
@@ -349,6 +363,41 @@ static size_t nbc_reduce_chain_from(void)
         default:
             return 0;
     }
+}
+
+/* Whether tuned may run its ring or segmented ring allreduce at any size:
+ * with coll_tuned_use_dynamic_rules on, coll_tuned_allreduce_algorithm
+ * forces ring (4) or segmented ring (5), or a rules file
+ * (coll_tuned_dynamic_rules_filename) may name either in any band.  A
+ * process's own settings, as nbc_reduce_chain_from's: where the ranks'
+ * differ, so do their tuned's choices, which stock Open MPI does not
+ * survive either.  Without the variables (tuned not loaded): false, the
+ * fixed decision's bands. */
+static bool tuned_ring_allreduce_anywhere(void)
+{
+    const int dynamic_idx = mca_base_var_find("ompi", "coll", "tuned", "use_dynamic_rules");
+    const bool *dynamic = NULL;
+    if (dynamic_idx < 0 ||
+        OPAL_SUCCESS != mca_base_var_get_value(dynamic_idx, &dynamic, NULL, NULL) ||
+        NULL == dynamic || !*dynamic) {
+        return false;
+    }
+    const int alg_idx = mca_base_var_find("ompi", "coll", "tuned", "allreduce_algorithm");
+    const int *alg = NULL;
+    if (alg_idx >= 0 && OPAL_SUCCESS == mca_base_var_get_value(alg_idx, &alg, NULL, NULL) &&
+        NULL != alg && (4 == *alg || 5 == *alg)) {
+        return true;
+    }
+    const int file_idx = mca_base_var_find("ompi", "coll", "tuned", "dynamic_rules_filename");
+    char *const *file = NULL;
+    return file_idx >= 0 && OPAL_SUCCESS == mca_base_var_get_value(file_idx, &file, NULL, NULL) &&
+           NULL != file && NULL != *file && '\0' != **file;
+}
+
+static guard_settings_t guard_settings_read(void)
+{
+    return (guard_settings_t){.nbc_chain_from = nbc_reduce_chain_from(),
+                              .tuned_ring_anywhere = tuned_ring_allreduce_anywhere()};
 }
 
 /* Whether two size maps give every byte count the same choice. */
@@ -527,7 +576,7 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
      * megabytes to map and unmap at every communicator. */
     size_t used = 0, room = 256;
     bufpool_range_t *map = malloc((BUFPOOL_MAP_RANGES(most) + BUFPOOL_GUARD_RANGES) * sizeof(*map));
-    const size_t nbc_chain_from = nbc_reduce_chain_from();
+    const guard_settings_t guard_settings = guard_settings_read();
     bufpool_range_t *all = malloc(room * sizeof(*all));
     int rc = NULL == map || NULL == all ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
     for (int form = 0; form < BUFPOOL_NFORMS && OMPI_SUCCESS == rc; form++) {
@@ -547,7 +596,7 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
                     const bufpool_shape_t shape = shape_of(module, form, id, cls);
                     n = bufpool_sizemap_build_rows(rows_of[id], nrows_of[id], (bufpool_coll_id_t)id,
                                                    &shape, tuning->min_size, forced, note, map);
-                    n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, nbc_chain_from,
+                    n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, &guard_settings,
                                   map, n);
                 }
                 /* Rows rarely name a form or a class that only a guard

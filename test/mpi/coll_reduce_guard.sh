@@ -45,6 +45,22 @@ for np in 2 3 4; do
         "$top_builddir/test/mpi/test_coll_reduce_guard" --never-handed-back=65536 || status=1
 done
 handback_run allreduce "2 3 4 5" test_coll_reduce_guard --allreduce --expect-guard || status=1
+# Where the user lets tuned take a ring at any size (with
+# coll_tuned_use_dynamic_rules: coll_tuned_allreduce_algorithm ring or
+# segmented ring, or a tuned rules file, which may name either anywhere),
+# every call of the user operation is guarded.  Stock aborts at 2 and 4
+# ranks with each of the three (verified 2026-12-01, 4.1.4), and so does
+# bufpool guarding only the fixed decision's bands.
+tuned_rules=$(mktemp "${TMPDIR:-/tmp}/bufpool-tuned-rules.XXXXXX") || exit 1
+# tuned's file format: 1 collective, allreduce (2), 3 communicator sizes,
+# each with one message size from 0 taking the ring (4).
+printf '1\n2\n3\n2\n1\n0 4 0 0\n3\n1\n0 4 0 0\n4\n1\n0 4 0 0\n' >"$tuned_rules"
+for tuned in "coll_tuned_allreduce_algorithm 4" "coll_tuned_allreduce_algorithm 5" \
+    "coll_tuned_dynamic_rules_filename $tuned_rules"; do
+    BUFPOOL_TEST_MCA="--mca coll_tuned_use_dynamic_rules 1 --mca $tuned ${BUFPOOL_TEST_MCA:-}" \
+        handback_run allreduce "2 4" test_coll_reduce_guard --allreduce --expect-guard=all || status=1
+done
+rm -f "$tuned_rules"
 for np in 2 3 4; do
     BUFPOOL_TEST_MCA="--mca coll_bufpool_node_warmup_calls 128 ${BUFPOOL_TEST_MCA:-}" \
         sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$np" \

@@ -39,6 +39,9 @@
  * tuned's fixed decision takes them (tuned_takes_ring, below), and hands
  * back the others and MPI_SUM's in those bands (--expect-guard, no FROM);
  * --never-handed-back: none of the guarded ones reached the module below.
+ * With =all (--allreduce --expect-guard=all, --never-handed-back=all):
+ * every call of the user operation is guarded, for runs where tuned may
+ * take a ring at any size (its algorithm forced, or a tuned rules file).
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -286,7 +289,7 @@ static unsigned long long allreduce_handed_back(void)
 
 /* --allreduce: every layout and count, in place or not, every rank's
  * result and every byte around it checked; the counts as main's. */
-static void allreduce_cases(int rank, int p, MPI_Op op, bool never_handed_back,
+static void allreduce_cases(int rank, int p, MPI_Op op, bool never_handed_back, bool guard_all,
                             unsigned long long *served, unsigned long long *handed)
 {
     /* Around each band's edges at 2 and 3 ranks (signatures of 8 and 4
@@ -311,6 +314,7 @@ static void allreduce_cases(int rank, int p, MPI_Op op, bool never_handed_back,
                          in_place ? " in place" : "");
                 fill(in_place ? &r : &s, lay, count, rank, 0);
                 const bool guarded =
+                    guard_all ||
                     tuned_takes_ring(p, (unsigned long long)count * (unsigned long long)type_size);
                 const unsigned long long back_before =
                     never_handed_back ? allreduce_handed_back() : 0;
@@ -400,9 +404,10 @@ int main(int argc, char **argv)
         value = arg + 19;
     }
     unsigned long long guard_from = 0;
-    bool usage =
-        argc > 2 || (argc > 1 && NULL == value) || (allreduce && NULL != value && '\0' != value[0]);
-    if (NULL != value && '=' == value[0]) {
+    const bool guard_all = allreduce && NULL != value && 0 == strcmp(value, "=all");
+    bool usage = argc > 2 || (argc > 1 && NULL == value) ||
+                 (allreduce && NULL != value && '\0' != value[0] && !guard_all);
+    if (NULL != value && '=' == value[0] && !guard_all) {
         char *end;
         guard_from = 0 == strcmp(value + 1, "never") ? ULLONG_MAX : strtoull(value + 1, &end, 10);
         usage |= ULLONG_MAX != guard_from && ('\0' == value[1] || '\0' != *end);
@@ -411,8 +416,8 @@ int main(int argc, char **argv)
         if (0 == rank) {
             fprintf(stderr, "usage: test_coll_reduce_guard [--expect-guard[=BYTES|never] | "
                             "--never-handed-back[=BYTES]]\n"
-                            "       test_coll_reduce_guard --allreduce [--expect-guard | "
-                            "--never-handed-back]\n");
+                            "       test_coll_reduce_guard --allreduce [--expect-guard[=all] | "
+                            "--never-handed-back[=all]]\n");
         }
         MPI_Finalize();
         return 2;
@@ -432,11 +437,12 @@ int main(int argc, char **argv)
         const unsigned long long back0 = expect_guard ? allreduce_handed_back() : 0;
         const unsigned long long guarded0 = expect_guard ? pvar("coll_bufpool_guarded_calls") : 0;
         unsigned long long served = 0, handed = 0;
-        allreduce_cases(rank, p, op, never_handed_back, &served, &handed);
+        allreduce_cases(rank, p, op, never_handed_back, guard_all, &served, &handed);
         if (expect_guard) {
             expect_growth("coll_bufpool_guarded_calls",
                           pvar("coll_bufpool_guarded_calls") - guarded0, served,
-                          "the calls of the user operation in tuned's ring bands");
+                          guard_all ? "every call of the user operation (tuned's ring forced)"
+                                    : "the calls of the user operation in tuned's ring bands");
             expect_growth("coll_bufpool_allreduce_calls",
                           pvar("coll_bufpool_allreduce_calls") - calls0, served,
                           "the rules hand every call back: only the guarded ones are served");
