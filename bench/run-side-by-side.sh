@@ -409,15 +409,17 @@ run_job() {
     local log=$1
     shift
     echo "+ $*" >"$log"
-    local before
+    local before shm_job=BUFPOOL_SHM_JOB=run-side-by-side.$$.$RANDOM$RANDOM
     before=$(sh "$srcdir/tools/bufpool-shm-leftovers.sh" list)
-    timeout --signal=TERM --kill-after=30 "$job_timeout" "$@" >>"$log" 2>&1
+    timeout --signal=TERM --kill-after=30 "$job_timeout" env "$shm_job" "$@" >>"$log" 2>&1
     local rc=$?
     if [ $rc = 124 ] || [ $rc = 137 ]; then
         echo "# run-side-by-side: job killed after ${job_timeout}s" >>"$log"
-        # Open MPI 4.1's mpirun, stopped, may leave its ranks' files.
+        # Open MPI 4.1's mpirun, stopped, may leave its ranks' files (and
+        # ranks, which carry shm_job: waited for, then stopped).
         local removed
-        removed=$(printf '%s\n' "$before" | sh "$srcdir/tools/bufpool-shm-leftovers.sh" remove | tr '\n' ' ')
+        removed=$(printf '%s\n' "$before" |
+            sh "$srcdir/tools/bufpool-shm-leftovers.sh" remove "$shm_job" | tr '\n' ' ')
         [ -z "$removed" ] ||
             echo "# run-side-by-side: removed what Open MPI left of it in /dev/shm: ${removed% }" >>"$log"
     fi

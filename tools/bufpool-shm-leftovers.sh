@@ -6,12 +6,20 @@
 # bench/run-side-by-side.sh after a job it had to kill.
 #
 #   bufpool-shm-leftovers list     the files there now, one per line
-#   bufpool-shm-leftovers remove   reads such a list (taken before the job)
+#   bufpool-shm-leftovers remove [NAME=VALUE]
+#                                  reads such a list (taken before the job)
 #                                  on stdin; removes the files not in it
 #                                  that are the user's, whose creator has
-#                                  exited and that no process maps, waiting
-#                                  up to 3 s for ranks still going down;
-#                                  prints the names removed, one per line
+#                                  exited and that no process maps; prints
+#                                  the names removed, one per line.
+#                                  NAME=VALUE: an environment entry every
+#                                  process of the stopped job carries (the
+#                                  caller exported it for the job): first
+#                                  waits up to 20 s for those processes
+#                                  (ranks still going down), then stops
+#                                  what is left of them with SIGKILL.
+#                                  Without it, waits up to 3 s for live
+#                                  creators, which may be another job's.
 #
 # The creator's check keeps a concurrent job safe: a file another job's
 # rank has just made is not mapped yet by its peers, and a peer that then
@@ -30,9 +38,45 @@ creator_of() { # FILE
     od -An -t u4 -j 4 -N 4 -- "$1" 2>/dev/null | tr -d ' '
 }
 
-remove_new() {
+# Whether process PID runs: a zombie does not (its parent gone, a rank of
+# a stopped job can stay one for as long as nobody reaps it).
+alive() { # PID
+    state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+    [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+
+# The pids of the live processes whose environment holds ENTRY (never
+# this one or its caller, which the caller should not have given it).
+carrying() { # ENTRY
+    for environ in /proc/[0-9]*/environ; do
+        pid=${environ#/proc/}
+        pid=${pid%/environ}
+        if [ "$pid" != $$ ] && [ "$pid" != "$PPID" ] &&
+            tr '\0' '\n' <"$environ" 2>/dev/null | grep -qxF -- "$1"; then
+            echo "$pid"
+        fi
+    done
+}
+
+# The stopped job's processes that still run: waited for, then killed.
+wait_for_job() { # ENTRY
+    for _ in $(seq 20); do
+        [ -n "$(carrying "$1")" ] || return 0
+        sleep 1
+    done
+    # shellcheck disable=SC2046 # one word per pid
+    kill -KILL $(carrying "$1") 2>/dev/null
+    sleep 1
+}
+
+remove_new() { # [ENTRY]
     before=$(cat)
-    for _ in 1 2 3; do
+    tries=3
+    if [ -n "${1:-}" ]; then
+        wait_for_job "$1"
+        tries=1 # the job is gone: a live creator is another job's
+    fi
+    for _ in $(seq "$tries"); do
         busy=
         candidates=
         for f in $(btl_files); do
@@ -42,7 +86,7 @@ remove_new() {
             creator=$(creator_of "$f")
             # Not written yet, or its creator lives (a rank still going
             # down, or another job's): not to be removed now.
-            if [ -z "$creator" ] || [ "$creator" = 0 ] || [ -d "/proc/$creator" ]; then
+            if [ -z "$creator" ] || [ "$creator" = 0 ] || alive "$creator"; then
                 busy=1
             else
                 candidates="$candidates $f"
@@ -64,9 +108,9 @@ remove_new() {
 
 case ${1:-} in
     list) btl_files ;;
-    remove) remove_new ;;
+    remove) remove_new "${2:-}" ;;
     *)
-        echo "usage: ${0##*/} list | remove (the list from before on stdin)" >&2
+        echo "usage: ${0##*/} list | remove [NAME=VALUE] (the list from before on stdin)" >&2
         exit 2
         ;;
 esac

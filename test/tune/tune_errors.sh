@@ -128,24 +128,34 @@ expect_fail 3 "FAILED: the job did not finish within --timeout 2 s" -- --np 2 --
 # case above stopped a job still starting) goes after a failed job: a
 # stand-in mpirun makes such files and outlasts --timeout.  A file whose
 # creator (opal_shmem's header: a 4-byte lock, then the pid) has exited is
-# removed and said; one made by a live process (another job's rank, which
-# its peers have yet to open: removing it hung that job in CI) stays, as
-# do one whose header is not written yet and one from before the job.
+# removed and said, that of a rank of the job that outlives mpirun by
+# seconds too, once it has gone (.3: bufpool-tune waits for what carries
+# its job's BUFPOOL_SHM_JOB); one made by a live process of another job
+# (whose peers have yet to open it: removing it hung that job in CI)
+# stays, as do one whose header is not written yet and one from before
+# the job.
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
     # PID as opal_shmem's header on this (little-endian) host.
-    shm_header() { # PID
-        # shellcheck disable=SC2059 # the format is the bytes
-        printf "$(printf '\\000\\000\\000\\000\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) \
-            $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
-    }
+    cat >"$work/header.sh" <<'HEADER'
+shm_header() { # PID
+    # shellcheck disable=SC2059 # the format is the bytes
+    printf "$(printf '\\000\\000\\000\\000\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) \
+        $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
+}
+HEADER
+    . "$work/header.sh"
     dead=$(sh -c 'echo $$')
     shm=/dev/shm/vader_segment.bufpool-tune-test.$$
     shm_header "$dead" >"$work/dead.hdr"
     shm_header $$ >"$work/live.hdr"
     : >"$shm.before"
-    printf 'cp %s %s.0; cp %s %s.1; : >%s.2; exec sleep 30\n' "$work/dead.hdr" "$shm" \
-        "$work/live.hdr" "$shm" "$shm" >"$work/fake-mpirun.sh"
-    expect_fail 3 "Removed what Open MPI left of the stopped job in /dev/shm: ${shm##*/}.0." \
+    # The lingering rank ignores the stop and runs 4 s more.
+    cat >"$work/fake-mpirun.sh" <<FAKE
+cp $work/dead.hdr $shm.0; cp $work/live.hdr $shm.1; : >$shm.2
+(trap '' TERM HUP INT; exec sh -c '. $work/header.sh; shm_header \$\$ >$shm.3; exec sleep 4') &
+exec sleep 30
+FAKE
+    expect_fail 3 "Removed what Open MPI left of the stopped job in /dev/shm: ${shm##*/}.0 ${shm##*/}.3." \
         -- --quick --timeout 1 --mpirun "sh $work/fake-mpirun.sh"
     [ "$(od -An -t u4 -j 4 -N 4 "$work/dead.hdr" | tr -d ' ')" = "$dead" ] &&
         pass "the stand-in header reads back as its pid" || fail "the stand-in header does not read back as $dead"
@@ -155,9 +165,11 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
         fail "a /dev/shm file whose creator lives was removed: $shm.1"
     [ -e "$shm.2" ] && pass "a /dev/shm file without its creator yet kept" ||
         fail "a /dev/shm file without its creator yet was removed: $shm.2"
+    [ ! -e "$shm.3" ] && pass "the file of a rank that outlived mpirun removed once it had gone" ||
+        fail "the file of a rank that outlived mpirun was left: $shm.3"
     [ -e "$shm.before" ] && pass "a /dev/shm file from before the job kept" ||
         fail "a /dev/shm file from before the job was removed: $shm.before"
-    rm -f "$shm.0" "$shm.1" "$shm.2" "$shm.before"
+    rm -f "$shm.0" "$shm.1" "$shm.2" "$shm.3" "$shm.before"
 fi
 
 # A rules file the component refuses is reported (the check tune_quick.sh
