@@ -192,6 +192,15 @@ static int bufpool_comm_hosts(struct ompi_communicator_t *comm, int *max_ppn)
     return 1;
 }
 
+/* Whether module is coll/han's: its class, by name (the same in 4.1, 5.0
+ * and 6.0; no header of han's is installed to compare more). */
+static bool module_is_han(const mca_coll_base_module_t *module)
+{
+    const opal_class_t *cls = NULL != module ? module->super.obj_class : NULL;
+    return NULL != cls && NULL != cls->cls_name &&
+           0 == strcmp(cls->cls_name, "mca_coll_han_module_t");
+}
+
 /*
  * Save the previous layer's function and module for every collective we
  * took over.  Open MPI enables modules in ascending priority and copies a
@@ -234,6 +243,7 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         return OMPI_ERROR;
     }
     module->hosts = bufpool_comm_hosts(comm, &module->max_ppn);
+    module->prev_allreduce_han = module_is_han(module->prev_allreduce_module);
     if (OMPI_SUCCESS != bufpool_module_resolve(module, comm, COMPONENT)) {
         opal_output_verbose(1, ompi_coll_base_framework.framework_output,
                             "coll:bufpool: out of memory resolving the rules of communicator %s; "

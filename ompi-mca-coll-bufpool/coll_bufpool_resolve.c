@@ -251,6 +251,12 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
  *     Where tuned may take a ring at any size (settings.tuned_ring_anywhere:
  *     the user forced it, or gave tuned a rules file), every size is
  *     guarded: recursive doubling below 4 KiB, rsag from there.
+ *   - Where the previous allreduce is coll/han's (communicators across
+ *     hosts; 5.0 and 6.0 select it there by default), its reduction
+ *     between hosts is libnbc's MPI_Ireduce on the leaders, in place at
+ *     the root: the libnbc mistake above (on 2 hosts its chain, on more
+ *     Rabenseifner), at whatever sizes han's segments take.  Every size
+ *     is guarded, as for a forced ring.
  * Returns the map's new number of ranges (at most n + 2 per span guarded:
  * BUFPOOL_GUARD_RANGES). */
 #define BUFPOOL_GUARD_RANGES (2 * BUFPOOL_RING_ALLREDUCE_SPANS_MAX)
@@ -261,11 +267,14 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
         .alg = (algorithm), .source = BUFPOOL_SOURCE_GUARD, .note = (why), .guarded = true         \
     }
 
-/* What the guards read of this process's settings for Open MPI's own
- * components, once per new shape's maps (guard_settings_read). */
+/* What the guards know of the modules below: this process's settings for
+ * Open MPI's own components, read once per new shape's maps
+ * (guard_settings_read), and whether the communicator's allreduce goes to
+ * han (part of the shape). */
 typedef struct guard_settings {
     size_t nbc_chain_from;    /* nbc_reduce_chain_from */
     bool tuned_ring_anywhere; /* tuned_ring_allreduce_anywhere */
+    bool prev_allreduce_han;  /* mca_coll_bufpool_module_t.prev_allreduce_han */
 } guard_settings_t;
 
 static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks,
@@ -290,6 +299,13 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks,
     static const bufpool_choice_t ring_rd =
         GUARD_CHOICE(BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING, ring_note);
     static const bufpool_choice_t ring_rsag = GUARD_CHOICE(BUFPOOL_ALLREDUCE_RSAG, ring_note);
+    static const char han_note[] =
+        "served: han's allreduce reduces between hosts with libnbc's nonblocking reduce, which "
+        "writes past its temporary buffer for a user-defined commutative operation when the "
+        "datatype's data does not start at its origin (docs/reliability.md)";
+    static const bufpool_choice_t han_rd =
+        GUARD_CHOICE(BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING, han_note);
+    static const bufpool_choice_t han_rsag = GUARD_CHOICE(BUFPOOL_ALLREDUCE_RSAG, han_note);
     /* The ranges it guards are marked first, those a row gives to bufpool
      * included, so that nothing hands their calls back later (a node
      * row's warm-up calls, bufpool_enter); then it serves those the rules
@@ -305,15 +321,18 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks,
         BUFPOOL_CLASS_USER_OP == (cls & BUFPOOL_CLASS_USER_OP)) {
         static const bufpool_bytes_span_t everywhere[] = {{0, 4095}, {4096, SIZE_MAX}};
         bufpool_bytes_span_t spans[BUFPOOL_RING_ALLREDUCE_SPANS_MAX];
-        const bool anywhere = settings->tuned_ring_anywhere;
+        const bool han = settings->prev_allreduce_han;
+        const bool anywhere = han || settings->tuned_ring_anywhere;
         const size_t k = anywhere ? sizeof(everywhere) / sizeof(*everywhere)
                                   : bufpool_ring_allreduce_spans(ranks, spans);
         for (size_t i = 0; i < k; i++) {
             const bufpool_bytes_span_t span = anywhere ? everywhere[i] : spans[i];
+            const bool rsag = (anywhere || ranks < 4) && span.min >= 4096;
             n = bufpool_sizemap_guard(map, n, span.min, span.max);
             n = bufpool_sizemap_serve_range(map, n, span.min, span.max,
-                                            (anywhere || ranks < 4) && span.min >= 4096 ? &ring_rsag
-                                                                                        : &ring_rd);
+                                            han    ? (rsag ? &han_rsag : &han_rd)
+                                            : rsag ? &ring_rsag
+                                                   : &ring_rd);
         }
         return n;
     }
@@ -394,10 +413,11 @@ static bool tuned_ring_allreduce_anywhere(void)
            NULL != file && NULL != *file && '\0' != **file;
 }
 
-static guard_settings_t guard_settings_read(void)
+static guard_settings_t guard_settings_read(const mca_coll_bufpool_module_t *module)
 {
     return (guard_settings_t){.nbc_chain_from = nbc_reduce_chain_from(),
-                              .tuned_ring_anywhere = tuned_ring_allreduce_anywhere()};
+                              .tuned_ring_anywhere = tuned_ring_allreduce_anywhere(),
+                              .prev_allreduce_han = module->prev_allreduce_han};
 }
 
 /* Whether two size maps give every byte count the same choice. */
@@ -454,6 +474,7 @@ typedef struct bufpool_mapset {
     int32_t refs;
     /* The shape. */
     int ranks, hosts, max_ppn;
+    bool prev_allreduce_han;
     int forced[BUFPOOL_NCOLLS];
     /* The maps: mem + offset[form][coll][class] (of the class it uses). */
     bufpool_range_t *mem;
@@ -464,6 +485,7 @@ static bool mapset_fits(const bufpool_mapset_t *set, const mca_coll_bufpool_modu
 {
     return set->ranks == module->ranks && set->hosts == module->hosts &&
            set->max_ppn == module->max_ppn &&
+           set->prev_allreduce_han == module->prev_allreduce_han &&
            0 == memcmp(set->forced, module->forced, sizeof(set->forced));
 }
 
@@ -561,6 +583,7 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
     set->ranks = module->ranks;
     set->hosts = module->hosts;
     set->max_ppn = module->max_ppn;
+    set->prev_allreduce_han = module->prev_allreduce_han;
     memcpy(set->forced, module->forced, sizeof(set->forced));
     for (int id = 0, picked = 0; id < BUFPOOL_NCOLLS; id++) {
         rows_of[id] = rows + picked;
@@ -576,7 +599,7 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
      * megabytes to map and unmap at every communicator. */
     size_t used = 0, room = 256;
     bufpool_range_t *map = malloc((BUFPOOL_MAP_RANGES(most) + BUFPOOL_GUARD_RANGES) * sizeof(*map));
-    const guard_settings_t guard_settings = guard_settings_read();
+    const guard_settings_t guard_settings = guard_settings_read(module);
     bufpool_range_t *all = malloc(room * sizeof(*all));
     int rc = NULL == map || NULL == all ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
     for (int form = 0; form < BUFPOOL_NFORMS && OMPI_SUCCESS == rc; form++) {

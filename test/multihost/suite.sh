@@ -9,7 +9,8 @@
 #   ranks placed 3+1 on 2 hosts, communicator splits at 5 ranks on 3 hosts
 #   (2+2+1, ranks alternating over hosts), 16 ranks on 4 hosts, and allreduce
 #   hier forced at 4 ranks 3+1 and 5 ranks 2+2+1 alternating, hier_node
-#   forced at 4 ranks 2+2 alternating and 3+1, and
+#   forced at 4 ranks 2+2 alternating and 3+1, the guards of stock bugs
+#   at 4 ranks 2+2 (coll_reduce_guard.sh), and
 #   bufpool-tune --quick through the cluster's mpirun on 2 hosts x 1 rank
 #   (test/tune/tune_multihost.sh): a few minutes.
 # --full (by hand): every suite (reduce, move, comms, algorithm forcing) on 2,
@@ -131,6 +132,9 @@ if [ $mode = quick ]; then
     hiernode="--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_segment_size 4K"
     run 2 2,2 node 4 coll_reduce.sh "--colls=allreduce --expect-bufpool --expect-node" "$hiernode"
     run 2 3,1 slot 4 coll_reduce.sh "--colls=allreduce --expect-bufpool --smoke" "$hiernode"
+    # The guards across hosts, every allreduce and reduce handed back (on
+    # 5.0 and 6.0 to han: its allreduce guarded at every size).
+    run 2 2,2 slot 4 coll_reduce_guard.sh
 else
     for spec in 2:3,1 3:2,2,1 4:1,1,1,1; do
         hosts=${spec%%:*} placement=${spec#*:}
