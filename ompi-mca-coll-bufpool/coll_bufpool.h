@@ -240,10 +240,11 @@ typedef struct mca_coll_bufpool_module {
      * (bufpool_comm_hosts; 0: not known), for auto. */
     int hosts;
     int max_ppn;
-    /* Whether the previous module's blocking allreduce is coll/han's, whose
-     * reduction between hosts runs through libnbc's MPI_Ireduce (the
-     * guards of coll_bufpool_resolve.c); set at enable. */
-    bool prev_allreduce_han;
+    /* The collectives (bits 1 << BUFPOOL_COLL_*) whose previous blocking
+     * function is coll/han's: its allreduce and reduce reduce between
+     * hosts through libnbc's MPI_Ireduce (the guards of
+     * coll_bufpool_resolve.c).  Set at enable. */
+    unsigned prev_han;
     /* What the algorithms keep for this communicator (request arrays,
      * allreduce hier's map of hosts). */
     bufpool_comm_state_t state;

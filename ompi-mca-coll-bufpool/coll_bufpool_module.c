@@ -243,7 +243,12 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         return OMPI_ERROR;
     }
     module->hosts = bufpool_comm_hosts(comm, &module->max_ppn);
-    module->prev_allreduce_han = module_is_han(module->prev_allreduce_module);
+#define BUFPOOL_NOTE_HAN(name)                                                                     \
+    if (module_is_han(module->prev_##name##_module)) {                                             \
+        module->prev_han |= 1u << BUFPOOL_COLL_##name;                                             \
+    }
+    BUFPOOL_FOREACH_COLL(BUFPOOL_NOTE_HAN)
+#undef BUFPOOL_NOTE_HAN
     if (OMPI_SUCCESS != bufpool_module_resolve(module, comm, COMPONENT)) {
         opal_output_verbose(1, ompi_coll_base_framework.framework_output,
                             "coll:bufpool: out of memory resolving the rules of communicator %s; "

@@ -256,7 +256,9 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
  *     between hosts is libnbc's MPI_Ireduce on the leaders, in place at
  *     the root: the libnbc mistake above (on 2 hosts its chain, on more
  *     Rabenseifner), at whatever sizes han's segments take.  Every size
- *     is guarded, as for a forced ring.
+ *     is guarded, as for a forced ring.  The same for blocking reduce
+ *     where the previous reduce is han's (it reduces between hosts the
+ *     same way): every size, as libnbc's own reduce is guarded.
  * Returns the map's new number of ranges (at most n + 2 per span guarded:
  * BUFPOOL_GUARD_RANGES). */
 #define BUFPOOL_GUARD_RANGES (2 * BUFPOOL_RING_ALLREDUCE_SPANS_MAX)
@@ -274,7 +276,7 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
 typedef struct guard_settings {
     size_t nbc_chain_from;    /* nbc_reduce_chain_from */
     bool tuned_ring_anywhere; /* tuned_ring_allreduce_anywhere */
-    bool prev_allreduce_han;  /* mca_coll_bufpool_module_t.prev_allreduce_han */
+    unsigned prev_han;        /* mca_coll_bufpool_module_t.prev_han */
 } guard_settings_t;
 
 static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks,
@@ -306,6 +308,14 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks,
     static const bufpool_choice_t han_rd =
         GUARD_CHOICE(BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING, han_note);
     static const bufpool_choice_t han_rsag = GUARD_CHOICE(BUFPOOL_ALLREDUCE_RSAG, han_note);
+    static const char han_reduce_note[] =
+        "served: han's reduce reduces between hosts with libnbc's nonblocking reduce, which "
+        "writes past its temporary buffer for a user-defined commutative operation when the "
+        "datatype's data does not start at its origin (docs/reliability.md)";
+    static const bufpool_choice_t han_reduce_tree =
+        GUARD_CHOICE(BUFPOOL_REDUCE_BINARY, han_reduce_note);
+    static const bufpool_choice_t han_reduce_rsg =
+        GUARD_CHOICE(BUFPOOL_REDUCE_RSG, han_reduce_note);
     /* The ranges it guards are marked first, those a row gives to bufpool
      * included, so that nothing hands their calls back later (a node
      * row's warm-up calls, bufpool_enter); then it serves those the rules
@@ -321,7 +331,7 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks,
         BUFPOOL_CLASS_USER_OP == (cls & BUFPOOL_CLASS_USER_OP)) {
         static const bufpool_bytes_span_t everywhere[] = {{0, 4095}, {4096, SIZE_MAX}};
         bufpool_bytes_span_t spans[BUFPOOL_RING_ALLREDUCE_SPANS_MAX];
-        const bool han = settings->prev_allreduce_han;
+        const bool han = 0 != (settings->prev_han & (1u << BUFPOOL_COLL_allreduce));
         const bool anywhere = han || settings->tuned_ring_anywhere;
         const size_t k = anywhere ? sizeof(everywhere) / sizeof(*everywhere)
                                   : bufpool_ring_allreduce_spans(ranks, spans);
@@ -336,20 +346,23 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks,
         }
         return n;
     }
-    if (BUFPOOL_COLL_reduce == id && BUFPOOL_FORM_BLOCKING != form && ranks >= 2 &&
+    const bool han_reduce =
+        BUFPOOL_FORM_BLOCKING == form && 0 != (settings->prev_han & (1u << BUFPOOL_COLL_reduce));
+    if (BUFPOOL_COLL_reduce == id && (BUFPOOL_FORM_BLOCKING != form || han_reduce) && ranks >= 2 &&
         BUFPOOL_CLASS(true, false) == (cls & BUFPOOL_CLASS(true, false)) &&
         BUFPOOL_CLASS_USER_OP == (cls & BUFPOOL_CLASS_USER_OP)) {
         const size_t rsg_from = 512 * 1024;
-        const size_t from = 2 == ranks ? settings->nbc_chain_from : 0;
+        const size_t from = 2 == ranks && !han_reduce ? settings->nbc_chain_from : 0;
         if (SIZE_MAX != from) {
             n = bufpool_sizemap_guard(map, n, from, SIZE_MAX);
         }
         if (from < rsg_from) {
-            n = bufpool_sizemap_serve_range(map, n, from, rsg_from - 1, &nbc_reduce_tree);
+            n = bufpool_sizemap_serve_range(map, n, from, rsg_from - 1,
+                                            han_reduce ? &han_reduce_tree : &nbc_reduce_tree);
         }
         if (SIZE_MAX != from) {
             n = bufpool_sizemap_serve_range(map, n, from > rsg_from ? from : rsg_from, SIZE_MAX,
-                                            &nbc_reduce_rsg);
+                                            han_reduce ? &han_reduce_rsg : &nbc_reduce_rsg);
         }
     }
     return n;
@@ -417,7 +430,7 @@ static guard_settings_t guard_settings_read(const mca_coll_bufpool_module_t *mod
 {
     return (guard_settings_t){.nbc_chain_from = nbc_reduce_chain_from(),
                               .tuned_ring_anywhere = tuned_ring_allreduce_anywhere(),
-                              .prev_allreduce_han = module->prev_allreduce_han};
+                              .prev_han = module->prev_han};
 }
 
 /* Whether two size maps give every byte count the same choice. */
@@ -474,7 +487,7 @@ typedef struct bufpool_mapset {
     int32_t refs;
     /* The shape. */
     int ranks, hosts, max_ppn;
-    bool prev_allreduce_han;
+    unsigned prev_han;
     int forced[BUFPOOL_NCOLLS];
     /* The maps: mem + offset[form][coll][class] (of the class it uses). */
     bufpool_range_t *mem;
@@ -484,8 +497,7 @@ typedef struct bufpool_mapset {
 static bool mapset_fits(const bufpool_mapset_t *set, const mca_coll_bufpool_module_t *module)
 {
     return set->ranks == module->ranks && set->hosts == module->hosts &&
-           set->max_ppn == module->max_ppn &&
-           set->prev_allreduce_han == module->prev_allreduce_han &&
+           set->max_ppn == module->max_ppn && set->prev_han == module->prev_han &&
            0 == memcmp(set->forced, module->forced, sizeof(set->forced));
 }
 
@@ -583,7 +595,7 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
     set->ranks = module->ranks;
     set->hosts = module->hosts;
     set->max_ppn = module->max_ppn;
-    set->prev_allreduce_han = module->prev_allreduce_han;
+    set->prev_han = module->prev_han;
     memcpy(set->forced, module->forced, sizeof(set->forced));
     for (int id = 0, picked = 0; id < BUFPOOL_NCOLLS; id++) {
         rows_of[id] = rows + picked;

@@ -32,14 +32,16 @@
 # (verified 2026-12-01, 4.1.4).
 # Across hosts (test/multihost/suite.sh sets BUFPOOL_TEST_NPS): with every
 # allreduce and reduce handed back, every result right, whatever is below
-# (tuned on Open MPI 4.1; on 5.0 and 6.0 han, whose allreduce reduces
-# between hosts with libnbc's nonblocking reduce: guarded at every size).
+# (tuned on Open MPI 4.1; on 5.0 and 6.0 han, whose allreduce and reduce
+# reduce between hosts with libnbc's nonblocking reduce: guarded at every
+# size), blocking MPI_Reduce too (--blocking).
 set -u
 . "$top_srcdir/test/mpi/handback-run.sh"
 status=0
 if [ -n "${BUFPOOL_TEST_NPS:-}" ]; then
     handback_run allreduce "$BUFPOOL_TEST_NPS" test_coll_reduce_guard --allreduce || status=1
     handback_run reduce "$BUFPOOL_TEST_NPS" test_coll_reduce_guard || status=1
+    handback_run reduce "$BUFPOOL_TEST_NPS" test_coll_reduce_guard --blocking || status=1
     exit $status
 fi
 handback_run reduce "2 3 4 5" test_coll_reduce_guard --expect-guard=65536 || status=1

@@ -32,6 +32,8 @@
  *     (coll_bufpool_node_warmup_calls): their fallback counters do not
  *     move across any one of them.
  *
+ * With --blocking first, the same checks of blocking MPI_Reduce (no
+ * counts: for runs across hosts, where han's reduce is below bufpool).
  * With --allreduce first, the same for blocking MPI_Allreduce of the user
  * operation, every rank's result checked, in place or not: tuned's ring
  * and segmented ring allreduce make the same mistake, so bufpool serves
@@ -386,7 +388,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     const bool allreduce = argc > 1 && 0 == strcmp(argv[1], "--allreduce");
-    if (allreduce) {
+    const bool blocking = argc > 1 && 0 == strcmp(argv[1], "--blocking");
+    if (allreduce || blocking) {
         argc--;
         argv++;
     }
@@ -406,7 +409,8 @@ int main(int argc, char **argv)
     unsigned long long guard_from = 0;
     const bool guard_all = allreduce && NULL != value && 0 == strcmp(value, "=all");
     bool usage = argc > 2 || (argc > 1 && NULL == value) ||
-                 (allreduce && NULL != value && '\0' != value[0] && !guard_all);
+                 (allreduce && NULL != value && '\0' != value[0] && !guard_all) ||
+                 (blocking && NULL != value);
     if (NULL != value && '=' == value[0] && !guard_all) {
         char *end;
         guard_from = 0 == strcmp(value + 1, "never") ? ULLONG_MAX : strtoull(value + 1, &end, 10);
@@ -417,7 +421,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: test_coll_reduce_guard [--expect-guard[=BYTES|never] | "
                             "--never-handed-back[=BYTES]]\n"
                             "       test_coll_reduce_guard --allreduce [--expect-guard[=all] | "
-                            "--never-handed-back[=all]]\n");
+                            "--never-handed-back[=all]]\n"
+                            "       test_coll_reduce_guard --blocking\n");
         }
         MPI_Finalize();
         return 2;
@@ -475,8 +480,11 @@ int main(int argc, char **argv)
                 }
                 for (int form = 0; form < 4; form++) {
                     /* Nonblocking or persistent, the root's input in
-                     * place or not. */
+                     * place or not; --blocking: MPI_Reduce instead. */
                     const bool persistent = form & 1, in_place = form & 2;
+                    if (blocking && persistent) {
+                        continue;
+                    }
                     const bool root_in_place = in_place && rank == root;
                     buffer_t s, r;
                     if (!buffer_make(&s, lay, count) || !buffer_make(&r, lay, count)) {
@@ -485,8 +493,10 @@ int main(int argc, char **argv)
                     }
                     char what[160];
                     snprintf(what, sizeof(what), "%s %s of %zu x %s, root %d%s",
-                             persistent ? "MPI_Reduce_init" : "MPI_Ireduce", "user sum", count,
-                             lay->name, root, in_place ? " in place" : "");
+                             persistent ? "MPI_Reduce_init"
+                             : blocking ? "MPI_Reduce"
+                                        : "MPI_Ireduce",
+                             "user sum", count, lay->name, root, in_place ? " in place" : "");
                     void *sbuf = root_in_place ? MPI_IN_PLACE : s.origin;
                     MPI_Request req;
                     const int starts = persistent ? 2 : 1;
@@ -500,11 +510,16 @@ int main(int argc, char **argv)
                         fill(root_in_place ? &r : &s, lay, count, rank, start);
                         if (persistent) {
                             MPI_Start(&req);
+                        } else if (blocking) {
+                            MPI_Reduce(sbuf, r.origin, (int)count, lay->type, op, root,
+                                       MPI_COMM_WORLD);
                         } else {
                             MPI_Ireduce(sbuf, r.origin, (int)count, lay->type, op, root,
                                         MPI_COMM_WORLD, &req);
                         }
-                        MPI_Wait(&req, MPI_STATUS_IGNORE);
+                        if (!blocking) {
+                            MPI_Wait(&req, MPI_STATUS_IGNORE);
+                        }
                         /* In place the send buffer is nobody's to write. */
                         check_untouched(&s, lay, count, root_in_place, what);
                         if (rank == root) {
