@@ -301,21 +301,16 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks,
     static const bufpool_choice_t ring_rd =
         GUARD_CHOICE(BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING, ring_note);
     static const bufpool_choice_t ring_rsag = GUARD_CHOICE(BUFPOOL_ALLREDUCE_RSAG, ring_note);
+    /* han's allreduce and reduce both reduce between hosts that way. */
     static const char han_note[] =
-        "served: han's allreduce reduces between hosts with libnbc's nonblocking reduce, which "
-        "writes past its temporary buffer for a user-defined commutative operation when the "
-        "datatype's data does not start at its origin (docs/reliability.md)";
+        "served: han reduces between hosts with libnbc's nonblocking reduce, which writes past "
+        "its temporary buffer for a user-defined commutative operation when the datatype's data "
+        "does not start at its origin (docs/reliability.md)";
     static const bufpool_choice_t han_rd =
         GUARD_CHOICE(BUFPOOL_ALLREDUCE_RECURSIVE_DOUBLING, han_note);
     static const bufpool_choice_t han_rsag = GUARD_CHOICE(BUFPOOL_ALLREDUCE_RSAG, han_note);
-    static const char han_reduce_note[] =
-        "served: han's reduce reduces between hosts with libnbc's nonblocking reduce, which "
-        "writes past its temporary buffer for a user-defined commutative operation when the "
-        "datatype's data does not start at its origin (docs/reliability.md)";
-    static const bufpool_choice_t han_reduce_tree =
-        GUARD_CHOICE(BUFPOOL_REDUCE_BINARY, han_reduce_note);
-    static const bufpool_choice_t han_reduce_rsg =
-        GUARD_CHOICE(BUFPOOL_REDUCE_RSG, han_reduce_note);
+    static const bufpool_choice_t han_reduce_tree = GUARD_CHOICE(BUFPOOL_REDUCE_BINARY, han_note);
+    static const bufpool_choice_t han_reduce_rsg = GUARD_CHOICE(BUFPOOL_REDUCE_RSG, han_note);
     /* The ranges it guards are marked first, those a row gives to bufpool
      * included, so that nothing hands their calls back later (a node
      * row's warm-up calls, bufpool_enter); then it serves those the rules
