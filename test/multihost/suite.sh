@@ -133,7 +133,7 @@ if [ $mode = quick ]; then
     run 2 2,2 node 4 coll_reduce.sh "--colls=allreduce --expect-bufpool --expect-node" "$hiernode"
     run 2 3,1 slot 4 coll_reduce.sh "--colls=allreduce --expect-bufpool --smoke" "$hiernode"
     # The guards across hosts, every allreduce and reduce handed back (on
-    # 5.0 and 6.0 to han: its allreduce guarded at every size).
+    # 5.0 and 6.0 to han: its allreduce and reduce guarded at every size).
     run 2 2,2 slot 4 coll_reduce_guard.sh
 else
     for spec in 2:3,1 3:2,2,1 4:1,1,1,1; do
