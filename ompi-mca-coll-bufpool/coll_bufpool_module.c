@@ -25,6 +25,7 @@ static void bufpool_module_construct(mca_coll_bufpool_module_t *module)
     memset(module->fallbacks, 0, sizeof(module->fallbacks));
     module->node_row_calls = 0;
     module->next_module = module->prev_module = NULL;
+    module->prev_han = 0; /* enable sets its bits */
     for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
         module->forced[id] = COMPONENT->coll[id].algorithm;
     }
