@@ -54,6 +54,11 @@ static int in_node_segment(uintptr_t address)
     return found;
 }
 
+/* The function interposed: libucs's own is found with dlsym at the first
+ * call.  (Declared for -Wmissing-prototypes: no UCX header is needed.) */
+ucs_status_t ucs_rcache_get(void *rcache, void *address, size_t length, int prot, void *arg,
+                            region_head_t **region_p);
+
 ucs_status_t ucs_rcache_get(void *rcache, void *address, size_t length, int prot, void *arg,
                             region_head_t **region_p)
 {
