@@ -271,8 +271,8 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
 
 /* What the guards know of the modules below: this process's settings for
  * Open MPI's own components, read once per new shape's maps
- * (guard_settings_read), and whether the communicator's allreduce goes to
- * han (part of the shape). */
+ * (guard_settings_read), and which of the communicator's collectives go to
+ * han (a bit each; part of the shape). */
 typedef struct guard_settings {
     size_t nbc_chain_from;    /* nbc_reduce_chain_from */
     bool tuned_ring_anywhere; /* tuned_ring_allreduce_anywhere */
