@@ -28,7 +28,8 @@
 #      tests (btl/ofi, pml/ucx, mtl/ofi: 5.0.10 is built with UCX and OFI),
 #      the resource limits (5000 communicators made and freed) and valgrind
 #      in full, then the differential fuzzer's CI form (coll_fuzz.sh, about
-#      45 s),
+#      45 s), and across 2 emulated hosts, where han is below bufpool, the
+#      guards and hier_node (test/multihost/suite.sh --guards, seconds),
 #   8. Open MPI 6.0.x: builds it once into ${BUFPOOL_OMPI6_PREFIX:-/opt/ompi6}
 #      (reused likewise; it runs on 5.0.10's PMIx and PRRTE, the 6.0.x
 #      tarball has no PRRTE), builds the project against it with -Werror and
@@ -238,7 +239,8 @@ if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ] && ompi_tarball 5.0.10 openmpi-5.0.10-src
      BUFPOOL_TEST_QUICK=1 make -C test -j"$jobs" check \
        TESTS="$ompi5_tests" &&
      make -C test check TESTS="$ompi_reliability" &&
-     make -C test check TESTS=fuzz/coll_fuzz.sh) ||
+     make -C test check TESTS=fuzz/coll_fuzz.sh &&
+     BUFPOOL_MH_MODE=guards make -C test check TESTS=multihost/suite.sh) ||
     { find "$root/ompi5/test" -name '*.log' -newer "$root/ompi5/config.status" \
         -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
       fail "Open MPI 5.0.10 tests"; }
@@ -259,8 +261,9 @@ if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.t
   # may be skipped (6.0 is built with UCX and libfabric, so the registrar
   # tests must run).
   ompi6_tests='mpi/coll_selftest.sh mpi/coll_algorithms.sh mpi/coll_reduce_guard.sh mpi/coll_own_block.sh mpi/coll_consistency.sh mpi/coll_nb_hazards.sh mpi/coll_node.sh mpi/coll_barrier.sh mpi/coll_sessions.sh mpi/coll_order.sh mpi/coll_rules.sh mpi/mpool_alloc_mem.sh mpi/bad_params.sh mpi/reg_transport.sh mpi/reg_registrars.sh'
-  # The result files of every test of the step, the fuzzer's included.
-  ompi6_results="$(echo "$ompi6_tests $ompi_reliability" | sed 's/\.sh/.trs/g') fuzz/coll_fuzz.trs"
+  # The result files of every test of the step, the fuzzer's and the
+  # multi-host guards' included.
+  ompi6_results="$(echo "$ompi6_tests $ompi_reliability" | sed 's/\.sh/.trs/g') fuzz/coll_fuzz.trs multihost/suite.trs"
   # shellcheck disable=SC2086 # one word per result file
   (cd "$root/ompi6" && "$top/configure" --enable-werror --with-ompi="$ompi6" >configure.out &&
      grep -A3 'Open MPI  ' configure.out && make -j"$jobs" >make.out &&
@@ -268,6 +271,7 @@ if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.t
      BUFPOOL_TEST_QUICK=1 make -C test -j"$jobs" check TESTS="$ompi6_tests" &&
      make -C test check TESTS="$ompi_reliability" &&
      make -C test check TESTS=fuzz/coll_fuzz.sh &&
+     BUFPOOL_MH_MODE=guards make -C test check TESTS=multihost/suite.sh &&
      if (cd test && grep -l ':test-result: SKIP' $ompi6_results); then
        echo "check-all: the tests above were skipped on Open MPI 6.0.x"; false
      fi) ||

@@ -32,8 +32,12 @@
  *     (coll_bufpool_node_warmup_calls): their fallback counters do not
  *     move across any one of them.
  *
- * With --blocking first, the same checks of blocking MPI_Reduce (no
- * counts: for runs across hosts, where han's reduce is below bufpool).
+ * With --blocking first, the same checks of blocking MPI_Reduce, for runs
+ * across hosts, where han's reduce is below bufpool (Open MPI 5.0 and
+ * 6.0): --expect-guard (no FROM) that bufpool served every call of the
+ * user operation as guarded (coll_bufpool_reduce_calls and
+ * coll_bufpool_guarded_calls grew by the number made) and handed back
+ * none (coll_bufpool_reduce_fallbacks unchanged).
  * With --allreduce first, the same for blocking MPI_Allreduce of the user
  * operation, every rank's result checked, in place or not: tuned's ring
  * and segmented ring allreduce make the same mistake, so bufpool serves
@@ -410,7 +414,7 @@ int main(int argc, char **argv)
     const bool guard_all = allreduce && NULL != value && 0 == strcmp(value, "=all");
     bool usage = argc > 2 || (argc > 1 && NULL == value) ||
                  (allreduce && NULL != value && '\0' != value[0] && !guard_all) ||
-                 (blocking && NULL != value);
+                 (blocking && (never_handed_back || (NULL != value && '\0' != value[0])));
     if (NULL != value && '=' == value[0] && !guard_all) {
         char *end;
         guard_from = 0 == strcmp(value + 1, "never") ? ULLONG_MAX : strtoull(value + 1, &end, 10);
@@ -422,7 +426,7 @@ int main(int argc, char **argv)
                             "--never-handed-back[=BYTES]]\n"
                             "       test_coll_reduce_guard --allreduce [--expect-guard[=all] | "
                             "--never-handed-back[=all]]\n"
-                            "       test_coll_reduce_guard --blocking\n");
+                            "       test_coll_reduce_guard --blocking [--expect-guard]\n");
         }
         MPI_Finalize();
         return 2;
@@ -444,10 +448,10 @@ int main(int argc, char **argv)
         unsigned long long served = 0, handed = 0;
         allreduce_cases(rank, p, op, never_handed_back, guard_all, &served, &handed);
         if (expect_guard) {
-            expect_growth("coll_bufpool_guarded_calls",
-                          pvar("coll_bufpool_guarded_calls") - guarded0, served,
-                          guard_all ? "every call of the user operation (tuned's ring forced)"
-                                    : "the calls of the user operation in tuned's ring bands");
+            expect_growth(
+                "coll_bufpool_guarded_calls", pvar("coll_bufpool_guarded_calls") - guarded0, served,
+                guard_all ? "every call of the user operation (tuned's ring forced, or han below)"
+                          : "the calls of the user operation in tuned's ring bands");
             expect_growth("coll_bufpool_allreduce_calls",
                           pvar("coll_bufpool_allreduce_calls") - calls0, served,
                           "the rules hand every call back: only the guarded ones are served");
@@ -463,7 +467,11 @@ int main(int argc, char **argv)
      * data: 8191 and 8192 elements of 8 bytes). */
     const size_t counts[] = {(size_t)p, 1000, 5000, 8191, 8192, 40000, 100000};
     unsigned long long served = 0, handed = 0;
-    const unsigned long long calls0 = expect_guard ? pvar("coll_bufpool_ireduce_calls") : 0;
+    const unsigned long long calls0 =
+        expect_guard ? pvar(blocking ? "coll_bufpool_reduce_calls" : "coll_bufpool_ireduce_calls")
+                     : 0;
+    const unsigned long long blocking_back0 =
+        expect_guard && blocking ? pvar("coll_bufpool_reduce_fallbacks") : 0;
     const unsigned long long inits0 = expect_guard ? pvar("coll_bufpool_reduce_init_calls") : 0;
     const unsigned long long back0 = expect_guard ? pvar("coll_bufpool_ireduce_fallbacks") : 0;
     const unsigned long long init_back0 =
@@ -570,7 +578,15 @@ int main(int argc, char **argv)
         handed++;
     }
     const unsigned long long unguarded = handed_inits + handed - (unsigned long long)p;
-    if (expect_guard) {
+    if (expect_guard && blocking) {
+        expect_growth("coll_bufpool_guarded_calls", pvar("coll_bufpool_guarded_calls") - guarded0,
+                      served, "every MPI_Reduce of the user operation (han below bufpool)");
+        expect_growth("coll_bufpool_reduce_calls", pvar("coll_bufpool_reduce_calls") - calls0,
+                      served, "the rules hand every call back: only the guarded ones are served");
+        expect_growth("coll_bufpool_reduce_fallbacks",
+                      pvar("coll_bufpool_reduce_fallbacks") - blocking_back0, 0,
+                      "no MPI_Reduce of the user operation goes to han");
+    } else if (expect_guard) {
         const unsigned long long calls = pvar("coll_bufpool_ireduce_calls") - calls0;
         const unsigned long long inits = pvar("coll_bufpool_reduce_init_calls") - inits0;
         const unsigned long long back = pvar("coll_bufpool_ireduce_fallbacks") - back0;
