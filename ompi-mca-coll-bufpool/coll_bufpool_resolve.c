@@ -270,9 +270,12 @@ static void print_maps(const mca_coll_bufpool_module_t *module, struct ompi_comm
     }
 
 /* What the guards know of the modules below: this process's settings for
- * Open MPI's own components, read once per new shape's maps
+ * Open MPI's own components, read at every communicator's enable
  * (guard_settings_read), and which of the communicator's collectives go to
- * han (a bit each; part of the shape). */
+ * han (a bit each).  All part of the shape whose maps a communicator
+ * shares: tuned reads its forced algorithms again for each new
+ * communicator, so a setting written through MPI_T after MPI_Init reaches
+ * the communicators made after it, in tuned and in the guards alike. */
 typedef struct guard_settings {
     size_t nbc_chain_from;    /* nbc_reduce_chain_from */
     bool tuned_ring_anywhere; /* tuned_ring_allreduce_anywhere */
@@ -373,8 +376,9 @@ static size_t guard_map(bufpool_coll_id_t id, int form, int cls, int ranks,
  * their libnbc's choices differ too (chain on one rank, binomial on the
  * other), which stock Open MPI does not survive either: wherever libnbc's
  * choices agree, so do bufpool's.  Without the variable (libnbc not
- * loaded, another release): every size.  Read whenever the maps of a new
- * shape are made. */
+ * loaded, another release): every size.  Read at every communicator's
+ * enable (libnbc reads it at every call: a communicator made before an
+ * MPI_T write keeps the guard of the setting before it). */
 static size_t nbc_reduce_chain_from(void)
 {
     const int idx = mca_base_var_find("ompi", "coll", "libnbc", "ireduce_algorithm");
@@ -482,17 +486,20 @@ typedef struct bufpool_mapset {
     int32_t refs;
     /* The shape. */
     int ranks, hosts, max_ppn;
-    unsigned prev_han;
+    guard_settings_t guards;
     int forced[BUFPOOL_NCOLLS];
     /* The maps: mem + offset[form][coll][class] (of the class it uses). */
     bufpool_range_t *mem;
     size_t offset[BUFPOOL_NFORMS][BUFPOOL_NCOLLS][BUFPOOL_NCLASSES];
 } bufpool_mapset_t;
 
-static bool mapset_fits(const bufpool_mapset_t *set, const mca_coll_bufpool_module_t *module)
+static bool mapset_fits(const bufpool_mapset_t *set, const mca_coll_bufpool_module_t *module,
+                        const guard_settings_t *guards)
 {
     return set->ranks == module->ranks && set->hosts == module->hosts &&
-           set->max_ppn == module->max_ppn && set->prev_han == module->prev_han &&
+           set->max_ppn == module->max_ppn && set->guards.prev_han == guards->prev_han &&
+           set->guards.nbc_chain_from == guards->nbc_chain_from &&
+           set->guards.tuned_ring_anywhere == guards->tuned_ring_anywhere &&
            0 == memcmp(set->forced, module->forced, sizeof(set->forced));
 }
 
@@ -572,7 +579,8 @@ static const bufpool_range_t single_process_range = {
 /* The maps of the module's shape, made from the rules: NULL when memory is
  * short. */
 static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
-                                     const mca_coll_bufpool_component_t *component)
+                                     const mca_coll_bufpool_component_t *component,
+                                     const guard_settings_t *guards)
 {
     const bufpool_rules_t *rules = &component->rules;
     const bufpool_tuning_t *tuning = &component->tuning;
@@ -590,7 +598,7 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
     set->ranks = module->ranks;
     set->hosts = module->hosts;
     set->max_ppn = module->max_ppn;
-    set->prev_han = module->prev_han;
+    set->guards = *guards;
     memcpy(set->forced, module->forced, sizeof(set->forced));
     for (int id = 0, picked = 0; id < BUFPOOL_NCOLLS; id++) {
         rows_of[id] = rows + picked;
@@ -606,7 +614,6 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
      * megabytes to map and unmap at every communicator. */
     size_t used = 0, room = 256;
     bufpool_range_t *map = malloc((BUFPOOL_MAP_RANGES(most) + BUFPOOL_GUARD_RANGES) * sizeof(*map));
-    const guard_settings_t guard_settings = guard_settings_read(module);
     bufpool_range_t *all = malloc(room * sizeof(*all));
     int rc = NULL == map || NULL == all ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
     for (int form = 0; form < BUFPOOL_NFORMS && OMPI_SUCCESS == rc; form++) {
@@ -626,7 +633,7 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
                     const bufpool_shape_t shape = shape_of(module, form, id, cls);
                     n = bufpool_sizemap_build_rows(rows_of[id], nrows_of[id], (bufpool_coll_id_t)id,
                                                    &shape, tuning->min_size, forced, note, map);
-                    n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, &guard_settings,
+                    n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, guards,
                                   map, n);
                 }
                 /* Rows rarely name a form or a class that only a guard
@@ -668,12 +675,15 @@ static bufpool_mapset_t *mapset_get(const mca_coll_bufpool_module_t *module,
                                     mca_coll_bufpool_component_t *component)
 {
     OPAL_THREAD_LOCK(&component->mapsets_lock);
+    /* A few lookups by name per communicator, none per call; under the
+     * lock, as they were when only a new shape read them. */
+    const guard_settings_t guards = guard_settings_read(module);
     bufpool_mapset_t *set = component->mapsets;
-    while (NULL != set && !mapset_fits(set, module)) {
+    while (NULL != set && !mapset_fits(set, module, &guards)) {
         set = set->next;
     }
     if (NULL == set) {
-        set = mapset_make(module, component);
+        set = mapset_make(module, component, &guards);
         if (NULL != set) {
             set->refs = 1; /* the list's */
             set->next = component->mapsets;

@@ -80,6 +80,13 @@ for tuned in "coll_tuned_allreduce_algorithm 4" "coll_tuned_allreduce_algorithm 
         handback_run allreduce "2 4" test_coll_reduce_guard --allreduce --expect-guard=all || status=1
 done
 rm -f "$tuned_rules"
+# The same ring forced through MPI_T after MPI_Init: tuned reads its forced
+# algorithms again for each new communicator, and the guards must too (a
+# communicator of a shape seen before shared the earlier maps until
+# 2026-12-01, and the run below crashed with double free or corruption).
+BUFPOOL_TEST_MCA="--mca coll_tuned_use_dynamic_rules 1 ${BUFPOOL_TEST_MCA:-}" \
+    handback_run allreduce "2 4" test_coll_reduce_guard \
+    --mpit-set=coll_tuned_allreduce_algorithm=4 --allreduce --expect-guard=all || status=1
 for np in 2 3 4; do
     BUFPOOL_TEST_MCA="--mca coll_bufpool_node_warmup_calls 128 ${BUFPOOL_TEST_MCA:-}" \
         sh "$top_srcdir/test/mpi/run-mpi-test.sh" "$np" \

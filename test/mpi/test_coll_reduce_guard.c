@@ -48,6 +48,13 @@
  * With =all (--allreduce --expect-guard=all, --never-handed-back=all):
  * every call of the user operation is guarded, for runs where tuned may
  * take a ring at any size (its algorithm forced, or a tuned rules file).
+ *
+ * --mpit-set=NAME=INT before everything else: after MPI_Init, write the
+ * integer control variable NAME through MPI_T, then run every collective
+ * on a duplicate of MPI_COMM_WORLD made after the write.  tuned reads its
+ * forced algorithms again for each new communicator, and so must the
+ * guards (coll_tuned_allreduce_algorithm=4 with
+ * coll_tuned_use_dynamic_rules on: --allreduce --expect-guard=all).
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -63,6 +70,10 @@
 
 #define GUARD_BYTES 64
 #define SENTINEL    0xA5
+
+/* Where the collectives run: MPI_COMM_WORLD, or its duplicate made after
+ * --mpit-set's write. */
+static MPI_Comm comm = MPI_COMM_WORLD;
 
 /* The datatypes: where element i's uint32 fields lie relative to the
  * buffer's origin. */
@@ -325,7 +336,7 @@ static void allreduce_cases(int rank, int p, MPI_Op op, bool never_handed_back, 
                 const unsigned long long back_before =
                     never_handed_back ? allreduce_handed_back() : 0;
                 MPI_Allreduce(in_place ? MPI_IN_PLACE : s.origin, r.origin, (int)count, lay->type,
-                              op, MPI_COMM_WORLD);
+                              op, comm);
                 check_untouched(&s, lay, count, in_place, what);
                 check_result(&r, lay, count, p, 0, what);
                 check_untouched(&r, lay, count, false, what);
@@ -346,7 +357,7 @@ static void allreduce_cases(int rank, int p, MPI_Op op, bool never_handed_back, 
     for (int i = 0; i < 1500; i++) {
         in[i] = value_of(rank, (size_t)i, 0, 0);
     }
-    MPI_Allreduce(in, out, 1500, MPI_UINT32_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(in, out, 1500, MPI_UINT32_T, MPI_SUM, comm);
     check_builtin_sum(out, 1500, p, "MPI_Allreduce of MPI_SUM: a wrong element");
     *handed += 1;
 }
@@ -367,6 +378,9 @@ static int finish(int rank, int p, MPI_Op *op, bool pvars, unsigned long long se
                p, served, unguarded, 0 == all ? "PASS" : "FAIL");
     }
     MPI_Op_free(op);
+    if (MPI_COMM_WORLD != comm) {
+        MPI_Comm_free(&comm);
+    }
     for (int l = 0; l < 2; l++) {
         MPI_Type_free(&layouts[l].type);
     }
@@ -385,12 +399,50 @@ static void expect_growth(const char *name, unsigned long long grew, unsigned lo
     }
 }
 
+/* --mpit-set=NAME=INT: the control variable NAME written through MPI_T
+ * (a whole-job setting: every rank writes it alike), then comm made anew.
+ * Exits the job where Open MPI refuses the write. */
+static void mpit_set(int rank, const char *setting)
+{
+    char name[128];
+    const char *eq = strchr(setting, '=');
+    char *end;
+    const long value = NULL == eq ? 0 : strtol(eq + 1, &end, 10);
+    if (NULL == eq || (size_t)(eq - setting) >= sizeof(name) || '\0' == eq[1] || '\0' != *end) {
+        if (0 == rank) {
+            fprintf(stderr, "test_coll_reduce_guard: --mpit-set=NAME=INT, not %s\n", setting);
+        }
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memcpy(name, setting, (size_t)(eq - setting));
+    name[eq - setting] = '\0';
+    int provided, index, count, rc;
+    MPI_T_cvar_handle handle;
+    const int v = (int)value;
+    if (MPI_SUCCESS != (rc = MPI_T_init_thread(MPI_THREAD_SINGLE, &provided)) ||
+        MPI_SUCCESS != (rc = MPI_T_cvar_get_index(name, &index)) ||
+        MPI_SUCCESS != (rc = MPI_T_cvar_handle_alloc(index, NULL, &handle, &count)) ||
+        MPI_SUCCESS != (rc = MPI_T_cvar_write(handle, &v))) {
+        fprintf(stderr, "test_coll_reduce_guard: rank %d: MPI_T could not write %s (error %d)\n",
+                rank, name, rc);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_T_cvar_handle_free(&handle);
+    MPI_T_finalize();
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
+    if (argc > 1 && 0 == strncmp(argv[1], "--mpit-set=", 11)) {
+        mpit_set(rank, argv[1] + 11);
+        argc--;
+        argv++;
+    }
     const bool allreduce = argc > 1 && 0 == strcmp(argv[1], "--allreduce");
     const bool blocking = argc > 1 && 0 == strcmp(argv[1], "--blocking");
     if (allreduce || blocking) {
@@ -426,7 +478,8 @@ int main(int argc, char **argv)
                             "--never-handed-back[=BYTES]]\n"
                             "       test_coll_reduce_guard --allreduce [--expect-guard[=all] | "
                             "--never-handed-back[=all]]\n"
-                            "       test_coll_reduce_guard --blocking [--expect-guard]\n");
+                            "       test_coll_reduce_guard --blocking [--expect-guard]\n"
+                            "       (each may start with --mpit-set=NAME=INT)\n");
         }
         MPI_Finalize();
         return 2;
@@ -511,19 +564,18 @@ int main(int argc, char **argv)
                     const unsigned long long back_before = never_handed_back ? handed_back() : 0;
                     if (persistent) {
                         PCOLL_INIT(Reduce)
-                        (sbuf, r.origin, (int)count, lay->type, op, root, MPI_COMM_WORLD,
-                         MPI_INFO_NULL, &req);
+                        (sbuf, r.origin, (int)count, lay->type, op, root, comm, MPI_INFO_NULL,
+                         &req);
                     }
                     for (int start = 0; start < starts; start++) {
                         fill(root_in_place ? &r : &s, lay, count, rank, start);
                         if (persistent) {
                             MPI_Start(&req);
                         } else if (blocking) {
-                            MPI_Reduce(sbuf, r.origin, (int)count, lay->type, op, root,
-                                       MPI_COMM_WORLD);
+                            MPI_Reduce(sbuf, r.origin, (int)count, lay->type, op, root, comm);
                         } else {
-                            MPI_Ireduce(sbuf, r.origin, (int)count, lay->type, op, root,
-                                        MPI_COMM_WORLD, &req);
+                            MPI_Ireduce(sbuf, r.origin, (int)count, lay->type, op, root, comm,
+                                        &req);
                         }
                         if (!blocking) {
                             MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -570,7 +622,7 @@ int main(int argc, char **argv)
             in[i] = value_of(rank, (size_t)i, 0, 0);
         }
         MPI_Request req;
-        MPI_Ireduce(in, out, 1000, MPI_UINT32_T, MPI_SUM, root, MPI_COMM_WORLD, &req);
+        MPI_Ireduce(in, out, 1000, MPI_UINT32_T, MPI_SUM, root, comm, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         if (rank == root) {
             check_builtin_sum(out, 1000, p, "MPI_Ireduce of MPI_SUM: a wrong element");
