@@ -633,8 +633,7 @@ static bufpool_mapset_t *mapset_make(const mca_coll_bufpool_module_t *module,
                     const bufpool_shape_t shape = shape_of(module, form, id, cls);
                     n = bufpool_sizemap_build_rows(rows_of[id], nrows_of[id], (bufpool_coll_id_t)id,
                                                    &shape, tuning->min_size, forced, note, map);
-                    n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, guards,
-                                  map, n);
+                    n = guard_map((bufpool_coll_id_t)id, form, cls, module->ranks, guards, map, n);
                 }
                 /* Rows rarely name a form or a class that only a guard
                  * tells apart: a map equal to one already kept is shared. */
