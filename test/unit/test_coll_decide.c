@@ -563,6 +563,12 @@ static void test_measured_rows(void)
     UNIT_CHECK_EQ_U64(ON(reduce, 16, 1, 128 * K - 4), P);
     UNIT_CHECK_EQ_U64(ON(reduce, 8, 1, 128 * K), BUFPOOL_REDUCE_BINARY);
     UNIT_CHECK_EQ_U64(ON(reduce, 4, 1, 32 * K), BUFPOOL_REDUCE_BINARY);
+    /* 3-7 ranks on one host: binary but around 64 KiB (32K+1..128K-1),
+     * where p = 4 measured it above tuned on 16 cores. */
+    UNIT_CHECK_EQ_U64(ON(reduce, 4, 1, 32 * K + 4), P);
+    UNIT_CHECK_EQ_U64(ON(reduce, 7, 1, 64 * K), P);
+    UNIT_CHECK_EQ_U64(ON(reduce, 3, 1, 128 * K - 4), P);
+    UNIT_CHECK_EQ_U64(ON(reduce, 4, 1, 128 * K), BUFPOOL_REDUCE_BINARY);
     UNIT_CHECK_EQ_U64(ON(reduce, 16, 1, 256 * K), BUFPOOL_REDUCE_RSG);
     UNIT_CHECK_EQ_U64(ON(reduce, 4, 1, 256 * K), P);
     UNIT_CHECK_EQ_U64(alg_on(BUFPOOL_COLL_reduce, 16, 1, 256 * K, false), P);

@@ -412,6 +412,13 @@ static void test_default_form_rows(void)
     s.form = BUFPOOL_FORM_BLOCKING;
     UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_bcast, &s, 64 * M, 0, NULL).alg, P);
     UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_allreduce, &s, 2 * K, 0, NULL).alg, P);
+    /* reduce at 4 ranks on one host around 64 KiB: the blocking form goes
+     * back to tuned, MPI_Ireduce (0.81 x libnbc there) stays served. */
+    s = shape(4, 1, 4, true, false);
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_reduce, &s, 64 * K, 0, NULL).alg, P);
+    s.form = BUFPOOL_FORM_NONBLOCKING;
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_reduce, &s, 64 * K, 0, NULL).alg,
+                      BUFPOOL_REDUCE_BINARY);
 }
 
 /* Provenance directives: @source names a text once, @from gives it to the
