@@ -72,7 +72,7 @@ typedef struct {
     size_t segment_bytes;   /* counts around it are tested (segment boundaries) */
     unsigned comm_mask;     /* bit (1u << cc_comm_kind) */
     unsigned coll_mask;     /* bit (1u << cc_coll) */
-    bool expect_bufpool;    /* require coll_bufpool_<coll>_calls to grow */
+    int expect_bufpool;     /* 1: require coll_bufpool_<coll>_calls to grow; 2: to stay */
     int expect_node;        /* 1: node calls and no node fallbacks; 2: the
                              reverse (--expect-node=fallback); 3: both
                              (--expect-node=both); 0: no check */
@@ -133,8 +133,12 @@ typedef struct {
 } cc_comm;
 
 const char *cc_comm_kind_name(cc_comm_kind kind);
-/* Collective over MPI_COMM_WORLD; errors come back as codes.  cc_comm_make
- * gives the bare communicator (MPI_COMM_WORLD itself for CC_COMM_WORLD). */
+/* Abort with a FAIL line naming call and its error unless rc is
+ * MPI_SUCCESS (a communicator that could not be made). */
+void cc_comm_made(int rc, const char *call);
+/* Collective over MPI_COMM_WORLD; errors come back as codes (one that
+ * makes no communicator aborts: cc_comm_made).  cc_comm_make gives the
+ * bare communicator (MPI_COMM_WORLD itself for CC_COMM_WORLD). */
 MPI_Comm cc_comm_make(cc_comm_kind kind);
 void cc_comm_create(cc_comm_kind kind, cc_comm *out);
 /* Wraps an existing communicator (not freed by cc_comm_free when borrowed). */

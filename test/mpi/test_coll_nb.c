@@ -426,7 +426,7 @@ int main(int argc, char **argv)
             free_active(CC_FORM_NONBLOCKING);
             free_active(CC_FORM_PERSISTENT);
         }
-        if (cc_opts.expect_bufpool && cc_world_size > 1) {
+        if (1 == cc_opts.expect_bufpool && cc_world_size > 1) {
             unsigned long long peak = 0;
             enum pvar_status st = pvar_util_read("coll_bufpool_nb_tasks_peak", &peak);
             if (st != PVAR_OK) {

@@ -14,8 +14,11 @@
 #                       one on fails (FAULT_COUNT=-1);
 #   full (RELIABILITY_FULL=1): per phase, a single failure at every point
 #                       (at most 48, spread evenly), the same on rank 1 only
-#                       at the first 8, and persistent failures from the
-#                       first and the middle point.
+#                       (at most 16, spread evenly), and persistent failures
+#                       from the first and the middle point.
+# The class malloc (our components' own malloc, calloc, realloc, strdup,
+# ...) runs with FAULT_MALLOC=1, in a trace of its own.
+# FAULT_SWEEP_CLASSES="malloc mmap ..." runs only those classes.
 # Results: $RELIABILITY_RESULTS/fault_sweep.csv (one line per run) and a
 # table of injection points tried per class and outcome.
 set -u
@@ -35,6 +38,7 @@ echo "backend,class,phase,at,count,rank,calls,injected,outcome" >"$csv"
 # backend | classes | extra mpirun arguments
 configs='
 none|mmap munmap madvise pthread_create|
+none|malloc|-x FAULT_MALLOC=1
 pin|mlock munlock|
 ofi|fi_open fi_mr_reg|
 verbs|ibv_open ibv_reg_mr|-x FAULT_FAKE_VERBS=1
@@ -102,16 +106,34 @@ points() { # calls
     else
         awk -v c="$c" 'BEGIN { for (i = 0; i < 48; i++) print 1 + int(i * (c - 1) / 47) " 1 -1" }'
     fi
-    seq 1 "$((c < 8 ? c : 8))" | sed 's/$/ 1 1/'
+    # One rank alone: where the ranks' states part (a communicator's module
+    # made on one rank only), spread over the phase.
+    if [ "$c" -le 16 ]; then
+        seq 1 "$c" | sed 's/$/ 1 1/'
+    else
+        awk -v c="$c" 'BEGIN { for (i = 0; i < 16; i++) print 1 + int(i * (c - 1) / 15) " 1 1" }'
+    fi
     echo "1 -1 -1"
     [ "$c" -gt 1 ] && echo "$(((c + 1) / 2)) -1 -1"
     return 0
 }
 
+only=${FAULT_SWEEP_CLASSES:-}
 printf '%s\n' "$configs" | while IFS='|' read -r backend classes extra; do
     [ -n "$backend" ] || continue
-    trace="$logdir/trace-$backend.report"
-    tlog="$logdir/trace-$backend.log"
+    if [ -n "$only" ]; then
+        wanted=
+        for class in $classes; do
+            case " $only " in *" $class "*) wanted="$wanted $class" ;; esac
+        done
+        [ -n "$wanted" ] || continue
+        classes=$wanted
+    fi
+    # One trace per line of configs (backend none has two).
+    ttag="$backend-$(echo $classes | tr ' ' +)"
+    trace="$logdir/trace-$ttag.report"
+    tlog="$logdir/trace-$ttag.log"
+    rm -f "$trace"
     REL_MCA="$common_mca --mca mpool_regpar_reg_backend $backend $extra
         -x LD_PRELOAD=$rel_preload -x FAULT_REPORT=$trace --mca coll_bufpool_verbose 1" \
         rel_mpi 2 "$tlog" --rel-workload=mix --rel-expect-pool --rel-gc-wait=200
@@ -141,7 +163,7 @@ done
 # Full mode: bursts of mmap and madvise failures while 4 threads per rank run
 # collectives and MPI_Alloc_mem concurrently (the "threads" phase is the
 # whole run).
-if [ $rel_full = 1 ]; then
+if [ $rel_full = 1 ] && { [ -z "$only" ] || case " $only " in *" mmap "*) true ;; *) false ;; esac; }; then
     workload="--rel-workload=threads --rel-threads=4 --rel-epochs=3 --rel-epoch-ops=20"
     for at in 1 5 20 60 150; do
         one_run none mmap+madvise threads "$at" 3 -1 0 "-x MALLOC_ARENA_MAX=1"

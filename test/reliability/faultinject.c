@@ -13,7 +13,9 @@
  *                 mlock (mlock, mlock2, syscall(SYS_mlock[2])), munlock,
  *                 fi_open (fi_getinfo, fi_fabric), fi_mr_reg, ibv_open
  *                 (ibv_get_device_list, ibv_open_device, ibv_alloc_pd),
- *                 ibv_reg_mr (ibv_reg_mr, ibv_reg_mr_iova2), pthread_create
+ *                 ibv_reg_mr (ibv_reg_mr, ibv_reg_mr_iova2), pthread_create,
+ *                 malloc (malloc, calloc, realloc, strdup, strndup,
+ *                 posix_memalign, aligned_alloc; only with FAULT_MALLOC=1)
  *   FAULT_AT      the first failing call, 1-based, counting calls of the
  *                 selected classes together (default 1)
  *   FAULT_COUNT   consecutive failures (default 1; -1 = every later call)
@@ -26,6 +28,12 @@
  *                 "mca_mpool_regpar:mca_coll_bufpool")
  *   FAULT_REPORT  append one line per phase and class with the calls seen
  *                 and the failures injected to this file
+ *   FAULT_BACKTRACE=1  print the stack of every injected failure on stderr
+ *   FAULT_MALLOC=1  look at the allocations too (class malloc): every
+ *                 allocation of the process then pays a dladdr, so it is
+ *                 off unless asked for; without it the class is neither
+ *                 counted nor failed.  (Under AddressSanitizer, whose
+ *                 allocator comes first in LD_PRELOAD, nothing reaches it.)
  *   FAULT_FAKE_VERBS=1  answer our components' verbs calls with one fake
  *                 device ("fakeib0") whose registrations are bookkeeping
  *                 only, so that the verbs backend runs without hardware
@@ -43,6 +51,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -82,12 +91,13 @@ enum fault_class {
     FC_IBV_OPEN,
     FC_IBV_REG_MR,
     FC_PTHREAD_CREATE,
+    FC_MALLOC,
     FC_NCLASSES
 };
 
 static const char *const class_names[FC_NCLASSES] = {
-    "mmap",    "munmap",    "madvise",  "mlock",      "munlock",
-    "fi_open", "fi_mr_reg", "ibv_open", "ibv_reg_mr", "pthread_create",
+    "mmap",      "munmap",   "madvise",    "mlock",          "munlock", "fi_open",
+    "fi_mr_reg", "ibv_open", "ibv_reg_mr", "pthread_create", "malloc",
 };
 
 #define MAX_PHASES   16
@@ -104,11 +114,17 @@ static struct {
     bool any_phase;
     bool rank_selected;
     bool fake_verbs;
+    bool backtrace;
     int rank;
     char libs[MAX_LIBS][64];
     int nlibs;
     char report[512];
 } cfg = {.once = PTHREAD_ONCE_INIT};
+
+/* FAULT_MALLOC, once the configuration is loaded: until then (and without
+ * it) the allocation wrappers only pass the call on, since they may run
+ * inside load_config itself, which pthread_once would then wait for. */
+static atomic_bool malloc_watched;
 
 static struct {
     pthread_mutex_t lock; /* phase changes and reports */
@@ -174,6 +190,7 @@ static void load_config(void)
     long only = env_long("FAULT_RANK", -1);
     cfg.rank_selected = only < 0 || only == cfg.rank;
     cfg.fake_verbs = env_long("FAULT_FAKE_VERBS", 0) != 0;
+    cfg.backtrace = env_long("FAULT_BACKTRACE", 0) != 0;
     v = getenv("FAULT_LIBS");
     char libs[512];
     snprintf(libs, sizeof(libs), "%s", v && *v ? v : "mca_mpool_regpar:mca_coll_bufpool");
@@ -184,6 +201,9 @@ static void load_config(void)
     }
     v = getenv("FAULT_REPORT");
     snprintf(cfg.report, sizeof(cfg.report), "%s", v ? v : "");
+    /* Last: the allocation wrappers look at nothing before the rest is
+     * set (load_config's own calls may allocate). */
+    atomic_store(&malloc_watched, env_long("FAULT_MALLOC", 0) != 0);
 }
 
 static void ensure_config(void)
@@ -222,6 +242,19 @@ static bool call_fails(enum fault_class c)
         return false;
     }
     atomic_fetch_add(&state.injected[phase][c], 1);
+    if (cfg.backtrace) {
+        /* backtrace() may allocate the first time (it loads libgcc_s):
+         * those allocations are not ours, so they pass. */
+        void *frames[32];
+        const int n = backtrace(frames, 32);
+        char head[128];
+        const int len = snprintf(head, sizeof(head), "faultinject: rank %d: %s fails here:\n",
+                                 cfg.rank, class_names[c]);
+        if (len > 0 && write(STDERR_FILENO, head, (size_t)len) < 0) {
+            return true;
+        }
+        backtrace_symbols_fd(frames, n, STDERR_FILENO);
+    }
     return true;
 }
 
@@ -439,6 +472,106 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)
         return EAGAIN;
     }
     return real_pthread_create(thread, attr, start, arg);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Allocations (FAULT_MALLOC=1).  glibc's own entry points are called
+ * directly: dlsym may allocate, so it cannot find the next malloc from
+ * inside malloc.  A call is ours when its return address is in our objects
+ * (libc's strdup allocates from inside libc, so strdup and strndup are
+ * wrapped by name).  ensure_config runs from the library's constructor;
+ * a wrapper never calls it (see malloc_watched). */
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *ptr, size_t size);
+extern void *__libc_memalign(size_t align, size_t size);
+
+__attribute__((constructor)) static void faultinject_init(void)
+{
+    ensure_config();
+}
+
+#define OUR_ALLOCATION_FAILS()                                                                     \
+    (atomic_load_explicit(&malloc_watched, memory_order_relaxed) &&                                \
+     address_is_ours(__builtin_return_address(0)) && call_fails(FC_MALLOC))
+
+void *malloc(size_t size)
+{
+    if (OUR_ALLOCATION_FAILS()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __libc_malloc(size);
+}
+
+void *calloc(size_t n, size_t size)
+{
+    if (OUR_ALLOCATION_FAILS()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __libc_calloc(n, size);
+}
+
+void *realloc(void *ptr, size_t size)
+{
+    /* A failed realloc leaves ptr as it was, which the caller still owns. */
+    if (OUR_ALLOCATION_FAILS()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __libc_realloc(ptr, size);
+}
+
+int posix_memalign(void **out, size_t align, size_t size)
+{
+    if (OUR_ALLOCATION_FAILS()) {
+        return ENOMEM;
+    }
+    if (0 == align || 0 != (align & (align - 1)) || 0 != align % sizeof(void *)) {
+        return EINVAL;
+    }
+    void *p = __libc_memalign(align, size);
+    if (NULL == p) {
+        return ENOMEM;
+    }
+    *out = p;
+    return 0;
+}
+
+void *aligned_alloc(size_t align, size_t size)
+{
+    if (OUR_ALLOCATION_FAILS()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __libc_memalign(align, size);
+}
+
+char *strdup(const char *text)
+{
+    if (OUR_ALLOCATION_FAILS()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    const size_t n = strlen(text) + 1;
+    char *copy = __libc_malloc(n);
+    return NULL != copy ? memcpy(copy, text, n) : NULL;
+}
+
+char *strndup(const char *text, size_t most)
+{
+    if (OUR_ALLOCATION_FAILS()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    const size_t n = strnlen(text, most);
+    char *copy = __libc_malloc(n + 1);
+    if (NULL != copy) {
+        memcpy(copy, text, n);
+        copy[n] = '\0';
+    }
+    return copy;
 }
 
 /* ------------------------------------------------------------------------ */

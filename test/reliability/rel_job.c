@@ -457,18 +457,19 @@ static MPI_Comm churn_comm(long i)
     MPI_Comm c = MPI_COMM_NULL;
     switch (i % 4) {
         case 0:
-            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+            cc_comm_made(MPI_Comm_dup(MPI_COMM_WORLD, &c), "MPI_Comm_dup");
             break;
         case 1:
-            MPI_Comm_split(MPI_COMM_WORLD, cc_world_rank % 2, cc_world_rank, &c);
+            cc_comm_made(MPI_Comm_split(MPI_COMM_WORLD, cc_world_rank % 2, cc_world_rank, &c),
+                         "MPI_Comm_split");
             break;
         case 2:
-            MPI_Comm_split(MPI_COMM_WORLD, 0, -cc_world_rank, &c);
+            cc_comm_made(MPI_Comm_split(MPI_COMM_WORLD, 0, -cc_world_rank, &c), "MPI_Comm_split");
             break;
         default: {
             MPI_Group g;
             MPI_Comm_group(MPI_COMM_WORLD, &g);
-            MPI_Comm_create(MPI_COMM_WORLD, g, &c);
+            cc_comm_made(MPI_Comm_create(MPI_COMM_WORLD, g, &c), "MPI_Comm_create");
             MPI_Group_free(&g);
             break;
         }
