@@ -33,6 +33,7 @@
 #include BUFPOOL_OPAL_MUTEX_H
 
 #include "algorithms/coll_bufpool_own_block.h"
+#include "coll_bufpool_alike.h"
 #include "coll_bufpool_hosts.h"
 #include "algorithms/coll_bufpool_run.h"
 #include "decide/coll_bufpool_decide.h"
@@ -110,6 +111,10 @@ typedef struct mca_coll_bufpool_component {
     struct bufpool_mapset *mapsets;
     /* Each process's host, looked up once (bufpool_comm_host_ids). */
     bufpool_hosts_t hosts;
+    /* The digest of this process's settings and each peer's
+     * (coll_bufpool_alike.h): communicators whose members' differ keep
+     * the modules below. */
+    bufpool_alike_t alike;
     uint64_t retired_calls[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
     uint64_t retired_fallbacks[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
 
@@ -265,6 +270,9 @@ OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);
  * name is missing; -1 when out of memory.  O(p): each process's host name
  * is looked up once per job (coll_bufpool_hosts.h). */
 int bufpool_comm_host_ids(struct ompi_communicator_t *comm, int *host, int *max_ppn);
+/* Stop the job: an allocation for comm's module failed on this rank only
+ * (coll_bufpool_module.c says why). */
+void bufpool_abort_out_of_memory(struct ompi_communicator_t *comm, const char *what);
 
 /* The priority as currently set (it may change at run time). */
 int mca_coll_bufpool_priority(void);

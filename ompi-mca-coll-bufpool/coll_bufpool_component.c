@@ -547,6 +547,49 @@ static int bufpool_register(void)
     return OMPI_SUCCESS;
 }
 
+/* Parameters left out of the digest that says whether every rank is set
+ * up alike (coll_bufpool_alike.h): the messages' verbosity and
+ * node_flat_max (the communicator's rank 0's value counts on every rank)
+ * need not be the same; of the two files, what counts is the text each
+ * gave (bufpool_settings_check folds it), not where it was read: a copy
+ * at another path on another node is the same setting. */
+static const char *const per_process_params[] = {"verbose", "node_flat_max", "rules_file",
+                                                 "model_links_file"};
+
+static bool per_process(const char *name)
+{
+    for (size_t i = 0; i < sizeof(per_process_params) / sizeof(*per_process_params); i++) {
+        if (0 == strcmp(name, per_process_params[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* What this process's decisions follow from besides the files the
+ * settings read (bufpool_settings_check folds those): the build, Open
+ * MPI's version and every parameter's text as given.  Then published. */
+static void publish_settings_digest(void)
+{
+    bufpool_alike_t *alike = &COMPONENT->alike;
+    char text[64];
+    bufpool_alike_add(alike, "ompi-bufpool", BUFPOOL_PACKAGE_VERSION);
+    snprintf(text, sizeof(text), "%d.%d.%d", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+             OMPI_RELEASE_VERSION);
+    bufpool_alike_add(alike, "Open MPI", text);
+    for (size_t i = 0; i < sizeof(coll_params) / sizeof(coll_params[0]); i++) {
+        const coll_param_t *pm = &coll_params[i];
+        if (!per_process(pm->name)) {
+            bufpool_alike_add(alike, pm->name, *(char **)((char *)COMPONENT + pm->offset));
+        }
+    }
+    for (int id = 0; id < BUFPOOL_NCOLLS; id++) {
+        bufpool_alike_add(alike, bufpool_coll_names[id], COMPONENT->coll[id].enable_text);
+        bufpool_alike_add(alike, bufpool_coll_names[id], COMPONENT->coll[id].algorithm_text);
+    }
+    bufpool_alike_publish(alike);
+}
+
 static int bufpool_open(void)
 {
     OBJ_CONSTRUCT(&COMPONENT->lock, opal_mutex_t);
@@ -555,9 +598,11 @@ static int bufpool_open(void)
     OBJ_CONSTRUCT(&COMPONENT->mapsets_lock, opal_mutex_t);
     COMPONENT->mapsets = NULL;
     bufpool_hosts_init(&COMPONENT->hosts);
+    bufpool_alike_init(&COMPONENT->alike);
     memset(COMPONENT->retired_calls, 0, sizeof(COMPONENT->retired_calls));
     memset(COMPONENT->retired_fallbacks, 0, sizeof(COMPONENT->retired_fallbacks));
     bufpool_settings_check(COMPONENT);
+    publish_settings_digest();
     bufpool_scratch_open(COMPONENT->verbose);
     bufpool_nb_open();
     return OMPI_SUCCESS;
@@ -627,6 +672,7 @@ static int bufpool_close(void)
     bufpool_mapsets_close(COMPONENT);
     OBJ_DESTRUCT(&COMPONENT->mapsets_lock);
     bufpool_hosts_fini(&COMPONENT->hosts);
+    bufpool_alike_fini(&COMPONENT->alike);
     bufpool_settings_free(COMPONENT);
     return OMPI_SUCCESS;
 }

@@ -9,10 +9,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ompi/mca/coll/base/base.h"
 #include "opal/util/output.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/util/proc.h"
+
+#include "bufpool_params.h"
 
 #define COMPONENT (&mca_coll_bufpool_component)
 
@@ -114,6 +118,24 @@ int mca_coll_bufpool_init_query(bool enable_progress_threads, bool enable_mpi_th
     return OMPI_SUCCESS;
 }
 
+/* An allocation failed while this process made its module of comm.  The
+ * other ranks of comm, whose did not fail, will serve its collectives with
+ * bufpool's algorithms; a rank that went without would hang theirs or
+ * cross their messages, and no rank can tell the others.  So the job stops
+ * here, saying why, as it would at an MPI call that ran out of memory with
+ * MPI_ERRORS_ARE_FATAL.  (A communicator of one process has no one to
+ * disagree with: its callers do not come here.) */
+void bufpool_abort_out_of_memory(struct ompi_communicator_t *comm, const char *what)
+{
+    char host[64] = "";
+    (void)gethostname(host, sizeof(host) - 1);
+    bufpool_params_show(COMPONENT->params, "comm-out-of-memory",
+                        "coll_bufpool: out of memory on host %s (pid %d) making %s of "
+                        "communicator %s; aborting the job",
+                        host, (int)getpid(), what, comm->c_name);
+    ompi_mpi_abort(comm, OMPI_ERR_OUT_OF_RESOURCE);
+}
+
 int bufpool_comm_host_ids(struct ompi_communicator_t *comm, int *host, int *max_ppn)
 {
     const int p = ompi_comm_size(comm), nmap = COMPONENT->test_host_map_n;
@@ -184,6 +206,11 @@ static int bufpool_comm_hosts(struct ompi_communicator_t *comm, int *max_ppn)
     if (hosts > 0) {
         return hosts;
     }
+    if (hosts < 0) {
+        /* The others counted the hosts; locality alone would give this
+         * rank another max_ppn, and other decisions. */
+        bufpool_abort_out_of_memory(comm, "its hosts");
+    }
     *max_ppn = 0;
     for (int r = 0; r < p; r++) {
         if (!OPAL_PROC_ON_LOCAL_NODE(ompi_comm_peer_lookup(comm, r)->super.proc_flags)) {
@@ -200,6 +227,23 @@ static bool module_is_han(const mca_coll_base_module_t *module)
     const opal_class_t *cls = NULL != module ? module->super.obj_class : NULL;
     return NULL != cls && NULL != cls->cls_name &&
            0 == strcmp(cls->cls_name, "mca_coll_han_module_t");
+}
+
+/* A communicator whose processes are not set up alike, said once per
+ * process by the communicators' first ranks (every rank when verbose):
+ * a job of many ranks says it a few times, not once per rank. */
+static void say_not_alike(struct ompi_communicator_t *comm, const char *why)
+{
+    static int said;
+    if ((0 == ompi_comm_rank(comm) || COMPONENT->verbose >= 1) &&
+        0 == __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+        char host[64] = "";
+        (void)gethostname(host, sizeof(host) - 1);
+        bufpool_params_show(COMPONENT->params, "not-alike",
+                            "coll_bufpool: on host %s (pid %d), the processes of communicator %s "
+                            "are not set up alike: %s; bufpool stays out of it",
+                            host, (int)getpid(), comm->c_name, why);
+    }
 }
 
 /*
@@ -243,6 +287,17 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         }
         return OMPI_ERROR;
     }
+    char why[256];
+    if (!bufpool_alike_comm(&COMPONENT->alike, comm, why, sizeof(why))) {
+        /* Every member finds a difference (coll_bufpool_alike.h): all keep
+         * the modules below, as if bufpool were not loaded. */
+        opal_output_verbose(1, ompi_coll_base_framework.framework_output,
+                            "coll:bufpool: the processes of communicator %s are not set up "
+                            "alike (%s); bufpool disabled there",
+                            comm->c_name, why);
+        say_not_alike(comm, why);
+        return OMPI_ERROR;
+    }
     module->hosts = bufpool_comm_hosts(comm, &module->max_ppn);
 #define BUFPOOL_NOTE_HAN(name)                                                                     \
     if (module_is_han(module->prev_##name##_module)) {                                             \
@@ -252,9 +307,11 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
 #undef BUFPOOL_NOTE_HAN
     if (OMPI_SUCCESS != bufpool_module_resolve(module, comm, COMPONENT)) {
         opal_output_verbose(1, ompi_coll_base_framework.framework_output,
-                            "coll:bufpool: out of memory resolving the rules of communicator %s; "
-                            "bufpool disabled there",
+                            "coll:bufpool: out of memory resolving the rules of communicator %s",
                             comm->c_name);
+        if (ompi_comm_size(comm) > 1) {
+            bufpool_abort_out_of_memory(comm, "the size maps");
+        }
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     /* A collective the rules give wholly to the previous module here is
@@ -376,6 +433,9 @@ mca_coll_base_module_t *mca_coll_bufpool_comm_query(struct ompi_communicator_t *
 
     mca_coll_bufpool_module_t *module = OBJ_NEW(mca_coll_bufpool_module_t);
     if (NULL == module) {
+        if (ompi_comm_size(comm) > 1) {
+            bufpool_abort_out_of_memory(comm, "the module");
+        }
         return NULL;
     }
     module->super.coll_module_enable = bufpool_module_enable;

@@ -77,6 +77,10 @@ static void check_model_links(mca_coll_bufpool_component_t *component)
                 bufpool_params_bad(component->params, "model_links_file", path, err,
                                    "lines class:latency_us,bandwidth_GBps,reduce_GBps",
                                    "the default link table");
+            } else {
+                /* The table it gave: the ranks that read another file (or
+                 * none) decide otherwise across hosts. */
+                bufpool_alike_add_bytes(&component->alike, "model_links_file text", text, n);
             }
         }
     }
@@ -122,7 +126,7 @@ static char *read_rules_file(const char *path, size_t *len, char *why, size_t wh
  * left out whole: the job runs on the default rules. */
 static void load_rules(mca_coll_bufpool_component_t *component)
 {
-    char err[256];
+    char err[256] = "out of memory"; /* what bufpool_rules_append's failure means */
     bufpool_rules_t defaults;
     bufpool_rules_init(&component->rules);
     bufpool_rules_init(&defaults);
@@ -141,6 +145,10 @@ static void load_rules(mca_coll_bufpool_component_t *component)
             bufpool_params_bad(component->params, "rules_file", path, err,
                                "a rules file (docs/rules.md)", "the default rules");
             file_failed = true;
+        } else {
+            /* The rows it gave (a node whose copy differs, or that cannot
+             * read it, decides otherwise: coll_bufpool_alike.h). */
+            bufpool_alike_add_bytes(&component->alike, "rules_file text", text, len);
         }
         free(text);
     }
@@ -158,7 +166,13 @@ static void load_rules(mca_coll_bufpool_component_t *component)
                                      bufpool_default_rules_len, BUFPOOL_DEFAULT_RULES_NAME, err,
                                      sizeof(err)) ||
             0 != bufpool_rules_append(&component->rules, &defaults)) {
+            /* Only out of memory, in practice: the other ranks have these
+             * rows, and the digest says this process has not. */
             opal_output(0, "coll_bufpool: the default rules did not load (%s)", err);
+            bufpool_alike_add(&component->alike, "default rules", "not loaded");
+        } else {
+            bufpool_alike_add_bytes(&component->alike, "default rules", bufpool_default_rules_text,
+                                    bufpool_default_rules_len);
         }
     }
     bufpool_rules_free(&defaults);

@@ -11,6 +11,19 @@
 #      (coll_bufpool_test_host_map), where the default rows hand small
 #      alltoalls back on Open MPI >= 4.1.5 and serve them on <= 4.1.4
 #      (open-mpi/ompi#10488: MPI_ERR_IN_STATUS there before the fix).
+#   4. processes set up differently (coll_bufpool_alike.h), through
+#      test/mpi/rank-env.sh: a forced algorithm, a rules file or bufpool
+#      itself on one rank only.  bufpool must stay out of every
+#      communicator spanning them, on all ranks (--expect-bufpool=none on
+#      world, its duplicate and its reversed split; the halves of 4 ranks
+#      whose 2 ranks agree may use it), say so once, and every result must
+#      be right.  Without the digest the first, second and fourth cases
+#      hung (2026-12-02), as did a rank whose default rules failed to load
+#      (test/reliability/fault_sweep.sh, class malloc).
+#   5. the same setting given on one rank by the environment and on the
+#      others by mpirun, coll_bufpool_verbose on one rank only, and the
+#      same rules text at two paths: the same settings, so bufpool serves
+#      (--expect-bufpool).
 # Before the fix, the 2-process MPI_Ialltoall hung (run-mpi-test.sh's
 # timeout) and a user operation's frame of *len doubles crashed.
 set -u
@@ -33,6 +46,50 @@ for np in ${BUFPOOL_TEST_NPS:-2 3 4}; do
     run "$np" "--mca coll_bufpool_rules_default off --mca coll_bufpool_segment_size 64K" --case=all
 done
 run 16 "--mca coll_bufpool_test_host_map 0,0,0,0,0,0,0,0,1,1,1,1,1,1,1,1" --case=alltoall
+
+# 4 and 5: settings per rank.  The forced algorithms serve every call where
+# the settings agree, so --expect-bufpool holds there.
+rules=$(mktemp "${TMPDIR:-/tmp}/bufpool-alike.XXXXXX") || exit 1
+copy=$(mktemp "${TMPDIR:-/tmp}/bufpool-alike.XXXXXX") || exit 1
+trap 'rm -f "$rules" "$copy"' EXIT
+printf 'bufpool-rules 1\nallreduce alg=ring\n' >"$rules"
+cp "$rules" "$copy"
+forced="--mca coll_bufpool_allreduce_algorithm rsag --mca coll_bufpool_reduce_algorithm binary"
+apart() { # NP EXPECT 'RANK 0 SETTINGS' 'OTHER SETTINGS' [MCA]
+    np=$1 expect=$2 first=$3 rest=$4 mca=${5:-}
+    log=$(mktemp "${TMPDIR:-/tmp}/bufpool-alike-log.XXXXXX") || exit 1
+    BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $forced $mca" sh "$top_srcdir/test/mpi/run-mpi-test.sh" \
+        "$np" "$top_srcdir/test/mpi/rank-env.sh" "$first" "$rest" \
+        "$top_builddir/test/mpi/test_coll_reduce_family" --colls=allreduce,reduce --smoke \
+        --comms=world,dup,reversed "$expect" </dev/null >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    said=$(grep -c 'are not set up alike' "$log")
+    if [ $rc != 0 ]; then
+        status=1
+        failed="$failed
+  np=$np apart: rank 0 '$first', others '$rest' $mca"
+    elif [ "$expect" = --expect-bufpool=none ] && [ "$said" = 0 ]; then
+        status=1
+        failed="$failed
+  np=$np apart: rank 0 '$first', others '$rest': no 'not set up alike' message"
+    elif [ "$expect" = --expect-bufpool ] && [ "$said" != 0 ]; then
+        status=1
+        failed="$failed
+  np=$np alike: rank 0 '$first', others '$rest': said 'not set up alike'"
+    fi
+    rm -f "$log"
+}
+none=BUFPOOL_TEST_UNUSED=1
+apart 2 --expect-bufpool=none $none OMPI_MCA_coll_bufpool_allreduce_algorithm=previous
+apart 3 --expect-bufpool=none OMPI_MCA_coll_bufpool_reduce_algorithm=chain $none
+apart 2 --expect-bufpool=none $none "OMPI_MCA_coll_bufpool_rules_file=$rules"
+apart 3 --expect-bufpool=none $none OMPI_MCA_coll=^bufpool
+apart 2 --expect-bufpool OMPI_MCA_coll_bufpool_segment_size=64K $none \
+    "--mca coll_bufpool_segment_size 64K"
+apart 2 --expect-bufpool OMPI_MCA_coll_bufpool_verbose=1 $none
+apart 2 --expect-bufpool "OMPI_MCA_coll_bufpool_rules_file=$rules" \
+    "OMPI_MCA_coll_bufpool_rules_file=$copy"
 if [ $status != 0 ]; then
     echo "coll_consistency: failed runs:$failed"
 fi

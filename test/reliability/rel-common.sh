@@ -126,7 +126,10 @@ rel_require_components() {
 #               aborts): the limit left nothing to check with
 #   mpi_error   an MPI call returned an error code, which the program
 #               printed (then it aborted, or went on when the call was
-#               local, like MPI_Alloc_mem), and no result was wrong
+#               local, like MPI_Alloc_mem), and no result was wrong; or
+#               coll/bufpool stopped the job with its message that one
+#               rank ran out of memory making a communicator's module
+#               (the help topic comm-out-of-memory: the others would wait)
 #   other       anything else (counted as a failure)
 rel_outcome() {
     if grep -q 'run-mpi-test: TIMEOUT' "$2"; then
@@ -137,7 +140,7 @@ rel_outcome() {
         echo corruption
     elif grep -E -q 'collcheck: rank [0-9]+: out of memory' "$2"; then
         echo test_oom
-    elif grep -E -q 'returned error [0-9]+: ' "$2"; then
+    elif grep -E -q 'returned error [0-9]+: |coll_bufpool: out of memory on host .* while making' "$2"; then
         echo mpi_error
     elif [ "$1" -eq 0 ] && grep -q 'rel_job: PASS' "$2"; then
         echo correct
