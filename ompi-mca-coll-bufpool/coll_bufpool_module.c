@@ -125,6 +125,13 @@ int mca_coll_bufpool_init_query(bool enable_progress_threads, bool enable_mpi_th
  * here, saying why, as it would at an MPI call that ran out of memory with
  * MPI_ERRORS_ARE_FATAL.  (A communicator of one process has no one to
  * disagree with: its callers do not come here.) */
+/* The communicator's name for users' messages (one merged from an
+ * inter-communicator has none). */
+static const char *comm_label(const struct ompi_communicator_t *comm)
+{
+    return '\0' != comm->c_name[0] ? comm->c_name : "(unnamed)";
+}
+
 void bufpool_abort_out_of_memory(struct ompi_communicator_t *comm, const char *what)
 {
     char host[64] = "";
@@ -132,7 +139,7 @@ void bufpool_abort_out_of_memory(struct ompi_communicator_t *comm, const char *w
     bufpool_params_show(COMPONENT->params, "comm-out-of-memory",
                         "coll_bufpool: out of memory on host %s (pid %d) making %s of "
                         "communicator %s; aborting the job",
-                        host, (int)getpid(), what, comm->c_name);
+                        host, (int)getpid(), what, comm_label(comm));
     ompi_mpi_abort(comm, OMPI_ERR_OUT_OF_RESOURCE);
 }
 
@@ -242,7 +249,7 @@ static void say_not_alike(struct ompi_communicator_t *comm, const char *why)
         bufpool_params_show(COMPONENT->params, "not-alike",
                             "coll_bufpool: on host %s (pid %d), the processes of communicator %s "
                             "are not set up alike: %s; bufpool stays out of it",
-                            host, (int)getpid(), comm->c_name, why);
+                            host, (int)getpid(), comm_label(comm), why);
     }
 }
 

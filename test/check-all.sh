@@ -233,7 +233,7 @@ if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ] && ompi_tarball 5.0.10 openmpi-5.0.10-src
   step "Open MPI 5.0.10: -Werror build, MPI tests (quick) proving bufpool served the calls"
   mkdir -p "$root/ompi5"
   # One line: a backslash inside quotes would reach make as a test named '\'.
-  ompi5_tests='mpi/coll_selftest.sh mpi/coll_algorithms.sh mpi/coll_reduce_guard.sh mpi/coll_own_block.sh mpi/coll_consistency.sh mpi/coll_nb_hazards.sh mpi/coll_node.sh mpi/coll_barrier.sh mpi/coll_sessions.sh mpi/mpool_alloc_mem.sh mpi/reg_transport.sh mpi/reg_registrars.sh'
+  ompi5_tests='mpi/coll_selftest.sh mpi/coll_algorithms.sh mpi/coll_reduce_guard.sh mpi/coll_own_block.sh mpi/coll_consistency.sh mpi/coll_spawn.sh mpi/coll_nb_hazards.sh mpi/coll_node.sh mpi/coll_barrier.sh mpi/coll_sessions.sh mpi/mpool_alloc_mem.sh mpi/reg_transport.sh mpi/reg_registrars.sh'
   (cd "$root/ompi5" && "$top/configure" --enable-werror --with-ompi="$ompi5" >configure.out &&
      grep -A3 'Open MPI  ' configure.out && make -j"$jobs" >make.out &&
      BUFPOOL_TEST_QUICK=1 make -C test -j"$jobs" check \
@@ -260,7 +260,7 @@ if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.t
   # messages (coll_rules, bad_params: 6.0 no longer reads help files); none
   # may be skipped (6.0 is built with UCX and libfabric, so the registrar
   # tests must run).
-  ompi6_tests='mpi/coll_selftest.sh mpi/coll_algorithms.sh mpi/coll_reduce_guard.sh mpi/coll_own_block.sh mpi/coll_consistency.sh mpi/coll_nb_hazards.sh mpi/coll_node.sh mpi/coll_barrier.sh mpi/coll_sessions.sh mpi/coll_order.sh mpi/coll_rules.sh mpi/mpool_alloc_mem.sh mpi/bad_params.sh mpi/reg_transport.sh mpi/reg_registrars.sh'
+  ompi6_tests='mpi/coll_selftest.sh mpi/coll_algorithms.sh mpi/coll_reduce_guard.sh mpi/coll_own_block.sh mpi/coll_consistency.sh mpi/coll_spawn.sh mpi/coll_nb_hazards.sh mpi/coll_node.sh mpi/coll_barrier.sh mpi/coll_sessions.sh mpi/coll_order.sh mpi/coll_rules.sh mpi/mpool_alloc_mem.sh mpi/bad_params.sh mpi/reg_transport.sh mpi/reg_registrars.sh'
   # The result files of every test of the step, the fuzzer's and the
   # multi-host guards' included.
   ompi6_results="$(echo "$ompi6_tests $ompi_reliability" | sed 's/\.sh/.trs/g') fuzz/coll_fuzz.trs multihost/suite.trs"
