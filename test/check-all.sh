@@ -167,7 +167,7 @@ persist_out=$root/side-by-side-persist
 rm -rf "$persist_out"
 "$top/bench/run-side-by-side.sh" --quick --build-dir "$root/main" --no-build --out "$persist_out" \
   --np 2 --form persistent --collectives allreduce --max-size 64 --configs "bufpool default" \
-  --persist-cycles 20 >"$persist_out.log" 2>&1 || { tail -n 20 "$persist_out.log"; fail "side-by-side --form persistent"; }
+  --persist-cycles 40 >"$persist_out.log" 2>&1 || { tail -n 20 "$persist_out.log"; fail "side-by-side --form persistent"; }
 awk -F, '$4 == "VmSize (mapped)" && $2 == "bufpool" { b = $5 == 0 }
   $4 == "VmSize (mapped)" && $2 == "default" { d = $6 >= 524288 }
   END { exit !(b && d) }' "$persist_out/persist_mem.csv" ||
