@@ -416,9 +416,11 @@ static void test_default_form_rows(void)
      * back to tuned, MPI_Ireduce (0.81 x libnbc there) stays served. */
     s = shape(4, 1, 4, true, false);
     UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_reduce, &s, 64 * K, 0, NULL).alg, P);
+    UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_allgather, &s, 1 * M, 0, NULL).alg, P);
     s.form = BUFPOOL_FORM_NONBLOCKING;
     UNIT_CHECK_EQ_U64(bufpool_rules_choose(r, BUFPOOL_COLL_reduce, &s, 64 * K, 0, NULL).alg,
                       BUFPOOL_REDUCE_BINARY);
+    UNIT_CHECK(P != bufpool_rules_choose(r, BUFPOOL_COLL_allgather, &s, 1 * M, 0, NULL).alg);
 }
 
 /* Provenance directives: @source names a text once, @from gives it to the
