@@ -555,7 +555,10 @@ char *strdup(const char *text)
         return NULL;
     }
     const size_t n = strlen(text) + 1;
-    char *copy = __libc_malloc(n);
+    /* The process's malloc, not glibc's own: under a sanitizer, whose
+     * allocator comes first and which does not take strdup over, the copy
+     * is freed by the sanitizer's free. */
+    char *copy = malloc(n);
     return NULL != copy ? memcpy(copy, text, n) : NULL;
 }
 
@@ -566,7 +569,7 @@ char *strndup(const char *text, size_t most)
         return NULL;
     }
     const size_t n = strnlen(text, most);
-    char *copy = __libc_malloc(n + 1);
+    char *copy = malloc(n + 1); /* as strdup's */
     if (NULL != copy) {
         memcpy(copy, text, n);
         copy[n] = '\0';
