@@ -34,7 +34,7 @@
 
 #include "algorithms/coll_bufpool_own_block.h"
 #include "coll_bufpool_alike.h"
-#include "coll_bufpool_hosts.h"
+#include "coll_bufpool_peers.h"
 #include "algorithms/coll_bufpool_run.h"
 #include "decide/coll_bufpool_decide.h"
 #include "decide/coll_bufpool_rules.h"
@@ -109,11 +109,11 @@ typedef struct mca_coll_bufpool_component {
      * made instead of resolving the rules again. */
     opal_mutex_t mapsets_lock;
     struct bufpool_mapset *mapsets;
-    /* Each process's host, looked up once (bufpool_comm_host_ids). */
-    bufpool_hosts_t hosts;
-    /* The digest of this process's settings and each peer's
-     * (coll_bufpool_alike.h): communicators whose members' differ keep
-     * the modules below. */
+    /* Each process's host and settings digest, looked up once
+     * (coll_bufpool_peers.h). */
+    bufpool_peers_t peers;
+    /* The digest of this process's settings (coll_bufpool_alike.h):
+     * communicators whose members' differ keep the modules below. */
     bufpool_alike_t alike;
     uint64_t retired_calls[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
     uint64_t retired_fallbacks[BUFPOOL_NFORMS][BUFPOOL_NCOLLS];
@@ -268,7 +268,7 @@ OBJ_CLASS_DECLARATION(mca_coll_bufpool_module_t);
  * process's launch rank, cycled.  Returns the number of hosts and sets
  * *max_ppn to the most ranks on one host; 0 (and *max_ppn 0) when a host
  * name is missing; -1 when out of memory.  O(p): each process's host name
- * is looked up once per job (coll_bufpool_hosts.h). */
+ * is looked up once per job (coll_bufpool_peers.h). */
 int bufpool_comm_host_ids(struct ompi_communicator_t *comm, int *host, int *max_ppn);
 /* Stop the job: an allocation for comm's module failed on this rank only
  * (coll_bufpool_module.c says why). */

@@ -14,7 +14,7 @@
  * has a member without one, keeps the modules below bufpool on every
  * member alike: each member compares every other's digest with its own,
  * so all find them equal or all find a difference.  Each process's digest
- * is looked up once per job.
+ * is looked up once per job, with its host (coll_bufpool_peers.h).
  */
 #ifndef MCA_COLL_BUFPOOL_ALIKE_H
 #define MCA_COLL_BUFPOOL_ALIKE_H
@@ -25,9 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bufpool_ompi_compat.h"
-#include "opal/class/opal_hash_table.h"
-#include BUFPOOL_OPAL_MUTEX_H
+#include "coll_bufpool_peers.h"
 
 struct ompi_communicator_t;
 
@@ -50,15 +48,9 @@ typedef struct bufpool_alike {
      * bufpool_alike_publish (then never 0: 0 stands for "none"). */
     uint64_t digest;
     bool published;
-    /* Each peer's digest (process name -> digest, 0: it published none),
-     * looked up once. */
-    opal_mutex_t lock;
-    opal_hash_table_t of_proc;
-    bool ready;
 } bufpool_alike_t;
 
 void bufpool_alike_init(bufpool_alike_t *alike);
-void bufpool_alike_fini(bufpool_alike_t *alike);
 
 /* Fold a setting into the digest: its name and its text (NULL: unset). */
 void bufpool_alike_add(bufpool_alike_t *alike, const char *name, const char *text);
@@ -71,9 +63,10 @@ void bufpool_alike_add_bytes(bufpool_alike_t *alike, const char *name, const voi
  * process either). */
 void bufpool_alike_publish(bufpool_alike_t *alike);
 
-/* Whether every member of comm published this process's digest.  If not,
- * false with the first member that differs and how in why. */
-bool bufpool_alike_comm(bufpool_alike_t *alike, struct ompi_communicator_t *comm, char *why,
-                        size_t whylen);
+/* Whether every member of comm published this process's digest (their
+ * digests from peers).  If not, false with the first member that differs
+ * and how in why. */
+bool bufpool_alike_comm(const bufpool_alike_t *alike, bufpool_peers_t *peers,
+                        struct ompi_communicator_t *comm, char *why, size_t whylen);
 
 #endif /* MCA_COLL_BUFPOOL_ALIKE_H */

@@ -597,7 +597,7 @@ static int bufpool_open(void)
     COMPONENT->modules = NULL;
     OBJ_CONSTRUCT(&COMPONENT->mapsets_lock, opal_mutex_t);
     COMPONENT->mapsets = NULL;
-    bufpool_hosts_init(&COMPONENT->hosts);
+    bufpool_peers_init(&COMPONENT->peers);
     bufpool_alike_init(&COMPONENT->alike);
     memset(COMPONENT->retired_calls, 0, sizeof(COMPONENT->retired_calls));
     memset(COMPONENT->retired_fallbacks, 0, sizeof(COMPONENT->retired_fallbacks));
@@ -671,8 +671,7 @@ static int bufpool_close(void)
     OBJ_DESTRUCT(&COMPONENT->modules_lock);
     bufpool_mapsets_close(COMPONENT);
     OBJ_DESTRUCT(&COMPONENT->mapsets_lock);
-    bufpool_hosts_fini(&COMPONENT->hosts);
-    bufpool_alike_fini(&COMPONENT->alike);
+    bufpool_peers_fini(&COMPONENT->peers);
     bufpool_settings_free(COMPONENT);
     return OMPI_SUCCESS;
 }

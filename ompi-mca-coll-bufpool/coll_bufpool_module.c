@@ -154,12 +154,12 @@ int bufpool_comm_host_ids(struct ompi_communicator_t *comm, int *host, int *max_
     if (NULL == number) {
         return -1;
     }
-    /* Each rank's host as a number of this process (the host cache) or of
+    /* Each rank's host as a number of this process (the peers' facts) or of
      * the test map: the same host, the same number. */
     for (int r = 0; r < p; r++) {
         ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
         number[r] = nmap > 0 ? COMPONENT->test_host_map[proc->super.proc_name.vpid % (unsigned)nmap]
-                             : bufpool_hosts_of(&COMPONENT->hosts, proc);
+                             : bufpool_peers_of(&COMPONENT->peers, proc).host;
         if (number[r] < 0) {
             goto out; /* a name not known: 0 hosts */
         }
@@ -295,7 +295,7 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         return OMPI_ERROR;
     }
     char why[256];
-    if (!bufpool_alike_comm(&COMPONENT->alike, comm, why, sizeof(why))) {
+    if (!bufpool_alike_comm(&COMPONENT->alike, &COMPONENT->peers, comm, why, sizeof(why))) {
         /* Every member finds a difference (coll_bufpool_alike.h): all keep
          * the modules below, as if bufpool were not loaded. */
         opal_output_verbose(1, ompi_coll_base_framework.framework_output,
