@@ -567,13 +567,15 @@ static bool per_process(const char *name)
 }
 
 /* What this process's decisions follow from besides the files the
- * settings read (bufpool_settings_check folds those): the build, Open
- * MPI's version and every parameter's text as given.  Then published. */
+ * settings read (bufpool_settings_check folds those): the build (its
+ * version and the checksum of its sources), Open MPI's version and every
+ * parameter's text as given.  Then published. */
 static void publish_settings_digest(void)
 {
     bufpool_alike_t *alike = &COMPONENT->alike;
     char text[64];
     bufpool_alike_add(alike, "ompi-bufpool", BUFPOOL_PACKAGE_VERSION);
+    bufpool_alike_add(alike, "sources", bufpool_source_id);
     snprintf(text, sizeof(text), "%d.%d.%d", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
              OMPI_RELEASE_VERSION);
     bufpool_alike_add(alike, "Open MPI", text);
