@@ -42,31 +42,44 @@ void bufpool_alike_publish(bufpool_alike_t *alike)
     alike->published = bufpool_peers_publish(alike->digest);
 }
 
-bool bufpool_alike_comm(const bufpool_alike_t *alike, bufpool_peers_t *peers,
-                        struct ompi_communicator_t *comm, char *why, size_t whylen)
+bufpool_alike_verdict_t bufpool_alike_comm(const bufpool_alike_t *alike, bufpool_peers_t *peers,
+                                           struct ompi_communicator_t *comm, char *why,
+                                           size_t whylen)
 {
     const int p = ompi_comm_size(comm);
     if (1 == p) {
-        return true; /* nobody to disagree with */
+        return BUFPOOL_ALIKE; /* nobody to disagree with */
     }
     if (!alike->published) {
         snprintf(why, whylen, "this process could not publish its settings' digest");
-        return false;
+        return BUFPOOL_APART;
     }
+    int lost = -1;
     for (int r = 0; r < p; r++) {
         ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
-        const uint64_t theirs =
-            proc == ompi_proc_local() ? alike->digest : bufpool_peers_of(peers, proc).digest;
-        if (theirs != alike->digest) {
+        if (proc == ompi_proc_local()) {
+            continue;
+        }
+        const bufpool_peer_t facts = bufpool_peers_of(peers, proc);
+        if (facts.digest_lost) {
+            lost = lost < 0 ? r : lost;
+        } else if (facts.digest != alike->digest) {
+            /* Every rank finds this difference, or another: all keep out,
+             * whatever this rank could not look up. */
             snprintf(why, whylen,
-                     0 == theirs ? "its rank %d (job rank %u) runs without coll/bufpool, or "
-                                   "could not publish its settings"
-                                 : "its rank %d (job rank %u) runs coll/bufpool with other "
-                                   "settings: another version, other coll_bufpool parameters "
-                                   "or rules, or rules it could not load",
+                     0 == facts.digest ? "its rank %d (job rank %u) runs without coll/bufpool, or "
+                                         "could not publish its settings"
+                                       : "its rank %d (job rank %u) runs coll/bufpool with other "
+                                         "settings: another build, other coll_bufpool parameters "
+                                         "or rules, or rules it could not load",
                      r, (unsigned)proc->super.proc_name.vpid);
-            return false;
+            return BUFPOOL_APART;
         }
     }
-    return true;
+    if (lost >= 0) {
+        snprintf(why, whylen,
+                 "the runtime ran out of memory looking up the settings of its rank %d", lost);
+        return BUFPOOL_ALIKE_UNKNOWN;
+    }
+    return BUFPOOL_ALIKE;
 }

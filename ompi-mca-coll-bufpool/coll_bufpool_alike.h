@@ -67,10 +67,19 @@ void bufpool_alike_add_bytes(bufpool_alike_t *alike, const char *name, const voi
  * process either). */
 void bufpool_alike_publish(bufpool_alike_t *alike);
 
+typedef enum {
+    BUFPOOL_ALIKE, /* every member published this process's digest */
+    BUFPOOL_APART, /* one did not: every member finds one that did not */
+    /* None found to differ, but the lookup of one's digest ran out of
+     * memory: the others may find all alike, and this rank cannot tell. */
+    BUFPOOL_ALIKE_UNKNOWN
+} bufpool_alike_verdict_t;
+
 /* Whether every member of comm published this process's digest (their
- * digests from peers).  If not, false with the first member that differs
- * and how in why. */
-bool bufpool_alike_comm(const bufpool_alike_t *alike, bufpool_peers_t *peers,
-                        struct ompi_communicator_t *comm, char *why, size_t whylen);
+ * digests from peers).  If not, the first member that differs and how,
+ * or the one not known, in why. */
+bufpool_alike_verdict_t bufpool_alike_comm(const bufpool_alike_t *alike, bufpool_peers_t *peers,
+                                           struct ompi_communicator_t *comm, char *why,
+                                           size_t whylen);
 
 #endif /* MCA_COLL_BUFPOOL_ALIKE_H */

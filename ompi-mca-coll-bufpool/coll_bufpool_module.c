@@ -295,7 +295,17 @@ static int bufpool_module_enable(mca_coll_base_module_t *base, struct ompi_commu
         return OMPI_ERROR;
     }
     char why[256];
-    if (!bufpool_alike_comm(&COMPONENT->alike, &COMPONENT->peers, comm, why, sizeof(why))) {
+    const bufpool_alike_verdict_t verdict =
+        bufpool_alike_comm(&COMPONENT->alike, &COMPONENT->peers, comm, why, sizeof(why));
+    if (BUFPOOL_ALIKE_UNKNOWN == verdict) {
+        /* Keeping out alone could leave the others serving: stop, as for
+         * a module this rank could not allocate. */
+        opal_output_verbose(1, ompi_coll_base_framework.framework_output,
+                            "coll:bufpool: communicator %s: %s", comm->c_name, why);
+        bufpool_abort_out_of_memory(comm, "its module (looking up its members' settings)");
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (BUFPOOL_APART == verdict) {
         /* Every member finds a difference (coll_bufpool_alike.h): all keep
          * the modules below, as if bufpool were not loaded. */
         opal_output_verbose(1, ompi_coll_base_framework.framework_output,

@@ -18,6 +18,11 @@ _Static_assert(sizeof(opal_process_name_t) == sizeof(uint64_t),
  * char *). */
 static char digest_key[] = "coll.bufpool.alike";
 
+/* What a lookup of a peer's value found: the value, that the peer
+ * published none (every rank finds that alike), or neither, the runtime
+ * having run out of memory (this rank alone may find that). */
+typedef enum { MODEX_FOUND, MODEX_NONE, MODEX_LOST } modex_answer_t;
+
 /* A 64-bit value in the modex: published with this process's connection
  * data (before Open MPI's commit and fence), read back for a peer.  Up to
  * 4.1 through the pmix framework's module in libopen-pal; from 5.0 Open
@@ -32,12 +37,14 @@ static bool modex_send(uint64_t value)
     return OPAL_SUCCESS == rc;
 }
 
-static bool modex_recv(const opal_process_name_t *name, uint64_t *value)
+static modex_answer_t modex_recv(const opal_process_name_t *name, uint64_t *value)
 {
     int rc;
     uint64_t *target = value;
     OPAL_MODEX_RECV_VALUE(rc, digest_key, name, &target, OPAL_UINT64);
-    return OPAL_SUCCESS == rc;
+    return OPAL_SUCCESS == rc                                                      ? MODEX_FOUND
+           : OPAL_ERR_OUT_OF_RESOURCE == rc || OPAL_ERR_TEMP_OUT_OF_RESOURCE == rc ? MODEX_LOST
+                                                                                   : MODEX_NONE;
 }
 #else
 #include <dlfcn.h>
@@ -59,23 +66,26 @@ static bool modex_send(uint64_t value)
     return PMIX_SUCCESS == put(PMIX_GLOBAL, digest_key, &v);
 }
 
-static bool modex_recv(const opal_process_name_t *name, uint64_t *value)
+static modex_answer_t modex_recv(const opal_process_name_t *name, uint64_t *value)
 {
     pmix_get_fn_t get = (pmix_get_fn_t)(uintptr_t)dlsym(RTLD_DEFAULT, "PMIx_Get");
     if (NULL == get) {
-        return false;
+        return MODEX_NONE; /* on every rank alike: the same library everywhere */
     }
     pmix_proc_t proc;
     OPAL_PMIX_CONVERT_NAME(&proc, name);
     pmix_value_t *v = NULL;
-    const bool ok =
-        PMIX_SUCCESS == get(&proc, digest_key, NULL, 0, &v) && NULL != v && PMIX_UINT64 == v->type;
-    if (ok) {
+    const pmix_status_t rc = get(&proc, digest_key, NULL, 0, &v);
+    modex_answer_t answer = MODEX_NONE;
+    if (PMIX_SUCCESS == rc && NULL != v && PMIX_UINT64 == v->type) {
         *value = v->data.uint64;
+        answer = MODEX_FOUND;
+    } else if (PMIX_ERR_NOMEM == rc || PMIX_ERR_OUT_OF_RESOURCE == rc) {
+        answer = MODEX_LOST;
     }
     /* A value of a plain type holds no further allocation. */
     free(v);
-    return ok;
+    return answer;
 }
 #endif
 
@@ -183,7 +193,7 @@ out:
 bufpool_peer_t bufpool_peers_of(bufpool_peers_t *peers, struct ompi_proc_t *proc)
 {
     struct ompi_proc_t *self = ompi_proc_local();
-    bufpool_peer_t facts = {.host = -1, .digest = 0};
+    bufpool_peer_t facts = {.host = -1, .digest = 0, .digest_lost = false};
     uint64_t key;
     memcpy(&key, &proc->super.proc_name, sizeof(key));
     if (remembered(peers, key, &facts)) {
@@ -198,12 +208,16 @@ bufpool_peer_t bufpool_peers_of(bufpool_peers_t *peers, struct ompi_proc_t *proc
     } else {
         facts.host = look_up_host(peers, proc);
     }
-    if (proc != self && !modex_recv(&proc->super.proc_name, &facts.digest)) {
-        facts.digest = 0;
+    if (proc != self) {
+        const modex_answer_t answer = modex_recv(&proc->super.proc_name, &facts.digest);
+        facts.digest_lost = MODEX_LOST == answer;
+        if (MODEX_FOUND != answer) {
+            facts.digest = 0;
+        }
     }
     /* A host name not known now is asked for again next time, as before
-     * there was a digest to keep beside it. */
-    if (facts.host >= 0) {
+     * there was a digest to keep beside it, and so is a digest lost. */
+    if (facts.host >= 0 && !facts.digest_lost) {
         remember(peers, key, &facts);
     }
     return facts;

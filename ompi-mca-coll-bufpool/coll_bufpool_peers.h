@@ -31,6 +31,9 @@ struct ompi_proc_t;
 typedef struct bufpool_peer {
     int host;        /* the number of its host from 0; -1: its name is not known */
     uint64_t digest; /* its settings' digest; 0: it published none */
+    /* Whether the lookup of its digest ran out of memory: whether it
+     * published one is not known (digest 0). */
+    bool digest_lost;
 } bufpool_peer_t;
 
 typedef struct bufpool_peers {
@@ -55,7 +58,9 @@ bool bufpool_peers_publish(uint64_t digest);
  * MPI 5.0 a lookup asks PMIx, which may wait for the peer's server).  The
  * process itself has host 0 or another number and digest 0 (it knows its
  * own); a process on this node, this process's host without a lookup.
- * Where the tables could not be made, host -1 and digest 0. */
+ * Where the tables could not be made, host -1 (the digest is looked up
+ * all the same: the ranks must agree on it).  Facts with a digest lost are
+ * not remembered. */
 bufpool_peer_t bufpool_peers_of(bufpool_peers_t *peers, struct ompi_proc_t *proc);
 
 #endif /* MCA_COLL_BUFPOOL_PEERS_H */

@@ -24,6 +24,12 @@
 #      others by mpirun, coll_bufpool_verbose on one rank only, and the
 #      same rules text at two paths: the same settings, so bufpool serves
 #      (--expect-bufpool).
+#   6. the lookup of a peer's settings that runs out of memory on one rank
+#      only (libfaultinject's class pmix_get on rank 1): that rank cannot
+#      tell whether the others serve, so the job must stop with bufpool's
+#      message (help topic comm-out-of-memory), not hang.  From Open MPI
+#      5.0 only: 4.1's lookups go through its pmix framework, whose calls
+#      the interposer does not count as ours (the case says so).
 # Before the fix, the 2-process MPI_Ialltoall hung (run-mpi-test.sh's
 # timeout) and a user operation's frame of *len doubles crashed.
 set -u
@@ -90,6 +96,59 @@ apart 2 --expect-bufpool OMPI_MCA_coll_bufpool_segment_size=64K $none \
 apart 2 --expect-bufpool OMPI_MCA_coll_bufpool_verbose=1 $none
 apart 2 --expect-bufpool "OMPI_MCA_coll_bufpool_rules_file=$rules" \
     "OMPI_MCA_coll_bufpool_rules_file=$copy"
+
+# 6: a lookup lost on one rank.
+lost_lookup() {
+    lib="$top_builddir/test/reliability/.libs/libfaultinject.so"
+    case "${BUFPOOL_TEST_MCA:-}" in
+    *LD_PRELOAD*)
+        echo "coll_consistency: lost lookup: skipped (the runs preload a runtime already)"
+        return
+        ;;
+    esac
+    if [ ! -f "$lib" ]; then
+        status=1
+        failed="$failed
+  lost lookup: $lib is missing (make check builds it)"
+        return
+    fi
+    log=$(mktemp "${TMPDIR:-/tmp}/bufpool-lost-log.XXXXXX") || exit 1
+    rep=$(mktemp "${TMPDIR:-/tmp}/bufpool-lost-report.XXXXXX") || exit 1
+    BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} -x LD_PRELOAD=$lib -x FAULT_FUNC=pmix_get -x FAULT_RANK=1
+        -x FAULT_COUNT=-1 -x FAULT_REPORT=$rep" BUFPOOL_TEST_TIMEOUT=120 \
+        sh "$top_srcdir/test/mpi/run-mpi-test.sh" 2 "$top_builddir/test/mpi/test_coll_reduce_family" \
+        --colls=allreduce --smoke </dev/null >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    injected=$(awk '/class=pmix_get/ { for (i = 1; i <= NF; i++) if (index($i, "injected=") == 1)
+        s += substr($i, 10) } END { print s + 0 }' "$rep")
+    if [ "$injected" = 0 ]; then
+        if [ $rc != 0 ]; then
+            status=1
+            failed="$failed
+  lost lookup: no lookup failed, and the job failed"
+        else
+            echo "coll_consistency: lost lookup: no PMIx_Get of coll/bufpool's to fail (Open MPI 4.1)"
+        fi
+    elif [ $rc = 0 ]; then
+        status=1
+        failed="$failed
+  lost lookup: rank 1's lookups failed ($injected) and the job did not stop"
+    elif grep -q 'TIMEOUT' "$log"; then
+        status=1
+        failed="$failed
+  lost lookup: rank 1's lookups failed ($injected) and the job hung"
+    elif ! grep -q 'out of memory' "$log"; then
+        status=1
+        failed="$failed
+  lost lookup: the job stopped without bufpool's message"
+    else
+        echo "coll_consistency: lost lookup: rank 1's $injected lookup(s) failed, the job stopped with the message"
+    fi
+    rm -f "$log" "$rep"
+}
+lost_lookup
+
 if [ $status != 0 ]; then
     echo "coll_consistency: failed runs:$failed"
 fi

@@ -15,7 +15,11 @@
  *                 (ibv_get_device_list, ibv_open_device, ibv_alloc_pd),
  *                 ibv_reg_mr (ibv_reg_mr, ibv_reg_mr_iova2), pthread_create,
  *                 malloc (malloc, calloc, realloc, strdup, strndup,
- *                 posix_memalign, aligned_alloc; only with FAULT_MALLOC=1)
+ *                 posix_memalign, aligned_alloc; only with FAULT_MALLOC=1),
+ *                 pmix_get (PMIx_Get, failing with PMIX_ERR_NOMEM: from
+ *                 Open MPI 5.0 coll/bufpool looks its peers' settings up
+ *                 with it; 4.1's calls come from its pmix framework, not
+ *                 ours, and are neither counted nor failed)
  *   FAULT_AT      the first failing call, 1-based, counting calls of the
  *                 selected classes together (default 1)
  *   FAULT_COUNT   consecutive failures (default 1; -1 = every later call)
@@ -92,12 +96,13 @@ enum fault_class {
     FC_IBV_REG_MR,
     FC_PTHREAD_CREATE,
     FC_MALLOC,
+    FC_PMIX_GET,
     FC_NCLASSES
 };
 
 static const char *const class_names[FC_NCLASSES] = {
     "mmap",      "munmap",   "madvise",    "mlock",          "munlock", "fi_open",
-    "fi_mr_reg", "ibv_open", "ibv_reg_mr", "pthread_create", "malloc",
+    "fi_mr_reg", "ibv_open", "ibv_reg_mr", "pthread_create", "malloc",  "pmix_get",
 };
 
 #define MAX_PHASES   16
@@ -678,6 +683,29 @@ int fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t
     return real_fi_getinfo(version, node, service, flags, hints, info);
 }
 #endif /* HAVE_LIBFABRIC */
+
+/* ------------------------------------------------------------------------ */
+/* PMIx: a lookup that runs out of memory.  Declared without PMIx's headers
+ * (its types are a status int and pointers); the real one is found in the
+ * library Open MPI loaded: in the global scope from 5.0, privately for the
+ * pmix component of 4.1, whose calls reach this one all the same. */
+static const char *const pmix_libs[] = {"libpmix.so.2", "libpmix.so", NULL};
+
+#define FAULT_PMIX_ERR_NOMEM (-32)
+
+int PMIx_Get(const void *proc, const char *key, const void *info, size_t ninfo, void **val);
+
+int PMIx_Get(const void *proc, const char *key, const void *info, size_t ninfo, void **val)
+{
+    REAL(PMIx_Get, pmix_libs);
+    if (OUR_CALL_FAILS(FC_PMIX_GET)) {
+        if (NULL != val) {
+            *val = NULL;
+        }
+        return FAULT_PMIX_ERR_NOMEM;
+    }
+    return real_PMIx_Get(proc, key, info, ninfo, val);
+}
 
 /* ------------------------------------------------------------------------ */
 /* rdma-core verbs, and the fake device */
