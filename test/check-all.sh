@@ -35,8 +35,9 @@
 #      tarball has no PRRTE), builds the project against it with -Werror and
 #      runs the same tests as on 5.0 (none may be skipped); on each of them
 #      the ThreadSanitizer jobs of step 4 again,
-#   9. runs `make distcheck` (the release tarball builds and passes its own
-#      quick tests).
+#   9. runs `make distcheck` (the release tarball builds, installs and runs
+#      its unit tests and one MPI job of each kind) and checks that the
+#      tarball holds every file git tracks but debian/ and .gitignore.
 # Steps 7 and 8 need the Open MPI source tarballs in ${BUFPOOL_VENDOR_DIR:-
 # ../shared/vendor beside the repository} (as scripts/build-ompi.sh finds
 # them).  Where a tarball is missing (any machine but this project's), its
@@ -284,15 +285,31 @@ if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.t
 fi
 
 if [ "${BUFPOOL_SKIP_DISTCHECK:-0}" != 1 ]; then
-  step "make distcheck"
-  # On failure the distribution's build stays (make distcheck removes it
-  # only on success): the failing tests' own last lines come last, where a
-  # CI log's tail shows them.
-  (cd "$root/main" && BUFPOOL_TEST_QUICK=1 make -j"$jobs" distcheck >distcheck.out 2>&1) ||
+  step "make distcheck, and the tarball holds every tracked file"
+  # The tarball builds out of tree, installs, uninstalls and runs the unit
+  # tests and a few MPI jobs (one of each kind: the collectives' self-test,
+  # the rules file, ompi_info's parameters, bufpool-tune): every other test
+  # ran above from this same tree, and what they need from the tarball the
+  # listing check below proves is there.  On failure the distribution's
+  # build stays (make distcheck removes it only on success): the failing
+  # tests' own last lines come last, where a CI log's tail shows them.
+  dist_tests='$(UNIT_TESTS) mpi/coll_selftest.sh mpi/coll_rules.sh mpi/ompi_info_params.sh tune/tune_quick.sh'
+  (cd "$root/main" && BUFPOOL_TEST_QUICK=1 make -j"$jobs" distcheck TESTS="$dist_tests" >distcheck.out 2>&1) ||
     { tail -n 60 "$root/main/distcheck.out"
       find "$root/main" -path '*/_build/sub/test/*' -name '*.log' \
         -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
       fail "make distcheck"; }
+  # Every file git tracks is in the tarball but the packaging's own (debian/
+  # builds the package from this tree, not from a release) and .gitignore
+  # (outside a git checkout: not checked).
+  if git rev-parse --git-dir >/dev/null 2>&1; then
+    tarball=$(ls "$root"/main/ompi-bufpool-*.tar.gz | head -n 1)
+    tar tzf "$tarball" | sed 's|^[^/]*/||' | sort >"$root/main/dist-files.txt"
+    missing=$(git ls-files | grep -v -e '^debian/' -e '^\.gitignore$' | sort |
+      comm -23 - "$root/main/dist-files.txt")
+    [ -z "$missing" ] ||
+      { printf '%s\n' "$missing"; fail "make distcheck: the files above are tracked but not in $tarball (EXTRA_DIST)"; }
+  fi
 fi
 
 step "done"
