@@ -14,6 +14,9 @@
 # communicator, serves its calls, and sets a shared segment up there; and
 # the reduction family under bufpool as installed (the default
 # configuration, its rows' warm-up included) at 2 ranks.
+# BUFPOOL_TEST_QUICK=1 (check-all.sh's Open MPI 5.0 and 6.0 steps): the
+# same runs at collcheck's --smoke level (what the session changes is the
+# set-up and the teardown; coll_node checks the algorithms' matrix).
 # Not here: MPI_Session_init again after the last session's finalize, which
 # MPI allows but stock Open MPI 5.0.10 and 6.0.x do not survive
 # (docs/reliability.md).  Where the MPI has no sessions (Open MPI 4.1) the
@@ -47,15 +50,22 @@ run() { # MCA NP FAMILY ARGS...
     fi
 }
 
+level=
+case ${BUFPOOL_TEST_QUICK:-0} in
+    '' | 0) ;;
+    *) level=--smoke ;;
+esac
 node=$(bufpool_config_mca node "$(bufpool_node_bcast)")
 default=$(bufpool_config_mca default)
 for session in --session --session=beside-world; do
     for family in reduce move; do
         for form in blocking nonblocking persistent; do
-            run "$node" 3 $family $session --form=$form --expect-node --expect-bufpool
+            # shellcheck disable=SC2086 # an empty level must vanish
+            run "$node" 3 $family $session --form=$form --expect-node --expect-bufpool $level
         done
     done
-    run "$default" 2 reduce $session
+    # shellcheck disable=SC2086
+    run "$default" 2 reduce $session $level
 done
 
 if [ $status != 0 ]; then
