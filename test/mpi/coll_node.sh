@@ -6,8 +6,10 @@
 # and exscan: above too, in rounds of a second segment), against the serial
 # reference:
 #   - both families, in the blocking, nonblocking and persistent forms, at
-#     2-5 processes (8 oversubscribed, smoke), with --expect-node: the
-#     counters prove that the calls ran over a segment and none fell back;
+#     2 and 3 processes, in one form each at 4, 5 and 8 (oversubscribed,
+#     smoke; the three at 4 and 5 with BUFPOOL_TEST_FULL=1: forms_at), with
+#     --expect-node: the counters prove that the calls ran over a segment
+#     and none fell back;
 #   - no segment (coll_bufpool_test_node_fail: rank 0 cannot create it, or
 #     another rank cannot map it): every rank falls back alike, results
 #     still right (--expect-node=fallback), and --expect-node must then fail
@@ -51,7 +53,41 @@
 #   - groups (two levels) of allreduce and reduce above
 #     coll_bufpool_node_flat_max ranks (2 at 3-7 ranks, the default 16 at
 #     17), rank 0's value deciding for every rank.
+# BUFPOOL_TEST_QUICK=1 (the Open MPI 5.0 and 6.0 steps of check-all.sh and
+# make distcheck, after the full run on 4.1): what depends on the MPI below
+# runs whole (the three forms at 2 and 3 ranks, segments named and refused,
+# jobs killed and the runtime's cleanup, a full /dev/shm, threads); what is
+# bufpool's own arithmetic (groups, rings, geometry, hier_node's depths,
+# the refusals mid-job) once, in one form, or not at all: 61 jobs of 169,
+# a fifth of the time (201 s against 944 s on Open MPI 5.0.10, 2 cores).
 set -u
+quick=0
+case ${BUFPOOL_TEST_QUICK:-0} in
+    '' | 0) ;;
+    *) quick=1 ;;
+esac
+full=0
+case ${BUFPOOL_TEST_FULL:-0} in
+    '' | 0) ;;
+    *) full=1 ;;
+esac
+# full_or_quick FULL QUICK: the words for the run's mode.
+full_or_quick() { if [ $quick = 1 ]; then echo "$2"; else echo "$1"; fi; }
+# forms_at NP: the forms a sweep runs at NP ranks: all three up to 3 ranks
+# (below 8 with BUFPOOL_TEST_FULL=1), one from 4 on, each count its own
+# (4 and 7 persistent, 5 and 8 nonblocking, 6 blocking): every form meets
+# an odd and an even count above 3 across the sweeps, in a third of the jobs.
+forms_at() {
+    if [ "$1" -le 3 ] || { [ $full = 1 ] && [ "$1" -lt 8 ]; }; then
+        echo "blocking nonblocking persistent"
+        return
+    fi
+    case $(($1 % 3)) in
+        0) echo blocking ;;
+        1) echo persistent ;;
+        *) echo nonblocking ;;
+    esac
+}
 status=0
 failed=
 runs=0
@@ -153,12 +189,10 @@ run() { # NP PROGRAM MCA ARGS...
 }
 
 before=$(shm_names)
-for np in ${BUFPOOL_TEST_NPS:-2 3 4 5 8}; do
+for np in ${BUFPOOL_TEST_NPS:-$(full_or_quick "2 3 4 5 8" "2 3")}; do
     level=
-    [ "$np" -le 3 ] || level=--smoke
-    forms="blocking nonblocking persistent"
-    [ "$np" -lt 8 ] || forms=nonblocking
-    for form in $forms; do
+    [ "$np" -le 3 ] && [ $quick = 0 ] || level=--smoke
+    for form in $(forms_at "$np"); do
         # shellcheck disable=SC2086 # an empty level must vanish
         run "$np" test_coll_reduce_family "" --colls=$reductions --form=$form \
             --expect-bufpool --expect-node $level
@@ -194,10 +228,10 @@ done
 # right either way (ranks that cut groups of their own would hang or
 # differ).
 tree="--mca coll_bufpool_allreduce_algorithm node"
-for np in 3 5 7; do
+for np in $(full_or_quick "3 5 7" 5); do
     level=
     [ "$np" -le 3 ] || level=--smoke
-    for form in blocking nonblocking persistent; do
+    for form in $(full_or_quick "$(forms_at $np)" nonblocking); do
         # shellcheck disable=SC2086 # an empty level must vanish
         run $np test_coll_reduce_family "$tree --mca coll_bufpool_node_flat_max 2" \
             --colls=allreduce,reduce --form=$form --expect-bufpool --expect-node \
@@ -208,10 +242,12 @@ for np in 3 5 7; do
             --seal-bcast-root $level
     done
 done
-run 17 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --comms=world,halves \
-    --expect-bufpool --expect-node --expect-node-tree
-run 17 test_coll_move_family "$tree" --colls=bcast --smoke --comms=world,halves \
-    --form=nonblocking --expect-bufpool --expect-node --expect-node-tree --seal-bcast-root
+if [ $quick = 0 ]; then
+    run 17 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --comms=world,halves \
+        --expect-bufpool --expect-node --expect-node-tree
+    run 17 test_coll_move_family "$tree" --colls=bcast --smoke --comms=world,halves \
+        --form=nonblocking --expect-bufpool --expect-node --expect-node-tree --seal-bcast-root
+fi
 run 5 test_coll_reduce_family "$tree" --colls=allreduce,reduce --smoke --expect-node \
     --expect-node-tree=none
 # The groups as coll_bufpool_verbose 2 reports them on rank 0 (after a
@@ -246,11 +282,13 @@ check_groups() { # NP L3-MAP PATTERN...
     failed="$failed
   the groups of $np ranks at coll_bufpool_verbose 2 (L3 map '$map'): '$said'"
 }
-check_groups 5 "" "in 2 groups (rank 0's coll_bufpool_node_flat_max: 2): ranks 0-1 2-4; L3 caches: 1 run(s) of ranks bound within one, 0 rank(s)" \
-    "in 2 groups (rank 0's coll_bufpool_node_flat_max: 2): ranks 0-1 2-4; L3 caches: left out, 0 run(s) of ranks bound within one, 5 rank(s)"
-check_groups 8 0,0,0,1,1,1,1,1 "ranks 0-2 3-4 5-7; L3 caches: 2 run(s) of ranks bound within one, 0 rank(s)"
-check_groups 8 0,0,-1,1 "ranks 0-1 2-4 5-7; L3 caches: left out, 4 run(s) of ranks bound within one, 2 rank(s)"
-check_groups 8 0,1 "ranks 0-1 2-4 5-7; L3 caches: 8 run(s) of ranks bound within one, 0 rank(s)"
+if [ $quick = 0 ]; then
+    check_groups 5 "" "in 2 groups (rank 0's coll_bufpool_node_flat_max: 2): ranks 0-1 2-4; L3 caches: 1 run(s) of ranks bound within one, 0 rank(s)" \
+        "in 2 groups (rank 0's coll_bufpool_node_flat_max: 2): ranks 0-1 2-4; L3 caches: left out, 0 run(s) of ranks bound within one, 5 rank(s)"
+    check_groups 8 0,0,0,1,1,1,1,1 "ranks 0-2 3-4 5-7; L3 caches: 2 run(s) of ranks bound within one, 0 rank(s)"
+    check_groups 8 0,0,-1,1 "ranks 0-1 2-4 5-7; L3 caches: left out, 4 run(s) of ranks bound within one, 2 rank(s)"
+    check_groups 8 0,1 "ranks 0-1 2-4 5-7; L3 caches: 8 run(s) of ranks bound within one, 0 rank(s)"
+fi
 flat2=OMPI_MCA_coll_bufpool_node_flat_max=2
 for who in rank0 others; do
     expect=--expect-node-tree first=$flat2 rest=BUFPOOL_TEST_UNUSED=1
@@ -264,7 +302,7 @@ done
 
 # No segment: created nowhere (rank 0) or not mapped by one rank (rank 2 of
 # the communicators of all 3 ranks; the halves would not have a rank 2).
-for fail in 0 2; do
+for fail in $(full_or_quick "0 2" 2); do
     for form in blocking nonblocking; do
         run 3 test_coll_reduce_family "--mca coll_bufpool_test_node_fail $fail" \
             --colls=$reductions --form=$form --expect-bufpool --expect-node=fallback --smoke \
@@ -277,8 +315,8 @@ done
 # No chunk segment (allreduce node_rsag, bcast, allgather, scan and exscan
 # node above 4 KiB): those calls fall back (rsag, binomial, direct, chain)
 # on every rank alike, the small ones still run over the segment.
-for fail in 0 2; do
-    for form in blocking nonblocking; do
+for fail in $(full_or_quick "0 2" 2); do
+    for form in $(full_or_quick "blocking nonblocking" nonblocking); do
         run 3 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm node_rsag \
 --mca coll_bufpool_test_node_fail_chunk $fail" --colls=allreduce --form=$form --expect-bufpool \
             --expect-node=both --smoke --comms=world,dup,reversed
@@ -293,7 +331,7 @@ done
 # MPI_THREAD_MULTIPLE: threads running checked collectives at once, each on
 # its own communicator, so on its own segments (test_coll_threads), every
 # collective's node algorithm forced.
-for np in 2 3; do
+for np in $(full_or_quick "2 3" 2); do
     run $np test_coll_threads "--mca coll_bufpool_allreduce_algorithm node_rsag" --expect-node
 done
 # bcast and allgather above 4 KiB in rounds of the chunk segment at its
@@ -301,8 +339,8 @@ done
 # before every reader is done with the round it held shows (checked: with
 # node_big_claim made a no-op these fail at 2, 3 and 4 ranks); the
 # fuzzer's node configuration mixes them with the reductions' rounds.
-for np in 2 3 4; do
-    for form in blocking nonblocking persistent; do
+for np in $(full_or_quick "2 3 4" 3); do
+    for form in $(full_or_quick "$(forms_at $np)" nonblocking); do
         run $np test_coll_move_family "--mca coll_bufpool_segment_size 4K \
 --mca coll_bufpool_pipeline_depth 2" --colls=bcast,allgather --form=$form --expect-bufpool \
             --expect-node --seal-bcast-root
@@ -317,14 +355,15 @@ done
 # not one rank reads straight, and the rounds serve alike.
 cma_forced="--mca coll_bufpool_bcast_algorithm node_cma --mca coll_bufpool_allgather_algorithm node_cma"
 if "$top_builddir/test/mpi/cma_probe" 2>/dev/null; then
-    for np in 2 3 4; do
-        for form in blocking nonblocking persistent; do
+    for np in $(full_or_quick "2 3 4" 3); do
+        for form in $(full_or_quick "$(forms_at $np)" "blocking persistent"); do
             run $np test_coll_move_family "$cma_forced" --colls=bcast,allgather --form=$form \
                 --expect-bufpool --expect-node --expect-single-copy --seal-bcast-root
         done
     done
-    for no in "--mca coll_bufpool_test_node_no_cma 0" "--mca coll_bufpool_test_node_no_cma 2" \
-        "--mca coll_bufpool_node_cma off"; do
+    set -- "--mca coll_bufpool_test_node_no_cma 2"
+    [ $quick = 1 ] || set -- "--mca coll_bufpool_test_node_no_cma 0" "$@" "--mca coll_bufpool_node_cma off"
+    for no in "$@"; do
         run 3 test_coll_move_family "$cma_forced $no" --colls=bcast,allgather --form=nonblocking \
             --expect-bufpool --expect-node --expect-single-copy=none --smoke
     done
@@ -342,7 +381,7 @@ for form in blocking nonblocking; do
         --expect-node=both --smoke --comms=world
 done
 # Cold chunk segments: released and made again, call after call.
-for form in blocking nonblocking persistent; do
+for form in $(full_or_quick "blocking nonblocking persistent" "nonblocking persistent"); do
     runs=$((runs + 1))
     out=$(BUFPOOL_TEST_MCA="${BUFPOOL_TEST_MCA:-} $others --mca coll_bufpool_allreduce_algorithm \
 node_rsag --mca coll_bufpool_node_cold_calls 1 --mca coll_bufpool_verbose 1" sh "$runner" 3 \
@@ -374,7 +413,7 @@ done
 # the other keeps its segment, exchanging alike; and the fuzzer's batches,
 # several nonblocking calls in flight (seed 20 mixed two of them up before
 # each call took both its sequence numbers at once).
-for map in 0,0,1,1,1 0,1,0,1 0,0,1,1,2,2; do
+for map in $(full_or_quick "0,0,1,1,1 0,1,0,1 0,0,1,1,2,2" 0,0,1,1,1); do
     np=$(($(printf '%s' "$map" | tr -cd , | wc -c) + 1))
     hiernode="--mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map \
 $map --mca coll_bufpool_segment_size 4K"
@@ -392,7 +431,7 @@ done
 # the next) at every batch size, the whole 3 MiB (48 rounds): depth 2
 # exchanges a round at a time without overlap, 4 (the default) a round
 # while the next is reduced, 7 three rounds while the next three are.
-for depth in 2 7; do
+for depth in $(full_or_quick "2 7" ""); do
     for form in blocking nonblocking; do
         run 6 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm hier_node \
 --mca coll_bufpool_test_host_map 0,0,1,1,2,2 --mca coll_bufpool_segment_size 4K \
@@ -400,7 +439,7 @@ for depth in 2 7; do
             --expect-node --comms=world,dup,reversed
     done
 done
-for map in 0,1 0,0,1; do
+for map in $(full_or_quick "0,1 0,0,1" ""); do
     run 4 ../fuzz/coll_fuzz "--mca coll_bufpool_priority 90 --mca coll_bufpool_rules_default off \
 --mca coll_bufpool_allreduce_algorithm hier_node --mca coll_bufpool_test_host_map $map" \
         --seed 11 --seeds 10
@@ -418,8 +457,8 @@ allreduce hosts=1 bytes=4K+1..70K op=commutative alg=node_rsag seg=64K depth=3
 allreduce hosts=1 bytes=70K+1..100K op=commutative alg=node_rsag seg=200K depth=5
 allreduce hosts=1 bytes=100K+1.. op=commutative alg=node_rsag seg=96K depth=2
 RULES
-for np in 2 3; do
-    for form in blocking nonblocking persistent; do
+for np in $(full_or_quick "2 3" 3); do
+    for form in $(full_or_quick "blocking nonblocking persistent" persistent); do
         run $np test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm auto \
 --mca coll_bufpool_rules_file $geometry" --colls=allreduce --form=$form --expect-bufpool \
             --expect-node --smoke --comms=world,dup,reversed
@@ -466,7 +505,7 @@ if [ "$(id -u)" = 0 ] &&
     # a larger call (once, 2026-12-01, test_coll_threads there returned a
     # scatter's block never written, handed to point-to-point: not seen
     # again in 1,700 runs).  Every result right.
-    for size in 1m 2m; do
+    for size in $(full_or_quick "1m 2m" ""); do
         expect=
         [ $size = 2m ] || expect=--expect-node=both
         for job in reduce:blocking reduce:nonblocking reduce:persistent move:blocking \
