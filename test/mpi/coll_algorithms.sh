@@ -2,9 +2,12 @@
 # Every named algorithm of every collective, forced with
 # coll_bufpool_<coll>_algorithm, against the serial reference, with
 # --expect-bufpool so that a run where bufpool handed everything back to the
-# previous module fails.  Two segment sizes: the default, and the smallest
-# (4K) so that the case counts of the suite cross many segment boundaries and
-# every pipeline runs several segments deep.  Process counts 2, 3, 4 and 5
+# previous module fails, one job per family forcing the K-th algorithm of
+# each of its collectives at once (4 jobs a family, not one per algorithm).
+# Two segment sizes: the default, and the smallest (4K, at collcheck's smoke
+# level but with BUFPOOL_TEST_FULL=1) so that the case counts of the suite
+# cross many segment boundaries and every pipeline runs several segments
+# deep.  Process counts 2, 3, 4 and 5
 # cover powers of two and the rest (BUFPOOL_TEST_NPS overrides).  The
 # 64 MiB scratch-bound check runs once per process count with allreduce
 # rsag and ring.  coll_bufpool_max_requests 2 (the smallest bound) and 3
@@ -183,32 +186,53 @@ for np in $nps; do
 --mca coll_bufpool_segment_size 4K" --expect-bufpool \
             --colls=allreduce,reduce_scatter,reduce_scatter_block --segment-size=64K
     fi
-    echo "$matrix" | while IFS=: read -r coll program algorithms; do
-        [ -n "$coll" ] || continue
-        for algorithm in $algorithms; do
-            echo "$coll:$program:$algorithm"
+    # The matrix in columns: job K of a family forces the K-th algorithm of
+    # each of its collectives at once (4 jobs a family instead of one per
+    # algorithm: the same cases in a quarter of the launches).
+    level=
+    if [ "$collcheck_full" = 0 ] && { [ "$np" -gt 3 ] || [ "${BUFPOOL_TEST_QUICK:-0}" != 0 ]; }; then
+        level=--smoke
+    fi
+    for family_program in test_coll_reduce_family test_coll_move_family; do
+        for column in 1 2 3 4; do
+            column_mca='' column_colls='' alone=''
+            while IFS=: read -r coll family algorithms; do
+                [ "$family" = "$family_program" ] || continue
+                # shellcheck disable=SC2086 # one word per algorithm
+                set -- $algorithms
+                [ "$column" -le $# ] || continue
+                eval "algorithm=\${$column}"
+                # Recursive doubling allgather exists for powers of two
+                # only; at other sizes it hands the call back, which must
+                # still be correct: a job of its own without --expect-bufpool.
+                if [ "$coll:$algorithm" = allgather:recursive_doubling ] && [ $((np & (np - 1))) -ne 0 ]; then
+                    alone="--mca coll_bufpool_${coll}_algorithm $algorithm"
+                    continue
+                fi
+                column_mca="$column_mca --mca coll_bufpool_${coll}_algorithm $algorithm"
+                column_colls="$column_colls${column_colls:+,}$coll"
+            done <<EOM
+$matrix
+EOM
+            # bufpool's bcast never writes the root's buffer (read-only here).
+            seal=
+            case ",$column_colls," in *,bcast,*) seal=--seal-bcast-root ;; esac
+            for segment in 128K 4K; do
+                # 4K segments at collcheck's smoke level but with
+                # BUFPOOL_TEST_FULL: its counts still cross dozens of
+                # segments (the boundary counts), the default level's
+                # types and roots run with 128K.
+                segment_level=$level
+                [ "$segment" = 128K ] || [ "$collcheck_full" = 1 ] || segment_level=--smoke
+                # shellcheck disable=SC2086 # an empty level or seal must vanish
+                [ -z "$column_colls" ] || run "$np" "$family_program" "$column_mca \
+--mca coll_bufpool_segment_size $segment" --colls="$column_colls" $segment_level --expect-bufpool $seal
+                # shellcheck disable=SC2086
+                [ -z "$alone" ] || run "$np" "$family_program" "$alone --mca coll_bufpool_segment_size $segment" \
+                    --colls=allgather $segment_level
+            done
         done
-    done >"${TMPDIR:-/tmp}/coll_algorithms.$$"
-    while IFS=: read -r coll program algorithm; do
-        level=
-        # Recursive doubling allgather exists for powers of two only; at
-        # other sizes it hands the call back, which must still be correct.
-        expect=--expect-bufpool
-        if [ "$coll:$algorithm" = allgather:recursive_doubling ] && [ $((np & (np - 1))) -ne 0 ]; then
-            expect=
-        fi
-        # bufpool's bcast never writes the root's buffer (read-only here).
-        [ "$coll" != bcast ] || expect="$expect --seal-bcast-root"
-        if [ "$collcheck_full" = 0 ] && { [ "$np" -gt 3 ] || [ "${BUFPOOL_TEST_QUICK:-0}" != 0 ]; }; then
-            level=--smoke
-        fi
-        for segment in 128K 4K; do
-            # shellcheck disable=SC2086 # an empty level must vanish
-            run "$np" "$program" "--mca coll_bufpool_${coll}_algorithm $algorithm \
---mca coll_bufpool_segment_size $segment" --colls="$coll" $level $expect
-        done
-    done <"${TMPDIR:-/tmp}/coll_algorithms.$$"
-    rm -f "${TMPDIR:-/tmp}/coll_algorithms.$$"
+    done
 done
 
 if [ $status -ne 0 ]; then
