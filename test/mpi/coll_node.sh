@@ -61,16 +61,9 @@
 # the refusals mid-job) once, in one form, or not at all: 61 jobs of 169,
 # a fifth of the time (201 s against 944 s on Open MPI 5.0.10, 2 cores).
 set -u
-quick=0
-case ${BUFPOOL_TEST_QUICK:-0} in
-    '' | 0) ;;
-    *) quick=1 ;;
-esac
-full=0
-case ${BUFPOOL_TEST_FULL:-0} in
-    '' | 0) ;;
-    *) full=1 ;;
-esac
+# collcheck_quick and collcheck_full: BUFPOOL_TEST_QUICK and _FULL read.
+. "$top_srcdir/test/mpi/collcheck-sweep.sh"
+quick=$collcheck_quick full=$collcheck_full
 # full_or_quick FULL QUICK: the words for the run's mode.
 full_or_quick() { if [ $quick = 1 ]; then echo "$2"; else echo "$1"; fi; }
 # forms_at NP: the forms a sweep runs at NP ranks: all three up to 3 ranks
