@@ -224,7 +224,8 @@ fi
 # reliability tests, so two of them run there apart, in full: on 5.0 and 6.0
 # a peer's host name is a PMIx lookup that allocates (a leak of 132 bytes
 # per communicator before the host cache, which reslimits' 5000
-# communicators and valgrind caught), about a minute each.
+# communicators and valgrind caught), about a minute each; beside them,
+# in the same make -j, the differential fuzzer's CI form (not quick).
 ompi_reliability='reliability/reslimits.sh reliability/valgrind.sh'
 
 if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ] && ompi_tarball 5.0.10 openmpi-5.0.10-src.tar.xz; then
@@ -239,8 +240,7 @@ if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ] && ompi_tarball 5.0.10 openmpi-5.0.10-src
      grep -A3 'Open MPI  ' configure.out && make -j"$jobs" >make.out &&
      BUFPOOL_TEST_QUICK=1 make -C test -j"$jobs" check \
        TESTS="$ompi5_tests" &&
-     make -C test check TESTS="$ompi_reliability" &&
-     make -C test check TESTS=fuzz/coll_fuzz.sh &&
+     make -C test -j"$jobs" check TESTS="$ompi_reliability fuzz/coll_fuzz.sh" &&
      BUFPOOL_MH_MODE=guards make -C test check TESTS=multihost/suite.sh) ||
     { find "$root/ompi5/test" -name '*.log' -newer "$root/ompi5/config.status" \
         -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
@@ -270,8 +270,7 @@ if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.t
      grep -A3 'Open MPI  ' configure.out && make -j"$jobs" >make.out &&
      make syntax-check >syntax.out &&
      BUFPOOL_TEST_QUICK=1 make -C test -j"$jobs" check TESTS="$ompi6_tests" &&
-     make -C test check TESTS="$ompi_reliability" &&
-     make -C test check TESTS=fuzz/coll_fuzz.sh &&
+     make -C test -j"$jobs" check TESTS="$ompi_reliability fuzz/coll_fuzz.sh" &&
      BUFPOOL_MH_MODE=guards make -C test check TESTS=multihost/suite.sh &&
      if (cd test && grep -l ':test-result: SKIP' $ompi6_results); then
        echo "check-all: the tests above were skipped on Open MPI 6.0.x"; false
