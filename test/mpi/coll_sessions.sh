@@ -50,11 +50,10 @@ run() { # MCA NP FAMILY ARGS...
     fi
 }
 
+# collcheck_quick: BUFPOOL_TEST_QUICK read, as by the other sweeps.
+. "$top_srcdir/test/mpi/collcheck-sweep.sh"
 level=
-case ${BUFPOOL_TEST_QUICK:-0} in
-    '' | 0) ;;
-    *) level=--smoke ;;
-esac
+[ "$collcheck_quick" = 0 ] || level=--smoke
 node=$(bufpool_config_mca node "$(bufpool_node_bcast)")
 default=$(bufpool_config_mca default)
 for session in --session --session=beside-world; do
