@@ -33,8 +33,9 @@
 #     whichever rank cannot reserve its part of a segment, every rank falls
 #     back alike (48 KiB: no segment at all; 96 KiB: the small one, not the
 #     chunk segment), results right, the message names /dev/shm; and of
-#     1 and 2 MiB, where segments are granted or refused as the job goes
-#     (both families in the three forms, and test_coll_threads);
+#     2 MiB (and 1 MiB with BUFPOOL_TEST_FULL=1), where segments are
+#     granted or refused as the job goes (both families in the three
+#     forms, and test_coll_threads);
 #   - /dev/shm: no segment name is left behind by a job, nor by one that is
 #     killed (SIGKILL, mpirun with its ranks) in the middle of its
 #     collectives, segments unnamed (the default) or named
@@ -425,7 +426,11 @@ done
 # exchanges a round at a time without overlap, 4 (the default) a round
 # while the next is reduced, 7 three rounds while the next three are.
 for depth in $(full_or_quick "2 7" ""); do
-    for form in blocking nonblocking; do
+    # One form a depth but with BUFPOOL_TEST_FULL=1 (2 blocking, 7
+    # nonblocking).
+    forms="blocking nonblocking"
+    [ $full = 1 ] || { [ $depth = 2 ] && forms=blocking; } || forms=nonblocking
+    for form in $forms; do
         run 6 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm hier_node \
 --mca coll_bufpool_test_host_map 0,0,1,1,2,2 --mca coll_bufpool_segment_size 4K \
 --mca coll_bufpool_pipeline_depth $depth" --colls=allreduce --form=$form --expect-bufpool \
@@ -498,7 +503,11 @@ if [ "$(id -u)" = 0 ] &&
     # a larger call (once, 2026-12-01, test_coll_threads there returned a
     # scatter's block never written, handed to point-to-point: not seen
     # again in 1,700 runs).  Every result right.
-    for size in $(full_or_quick "1m 2m" ""); do
+    # 2 MiB (grants and refusals mixed) by default, 1 MiB too with
+    # BUFPOOL_TEST_FULL=1, neither in the quick form.
+    sizes=2m
+    [ $full = 0 ] || sizes="1m 2m"
+    for size in $(full_or_quick "$sizes" ""); do
         expect=
         [ $size = 2m ] || expect=--expect-node=both
         for job in reduce:blocking reduce:nonblocking reduce:persistent move:blocking \
