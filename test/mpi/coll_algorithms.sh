@@ -7,7 +7,9 @@
 # Two segment sizes: the default, and the smallest (4K, at collcheck's smoke
 # level but with BUFPOOL_TEST_FULL=1) so that the case counts of the suite
 # cross many segment boundaries and every pipeline runs several segments
-# deep.  Process counts 2, 3, 4 and 5
+# deep; from 4 processes on the matrix runs the default only and the
+# bounded groups below the small segments, both in the matrix with
+# BUFPOOL_TEST_FULL=1.  Process counts 2, 3, 4 and 5
 # cover powers of two and the rest (BUFPOOL_TEST_NPS overrides).  The
 # 64 MiB scratch-bound check runs once per process count with allreduce
 # rsag and ring.  coll_bufpool_max_requests 2 (the smallest bound) and 3
@@ -91,9 +93,11 @@ for np in $nps; do
     # 4K segments are within shared memory's eager limit; at 5 processes the
     # groups also run with 16K segments around 256K counts, where the
     # segments go by rendezvous and a send completes only once its
-    # receiver has taken it (where a wrong posting order would deadlock).
+    # receiver has taken it (where a wrong posting order would deadlock):
+    # there only those but with BUFPOOL_TEST_FULL=1 (4K ran at 2-4).
     cuts=4K
-    [ "$np" != 5 ] || cuts="4K 16K:256K"
+    [ "$np" != 5 ] || cuts=16K:256K
+    [ "$np" != 5 ] || [ "$collcheck_full" = 0 ] || cuts="4K 16K:256K"
     for cut in $cuts; do
         for bound in $bounds; do
             for program in test_coll_reduce_family test_coll_move_family; do
@@ -217,11 +221,17 @@ EOM
             # bufpool's bcast never writes the root's buffer (read-only here).
             seal=
             case ",$column_colls," in *,bcast,*) seal=--seal-bcast-root ;; esac
-            for segment in 128K 4K; do
-                # 4K segments at collcheck's smoke level but with
-                # BUFPOOL_TEST_FULL: its counts still cross dozens of
-                # segments (the boundary counts), the default level's
-                # types and roots run with 128K.
+            # 4K segments at collcheck's smoke level but with
+            # BUFPOOL_TEST_FULL: its counts still cross dozens of segments
+            # (the boundary counts), the default level's types and roots
+            # run with 128K.  From 4 ranks on 128K only but with
+            # BUFPOOL_TEST_FULL: the bounded groups above ran every
+            # algorithm there in many segments (4K; 16K at 5 ranks) but
+            # allreduce's recursive_doubling and hier and scan's and
+            # exscan's recursive_doubling, which ran with 4K at 2 and 3.
+            segments="128K 4K"
+            [ "$np" -le 3 ] || [ "$collcheck_full" = 1 ] || segments=128K
+            for segment in $segments; do
                 segment_level=$level
                 [ "$segment" = 128K ] || [ "$collcheck_full" = 1 ] || segment_level=--smoke
                 # shellcheck disable=SC2086 # an empty level or seal must vanish
