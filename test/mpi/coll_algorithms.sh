@@ -192,11 +192,8 @@ for np in $nps; do
     fi
     # The matrix in columns: job K of a family forces the K-th algorithm of
     # each of its collectives at once (4 jobs a family instead of one per
-    # algorithm: the same cases in a quarter of the launches).
-    level=
-    if [ "$collcheck_full" = 0 ] && { [ "$np" -gt 3 ] || [ "${BUFPOOL_TEST_QUICK:-0}" != 0 ]; }; then
-        level=--smoke
-    fi
+    # algorithm: the same cases in a quarter of the launches), at the hier
+    # runs' level.
     for family_program in test_coll_reduce_family test_coll_move_family; do
         for column in 1 2 3 4; do
             column_mca='' column_colls='' alone=''

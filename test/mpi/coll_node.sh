@@ -428,8 +428,11 @@ done
 for depth in $(full_or_quick "2 7" ""); do
     # One form a depth but with BUFPOOL_TEST_FULL=1 (2 blocking, 7
     # nonblocking).
-    forms="blocking nonblocking"
-    [ $full = 1 ] || { [ $depth = 2 ] && forms=blocking; } || forms=nonblocking
+    case $full:$depth in
+        0:2) forms=blocking ;;
+        0:*) forms=nonblocking ;;
+        *) forms="blocking nonblocking" ;;
+    esac
     for form in $forms; do
         run 6 test_coll_reduce_family "--mca coll_bufpool_allreduce_algorithm hier_node \
 --mca coll_bufpool_test_host_map 0,0,1,1,2,2 --mca coll_bufpool_segment_size 4K \
