@@ -181,11 +181,14 @@ awk -F, '$4 == "VmSize (mapped)" && $2 == "bufpool" { b = $5 == 0 }
 step "unit tests and a 4-process collective job under ASan and UBSan"
 # gcc: its ASan runtime is a shared library, which components that Open MPI
 # loads with dlopen need.  sanitize.sh sorts leak reports by owner (ours
-# fail, Open MPI's are counted).
+# fail, Open MPI's are counted).  The sanitized trees build only the test
+# programs their jobs run (reliability.inc's sanitize_programs and
+# tsan_mpi_programs): the rest ran in step 2.
 mkdir -p "$root/asan"
 (cd "$root/asan" && "$top/configure" --enable-werror --enable-sanitizers=address,undefined \
     CC=gcc >configure.out && make -j"$jobs" >make.out &&
    make -C test -j"$jobs" check TESTS='$(UNIT_TESTS) reliability/sanitize.sh' \
+     check_PROGRAMS='$(UNIT_TESTS) $(sanitize_programs)' check_SCRIPTS= \
      UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1) ||
   { tail -n 40 "$root/asan/test/reliability/sanitize.log" 2>/dev/null
     fail "sanitized tests"; }
@@ -201,7 +204,8 @@ tsan_jobs() {
   mkdir -p "$root/$tree"
   (cd "$root/$tree" && "$top/configure" --enable-sanitizers=thread --disable-fuzz CC=gcc "$@" \
       >configure.out && make -j"$jobs" >make.out &&
-     make -C test -j"$jobs" check TESTS='reliability/tsan_mpi.sh') ||
+     make -C test -j"$jobs" check TESTS='reliability/tsan_mpi.sh' \
+       check_PROGRAMS='$(tsan_mpi_programs)' check_SCRIPTS=) ||
     { tail -n 40 "$root/$tree/test/reliability/tsan_mpi.log" 2>/dev/null
       fail "ThreadSanitizer ($tree)"; }
 }

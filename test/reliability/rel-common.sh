@@ -51,14 +51,16 @@ if rel_is_sanitized "$top_builddir" address; then
     rel_san_mca="-x ASAN_OPTIONS=detect_leaks=0"
 fi
 
-# rel_sanitized_tree NAME SANITIZERS KIND RUNTIME SYMBOL TREE: sets
+# rel_sanitized_tree NAME SANITIZERS KIND RUNTIME SYMBOL TREE PROGRAMS: sets
 # rel_san_tree to a build tree configured with
 # --enable-sanitizers=SANITIZERS (its flags name KIND): TREE when not
 # empty, else this build when it is one, else, with
 # RELIABILITY_SANITIZERS=1 or RELIABILITY_FULL=1, a build of its own in
 # $top_builddir/test/reliability/NAME (gcc: its sanitizer runtimes are
 # shared libraries, which components loaded by dlopen need; about a
-# minute); else the calling script is skipped (exit 77).  Also sets
+# minute, building only the test programs that the make variable PROGRAMS
+# of test/reliability/reliability.inc names); else the calling script is
+# skipped (exit 77).  Also sets
 # rel_san_cc (the tree's compiler) and rel_san_runtime (its shared
 # RUNTIME, libasan.so or libtsan.so, to preload into the ranks), and fails
 # unless both components carry the instrumentation (SYMBOL among their
@@ -82,7 +84,8 @@ rel_sanitized_tree() {
         if ! { [ -f "$rel_san_tree/Makefile" ] || (cd "$rel_san_tree" && "$top_srcdir/configure" CC=gcc \
             --enable-sanitizers="$2" --disable-fuzz >configure.out 2>&1); } ||
             ! (cd "$rel_san_tree" && make -j2 >make.out 2>&1 &&
-                make -C test -j2 check TESTS= >check-build.out 2>&1); then
+                make -C test -j2 check TESTS= check_PROGRAMS="\$($7)" check_SCRIPTS= \
+                    >check-build.out 2>&1); then
             echo "FAIL: $rel_me: building $rel_san_tree failed (see its configure.out, make.out, check-build.out)"
             exit 1
         fi

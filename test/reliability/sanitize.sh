@@ -36,7 +36,7 @@ rel_require_components
 report="$top_srcdir/test/reliability/memreport.py"
 
 rel_sanitized_tree asan-build address,undefined address libasan.so __asan_report \
-    "${RELIABILITY_SAN_BUILD:-}"
+    "${RELIABILITY_SAN_BUILD:-}" sanitize_programs
 san=$rel_san_tree
 libasan=$rel_san_runtime
 keep="$san/test/reliability/.libs/libfaultinject.so"

@@ -38,7 +38,8 @@ set -u
 rel_require_components
 . "$top_srcdir/test/mpi/configs.sh"
 
-rel_sanitized_tree tsan-build thread thread libtsan.so __tsan_read "${RELIABILITY_TSAN_BUILD:-}"
+rel_sanitized_tree tsan-build thread thread libtsan.so __tsan_read "${RELIABILITY_TSAN_BUILD:-}" \
+    tsan_mpi_programs
 san=$rel_san_tree
 cc=$rel_san_cc
 libtsan=$rel_san_runtime
