@@ -35,8 +35,14 @@
 # whatever flat_max below NP), each against tuned in its own job, 4 B to
 # 4 KiB, three forms (groups.csv, tags "flat_max=F FORM"), after correctness
 # in groups (flat_max 4) and without the common runs above; bound to cores,
-# so that the groups follow the L3 caches where there are several; FORMS
-# (default "blocking nonblocking persistent") the forms it times.
+# so that the groups follow the L3 caches where there are several.
+# FORMS (default "blocking nonblocking persistent"): the forms of every loop
+# that runs all three (the correctness runs, the timings of the default run,
+# ONLY=more, groups and big; the others time blocking and nonblocking);
+# NPS (default "NP NP/2 NP/4"): the rank counts every mode times.  A lease
+# of a few minutes measures what matters first (ONLY=more FORMS=blocking
+# NPS=16 ... 16): the CSVs of the jobs that ended come back even when the
+# lease ends the script.
 set -u
 out=$1
 np=${2:-16}
@@ -66,10 +72,12 @@ $mpirun -np 2 /tmp/b/coll_latency -c allreduce -m 8:8 -C default,bufpool -i 10 -
     mpirun="timeout 300 /usr/bin/orterun --allow-run-as-root --oversubscribe --bind-to none \
 --mca plm isolated --mca op ^avx --mca btl_vader_single_copy_mechanism none"
 only=${ONLY:-}
+forms=${FORMS:-blocking nonblocking persistent}
+nps=${NPS:-$np $((np / 2)) $((np / 4))}
 skip() { [ -n "$only" ] && [ "$only" != "$1" ]; }
 # ONLY=groups runs its own correctness runs, in groups.
 if [ "$only" != groups ]; then
-    for form in blocking nonblocking persistent; do
+    for form in $forms; do
         skip node || $mpirun -np "$np" $node /tmp/b/test_coll_reduce_family --colls=allreduce,reduce \
             --form=$form --smoke --expect-bufpool --expect-node
         $mpirun -np "$np" $rsag \
@@ -91,7 +99,7 @@ if [ "$only" = more ]; then
 --mca coll_bufpool_scatter_algorithm node --mca coll_bufpool_barrier_algorithm node \
 --mca coll_bufpool_scan_algorithm node --mca coll_bufpool_exscan_algorithm node \
 --mca coll_bufpool_allreduce_algorithm node --mca coll_bufpool_bcast_algorithm node"
-    for form in blocking nonblocking persistent; do
+    for form in $forms; do
         $mpirun -np "$np" $more /tmp/b/test_coll_reduce_family \
             --colls=reduce_scatter,reduce_scatter_block,scan,exscan --form=$form --smoke \
             --expect-bufpool --expect-node
@@ -99,8 +107,8 @@ if [ "$only" = more ]; then
             --form=$form --smoke --expect-bufpool --expect-node
     done
     $mpirun -np "$np" $more /tmp/b/test_coll_barrier --form=all --expect-node --expect-bufpool
-    for n in "$np" $((np / 2)) $((np / 4)); do
-        for form in blocking nonblocking persistent; do
+    for n in $nps; do
+        for form in $forms; do
             $mpirun -np "$n" $more /tmp/b/coll_latency -C default,bufpool -m 4:4K -r 5 \
                 -c reduce_scatter,reduce_scatter_block,gather,scatter,scan,exscan --size-factor 4 \
                 -F $form \
@@ -122,7 +130,7 @@ if [ "$only" = groups ]; then
     grouped="--mca coll_bufpool_min_size 0 --mca coll_bufpool_allreduce_algorithm node \
 --mca coll_bufpool_reduce_algorithm node --mca coll_bufpool_barrier_algorithm node \
 --mca coll_bufpool_bcast_algorithm node"
-    for form in blocking nonblocking persistent; do
+    for form in $forms; do
         $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max 4 \
             /tmp/b/test_coll_reduce_family --colls=allreduce,reduce --form=$form --smoke \
             --expect-bufpool --expect-node --expect-node-tree
@@ -133,7 +141,7 @@ if [ "$only" = groups ]; then
     $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max 4 /tmp/b/test_coll_barrier \
         --form=all --expect-node --expect-bufpool --expect-node-tree
     for fm in "$np" $((np / 2)); do
-        for form in ${FORMS:-blocking nonblocking persistent}; do
+        for form in $forms; do
             $mpirun -np "$np" $grouped --mca coll_bufpool_node_flat_max $fm \
                 /tmp/b/coll_latency -C default,bufpool -c allreduce,reduce,bcast -m 4:4K \
                 --size-factor 4 -r 5 -F $form -o "$out/groups.csv" -t "flat_max=$fm $form"
@@ -148,7 +156,7 @@ fi
 if [ "$only" = defaults ]; then
     # The package's defaults (the rows as committed) against tuned and
     # libnbc: every size the node rows touch, and past them.
-    for n in "$np" $((np / 2)) $((np / 4)); do
+    for n in $nps; do
         for form in blocking nonblocking; do
             $mpirun -np "$n" /tmp/b/coll_latency -C default,bufpool -c allreduce -m 4:16M \
                 --size-factor 4 -r 3 -b 256M -F $form -o "$out/defaults.csv" \
@@ -168,7 +176,7 @@ if [ "$only" = defaults ]; then
     exit 0
 fi
 if [ "$only" = ring ]; then
-    for n in "$np" $((np / 2)) $((np / 4)); do
+    for n in $nps; do
         for form in blocking nonblocking; do
             for g in 64K:2 64K:16 256K:4; do
                 cfgs=default,bufpool
@@ -184,14 +192,14 @@ if [ "$only" = ring ]; then
     exit 0
 fi
 if [ "$only" = moves ]; then
-    for form in blocking nonblocking persistent; do
+    for form in $forms; do
         $cma -np "$np" $others --mca coll_bufpool_segment_size 4K \
             --mca coll_bufpool_pipeline_depth 2 /tmp/b/test_coll_move_family \
             --colls=bcast,allgather --form=$form --expect-bufpool --expect-node
         $cma -np "$np" $others_cma /tmp/b/test_coll_move_family --colls=bcast,allgather \
             --form=$form --expect-bufpool --expect-node --expect-single-copy
     done
-    for n in "$np" $((np / 2)) $((np / 4)); do
+    for n in $nps; do
         for form in blocking nonblocking; do
             # 256K:4:node_cma: the same rounds' geometry, single-copy reads
             # (CMA) above 4 KiB.
@@ -214,8 +222,8 @@ if [ "$only" = moves ]; then
     exit 0
 fi
 if [ "$only" = big ]; then
-    for n in "$np" $((np / 2)) $((np / 4)); do
-        for form in blocking nonblocking persistent; do
+    for n in $nps; do
+        for form in $forms; do
             cfgs=default,bufpool
             [ $form != blocking ] || cfgs=default,bufpool,floor
             $mpirun -np "$n" $rsag /tmp/b/coll_latency -C $cfgs -c allreduce -m 8K:16M \
@@ -226,8 +234,8 @@ if [ "$only" = big ]; then
     exit 0
 fi
 lat="/tmp/b/coll_latency -C default,bufpool -m 4:4K -r 5"
-for n in "$np" $((np / 2)) $((np / 4)); do
-    for form in blocking nonblocking persistent; do
+for n in $nps; do
+    for form in $forms; do
         skip node || $mpirun -np "$n" $node $lat -c allreduce,reduce,bcast,allgather --size-factor 4 -F $form \
             -o "$out/node.csv" -t "node np=$n $form"
         $mpirun -np "$n" $rsag $lat \
