@@ -39,7 +39,8 @@
 # FORMS (default "blocking nonblocking persistent"): the forms of every loop
 # that runs all three (the correctness runs, the timings of the default run,
 # ONLY=more, groups and big; the others time blocking and nonblocking);
-# NPS (default "NP NP/2 NP/4"): the rank counts every mode times.  A lease
+# NPS (default "NP NP/2 NP/4"): the rank counts of the timings (but
+# ONLY=groups', at NP; correctness runs at NP).  A lease
 # of a few minutes measures what matters first (ONLY=more FORMS=blocking
 # NPS=16 ... 16): the CSVs of the jobs that ended come back even when the
 # lease ends the script.
