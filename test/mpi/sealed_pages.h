@@ -12,7 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* bytes of zeroed memory; *mapped: the mapping's length (whole pages). */
+/* At least bytes of writable memory in pages of its own, its contents
+ * unspecified (a mapping unmapped before may come back: fill it before
+ * use); *mapped: the mapping's length (whole pages). */
 void *sealed_pages_map(size_t bytes, size_t *mapped);
 /* Read-only (sealed) or writable again. */
 void sealed_pages_seal(void *base, size_t mapped, bool sealed);
