@@ -28,6 +28,9 @@ static struct {
     uintptr_t begin, end;
 } sealed[MAX_SEALED];
 static pthread_mutex_t sealed_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Once a sealed mapping found the table full, a mapping the table does not
+ * hold may still be read-only. */
+static bool sealed_overflow;
 
 /* Writable mappings kept for reuse (under sealed_lock), oldest first. */
 #define KEPT_MAX       16
@@ -62,18 +65,27 @@ static void *take_kept(size_t bytes, size_t *mapped)
     return base;
 }
 
-static void note(void *base, size_t mapped, bool add)
+/* Adds a sealed mapping to the table (whether it found room) or removes
+ * one (whether the mapping may have been read-only: the table held it, or
+ * it was once full). */
+static bool note(void *base, size_t mapped, bool add)
 {
     const uintptr_t begin = (uintptr_t)base;
+    bool found = false;
     pthread_mutex_lock(&sealed_lock);
-    for (int i = 0; i < MAX_SEALED; i++) {
+    for (int i = 0; i < MAX_SEALED && !found; i++) {
         if (add ? 0 == sealed[i].begin : begin == sealed[i].begin) {
             sealed[i].begin = add ? begin : 0;
             sealed[i].end = add ? begin + mapped : 0;
-            break;
+            found = true;
         }
     }
+    if (add && !found) {
+        sealed_overflow = true;
+    }
+    const bool result = found || (!add && sealed_overflow);
     pthread_mutex_unlock(&sealed_lock);
+    return result;
 }
 
 void *sealed_pages_map(size_t bytes, size_t *mapped)
@@ -108,16 +120,10 @@ void sealed_pages_seal(void *base, size_t mapped, bool on)
 
 void sealed_pages_unmap(void *base, size_t mapped)
 {
-    pthread_mutex_lock(&sealed_lock);
-    bool was_sealed = false;
-    for (int i = 0; i < MAX_SEALED && !was_sealed; i++) {
-        was_sealed = (uintptr_t)base == sealed[i].begin;
-    }
-    pthread_mutex_unlock(&sealed_lock);
-    note(base, mapped, false);
+    const bool may_be_sealed = note(base, mapped, false);
     /* Large ones (the 64 MiB scratch-bound check's) are not kept. */
     if (mapped > KEPT_MAX_BYTES / 4 ||
-        (was_sealed && 0 != mprotect(base, mapped, PROT_READ | PROT_WRITE))) {
+        (may_be_sealed && 0 != mprotect(base, mapped, PROT_READ | PROT_WRITE))) {
         munmap(base, mapped);
         return;
     }
