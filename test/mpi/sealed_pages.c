@@ -42,6 +42,14 @@ static struct {
 static int nkept;
 static size_t kept_bytes;
 
+/* Takes entry i out of the list. */
+static void remove_kept(int i)
+{
+    kept_bytes -= kept[i].mapped;
+    nkept--;
+    memmove(&kept[i], &kept[i + 1], (size_t)(nkept - i) * sizeof(kept[0]));
+}
+
 /* The smallest kept mapping of at least bytes and at most twice that (a
  * larger one would hold memory a small buffer does not need), taken out
  * of the list; NULL if none. */
@@ -59,9 +67,7 @@ static void *take_kept(size_t bytes, size_t *mapped)
     }
     void *base = kept[best].base;
     *mapped = kept[best].mapped;
-    kept_bytes -= kept[best].mapped;
-    nkept--;
-    memmove(&kept[best], &kept[best + 1], (size_t)(nkept - best) * sizeof(kept[0]));
+    remove_kept(best);
     return base;
 }
 
@@ -135,9 +141,7 @@ void sealed_pages_unmap(void *base, size_t mapped)
     while (nkept > 0 && (KEPT_MAX == nkept || kept_bytes + mapped > KEPT_MAX_BYTES)) {
         drop[ndrop] = kept[0].base;
         drop_len[ndrop++] = kept[0].mapped;
-        kept_bytes -= kept[0].mapped;
-        nkept--;
-        memmove(&kept[0], &kept[1], (size_t)nkept * sizeof(kept[0]));
+        remove_kept(0);
     }
     kept[nkept].base = base;
     kept[nkept++].mapped = mapped;
