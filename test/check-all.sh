@@ -64,6 +64,23 @@ step() {
   tstep=$now
 }
 fail() { printf '\n*** check-all: FAILED at step: %s ***\n' "$1" >&2; exit 1; }
+# The logs of the tests (up to 5) under the folder DIR whose result, in
+# files newer than the file NEWER found by find's further arguments, is one
+# of RESULTS (FAIL|ERROR): their last lines, then each failed MPI run of
+# theirs (test/failed-runs.awk: a sweep's failing run may be anywhere in its
+# log), last, where a CI log's tail shows it.
+show_failed_logs() { # RESULTS DIR NEWER [FIND ARGS...]
+  sfl_results=$1 sfl_dir=$2 sfl_newer=$3
+  shift 3
+  sfl_logs=$(find "$sfl_dir" "$@" -name '*.trs' -newer "$sfl_newer" \
+    -exec grep -l -E "^:test-result: ($sfl_results)" {} + 2>/dev/null | head -n 5 |
+    sed 's/\.trs$/.log/')
+  [ -n "$sfl_logs" ] || return 0
+  # shellcheck disable=SC2086 # one word per log (paths without spaces)
+  tail -v -n 40 $sfl_logs
+  # shellcheck disable=SC2086
+  awk -f "$top/test/failed-runs.awk" $sfl_logs </dev/null
+}
 
 # The Open MPI 5.0/6.0 steps build from source tarballs that only this
 # project's machines have.  ompi_tarball SERIES TARBALL: true when the
@@ -94,8 +111,7 @@ step "build with -Werror and make check"
 mkdir -p "$root/main"
 (cd "$root/main" && "$top/configure" --enable-werror >configure.out &&
    make -j"$jobs" >make.out && make -j"$jobs" check) ||
-  { find "$root/main/test" -name '*.log' -newer "$root/main/config.status" \
-      -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
+  { show_failed_logs 'FAIL|ERROR' "$root/main/test" "$root/main/config.status"
     fail "make check"; }
 
 # The README's first command (scripts/install-deps.sh, step 1, then
@@ -246,8 +262,7 @@ if [ "${BUFPOOL_SKIP_OMPI5:-0}" != 1 ] && ompi_tarball 5.0.10 openmpi-5.0.10-src
        TESTS="$ompi5_tests" &&
      make -C test -j"$jobs" check TESTS="$ompi_reliability fuzz/coll_fuzz.sh" &&
      BUFPOOL_MH_MODE=guards make -C test check TESTS=multihost/suite.sh) ||
-    { find "$root/ompi5/test" -name '*.log' -newer "$root/ompi5/config.status" \
-        -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
+    { show_failed_logs 'FAIL|ERROR' "$root/ompi5/test" "$root/ompi5/config.status"
       fail "Open MPI 5.0.10 tests"; }
   step "Open MPI 5.0.10: MPI_THREAD_MULTIPLE jobs under ThreadSanitizer"
   tsan_jobs tsan5 --with-ompi="$ompi5"
@@ -280,8 +295,7 @@ if [ "${BUFPOOL_SKIP_OMPI6:-0}" != 1 ] && ompi_tarball 6.0.x openmpi-6.0.x-src.t
        echo "check-all: the tests above were skipped on Open MPI 6.0.x"; false
      fi) ||
     { tail -n 40 "$root/ompi6/configure.out" "$root/ompi6/make.out" "$root/ompi6/syntax.out" 2>/dev/null
-      find "$root/ompi6/test" -name '*.log' -newer "$root/ompi6/config.status" \
-        -exec grep -l -E '^(FAIL|ERROR|SKIP)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
+      show_failed_logs 'FAIL|ERROR|SKIP' "$root/ompi6/test" "$root/ompi6/config.status"
       fail "Open MPI 6.0.x tests"; }
   step "Open MPI 6.0.x: MPI_THREAD_MULTIPLE jobs under ThreadSanitizer"
   tsan_jobs tsan6 --with-ompi="$ompi6"
@@ -299,8 +313,8 @@ if [ "${BUFPOOL_SKIP_DISTCHECK:-0}" != 1 ]; then
   dist_tests='$(UNIT_TESTS) mpi/coll_selftest.sh mpi/coll_rules.sh mpi/ompi_info_params.sh tune/tune_quick.sh'
   (cd "$root/main" && BUFPOOL_TEST_QUICK=1 make -j"$jobs" distcheck TESTS="$dist_tests" >distcheck.out 2>&1) ||
     { tail -n 60 "$root/main/distcheck.out"
-      find "$root/main" -path '*/_build/sub/test/*' -name '*.log' \
-        -exec grep -l -E '^(FAIL|ERROR)' {} + 2>/dev/null | head -n 5 | xargs -r tail -n 40
+      show_failed_logs 'FAIL|ERROR' "$root/main" "$root/main/config.status" \
+        -path '*/_build/sub/test/*'
       fail "make distcheck"; }
   # Every file git tracks is in the tarball but the packaging's own (debian/
   # builds the package from this tree, not from a release) and .gitignore
