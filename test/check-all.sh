@@ -63,7 +63,18 @@ step() {
     $((now - tstep)) $((now - t0))
   tstep=$now
 }
-fail() { printf '\n*** check-all: FAILED at step: %s ***\n' "$1" >&2; exit 1; }
+# The machine, for a failure seen only on another one (CI's): cores,
+# memory, /dev/shm (the node segments' room), whether ranks may read one
+# another (Yama's ptrace scope, the capabilities: CMA and /proc/PID/fd).
+machine() {
+  printf 'check-all: machine: %s cores, %s MiB of memory, /dev/shm %s, yama ptrace_scope %s, %s, kernel %s\n' \
+    "$(nproc 2>/dev/null)" "$(awk '/^MemTotal/ { print int($2 / 1024) }' /proc/meminfo 2>/dev/null)" \
+    "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { printf "%d MiB, %d MiB free", $2 / 1024, $4 / 1024 }')" \
+    "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo none)" \
+    "$(grep '^CapEff' /proc/self/status 2>/dev/null | tr -s '\t' ' ')" "$(uname -r)"
+}
+fail() { machine >&2; printf '\n*** check-all: FAILED at step: %s ***\n' "$1" >&2; exit 1; }
+machine
 # The logs of the tests (up to 5) under the folder DIR whose result, in
 # files newer than the file NEWER found by find's further arguments, is one
 # of RESULTS (FAIL|ERROR): their last lines, then each failed MPI run of
